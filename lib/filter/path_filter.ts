@@ -1,0 +1,61 @@
+import ignore, { type Ignore } from "ignore";
+import { compilePattern, type FastMatcher, fastMatches } from "./compile_pattern.ts";
+
+/**
+ * A set of gitignore-style patterns. Simple patterns (exact names, `*.ext`, `*text*`,
+ * folder prefixes) are answered by fast string tests; the rest by a full gitignore
+ * matcher (`npm:ignore`), built lazily on first use. With any negation (`!pattern`),
+ * order matters, so the full matcher decides everything.
+ */
+export class PathFilter {
+  readonly #patterns: string[] = [];
+  #compiled: { fast: FastMatcher[]; full: Ignore | undefined } | undefined;
+
+  /** @param patterns Gitignore lines; blanks and `#` comments are skipped. */
+  constructor(patterns: Iterable<string> = []) {
+    this.add(patterns);
+  }
+
+  /** Adds more pattern lines. */
+  add(patterns: Iterable<string>): this {
+    for (const pattern of patterns) this.#patterns.push(pattern);
+    this.#compiled = undefined;
+    return this;
+  }
+
+  /** The pattern lines, in order. */
+  get patterns(): readonly string[] {
+    return this.#patterns;
+  }
+
+  /**
+   * Whether `path` is excluded.
+   *
+   * @param path A normalized workspace-relative path.
+   * @param isDir Whether `path` names a folder (dir-only patterns such as `build/`).
+   */
+  ignores(path: string, isDir = false): boolean {
+    if (path === "") return false;
+    const { fast, full } = this.#compile();
+    for (const matcher of fast) {
+      if (fastMatches(matcher, path, isDir)) return true;
+    }
+    return full ? full.ignores(isDir ? path + "/" : path) : false;
+  }
+
+  #compile(): { fast: FastMatcher[]; full: Ignore | undefined } {
+    if (this.#compiled) return this.#compiled;
+    const fast: FastMatcher[] = [];
+    const rest: string[] = [];
+    const ordered = this.#patterns.some((line) => line.trimStart().startsWith("!"));
+    for (const line of this.#patterns) {
+      const matcher = ordered ? undefined : compilePattern(line);
+      if (matcher === null) continue;
+      if (matcher) fast.push(matcher);
+      else rest.push(line);
+    }
+    const full = rest.length > 0 ? ignore({ allowRelativePaths: true }).add(rest) : undefined;
+    this.#compiled = { fast, full };
+    return this.#compiled;
+  }
+}

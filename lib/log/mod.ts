@@ -1,0 +1,12 @@
+/**
+ * Process-wide logging, as text or JSON lines on stderr.
+ *
+ * @module
+ */
+export {
+  configureLogging,
+  log,
+  type LogFields,
+  type LoggingOptions,
+  type LogLevel,
+} from "./logger.ts";

@@ -1,0 +1,13 @@
+/**
+ * Workspace paths: the one place that decides which relative paths are safe to store,
+ * send and write (PROTOCOL.md §7). Pure.
+ *
+ * @module
+ */
+export {
+  isInside,
+  type NormalizeOptions,
+  normalizeWorkspacePath,
+  parentOf,
+  PathError,
+} from "./workspace_path.ts";

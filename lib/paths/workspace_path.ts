@@ -1,0 +1,74 @@
+/** A path that may not travel or be stored: it names the problem in its message. */
+export class PathError extends TypeError {
+  /** The path as it was given. */
+  readonly path: string;
+  constructor(path: string, problem: string) {
+    super(`Invalid path "${printable(path)}": ${problem}`);
+    this.name = "PathError";
+    this.path = path;
+  }
+}
+
+/** Options for {@linkcode normalizeWorkspacePath}. */
+export interface NormalizeOptions {
+  /**
+   * Chronicle's data folder relative to the workspace (e.g. `.chronicle`); paths inside it
+   * are refused. `undefined` when the data folder lies outside the workspace.
+   */
+  dataDir?: string | undefined;
+  /** Whether the empty path (the workspace root itself) is allowed. @default {false} */
+  allowRoot?: boolean;
+}
+
+/**
+ * Normalizes a workspace-relative path (PROTOCOL.md §7): `/` separators, no `.` or empty
+ * segments, and refuses `..`, a leading `/`, a backslash, NUL, control characters, and
+ * anything inside the data folder.
+ *
+ * @param path A path relative to the workspace root.
+ * @returns The normalized path, e.g. `"src/main.ts"`.
+ * @throws {PathError} When the path is not a safe workspace path.
+ *
+ * @example Normalizing
+ * ```ts
+ * import { normalizeWorkspacePath } from "./workspace_path.ts";
+ * normalizeWorkspacePath("./src//main.ts"); // "src/main.ts"
+ * ```
+ */
+export function normalizeWorkspacePath(path: string, options: NormalizeOptions = {}): string {
+  if (typeof path !== "string") throw new PathError(String(path), "not a string");
+  if (path.includes("\0")) throw new PathError(path, "contains a NUL byte");
+  // deno-lint-ignore no-control-regex -- control characters are exactly what we refuse
+  if (/[\x01-\x1f\x7f]/.test(path)) throw new PathError(path, "contains a control character");
+  if (path.startsWith("/")) throw new PathError(path, "absolute paths are not allowed");
+  if (path.includes("\\")) throw new PathError(path, "backslashes are not allowed");
+  const segments = path.split("/").filter((segment) => segment !== "" && segment !== ".");
+  if (segments.includes("..")) throw new PathError(path, "'..' segments are not allowed");
+  const normalized = segments.join("/");
+  if (normalized === "" && !options.allowRoot) throw new PathError(path, "empty path");
+  if (normalized.length > 4096) throw new PathError(path, "longer than 4096 characters");
+  if (options.dataDir && isInside(normalized, options.dataDir)) {
+    throw new PathError(path, "inside Chronicle's data folder");
+  }
+  return normalized;
+}
+
+/** Whether `path` is `folder` itself or lies beneath it (both normalized, relative). */
+export function isInside(path: string, folder: string): boolean {
+  if (folder === "") return true;
+  return path === folder || path.startsWith(folder + "/");
+}
+
+/** The parent folder of a normalized path, `""` for the root's children. */
+export function parentOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash === -1 ? "" : path.slice(0, slash);
+}
+
+// deno-lint-ignore no-control-regex -- make control characters visible in messages
+const CONTROL = /[\x00-\x1f\x7f]/g;
+
+function printable(path: string): string {
+  const hex = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  return path.replace(CONTROL, hex).slice(0, 200);
+}

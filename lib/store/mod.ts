@@ -1,0 +1,8 @@
+/**
+ * The versioned store: paths and their immutable iterations in SQLite.
+ *
+ * @module
+ */
+export { type FileState, type ListOptions, Store } from "./store.ts";
+export { S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";
+export type { Iteration, NewIteration, Origin } from "./types.ts";

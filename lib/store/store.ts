@@ -1,0 +1,307 @@
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import { inTransaction, migrate, openDatabase } from "../db/mod.ts";
+import { STORE_MIGRATIONS } from "./schema.ts";
+import type { Iteration, NewIteration } from "./types.ts";
+
+/** What the scanner last saw of a file on disk. */
+export interface FileState {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  mode: number;
+  hash: string;
+}
+
+/** Options for {@linkcode Store.list}. */
+export interface ListOptions {
+  /** Only paths at or beneath this folder (normalized, relative). @default {""} */
+  dir?: string;
+  /** The tree as it was at this master sequence. @default {the current sequence} */
+  atSequence?: number;
+}
+
+type Row = Record<string, SQLInputValue>;
+type Listener = (recorded: Iteration[]) => void;
+
+const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted, origin";
+
+/**
+ * The versioned store: every change to every path is an immutable {@linkcode Iteration}
+ * in SQLite. Content lives in the CAS; the store holds only its hash.
+ */
+export class Store {
+  /** The open connection; other components migrate their own tables into it. */
+  readonly db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+  readonly #listeners = new Set<Listener>();
+
+  private constructor(db: DatabaseSync) {
+    this.db = db;
+  }
+
+  /**
+   * Opens the store in `databasePath`, creating and migrating it as needed.
+   *
+   * @throws {DatabaseError} When the file cannot be opened or is not a Chronicle database.
+   */
+  static open(databasePath: string): Store {
+    const db = openDatabase(databasePath);
+    try {
+      migrate(db, "store", STORE_MIGRATIONS);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    return new Store(db);
+  }
+
+  /** Closes the connection. */
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  /**
+   * Records changes as new iterations in one transaction. A change identical to its path's
+   * latest iteration (same content and mode, or a deletion of a deleted or unknown path)
+   * records nothing, so a change seen twice (write-through, then the watcher) is kept once.
+   *
+   * @returns The iterations recorded, in sequence order.
+   */
+  record(changes: NewIteration[]): Iteration[] {
+    if (changes.length === 0) return [];
+    const recorded = inTransaction(this.db, () => {
+      const out: Iteration[] = [];
+      for (const change of changes) {
+        const iteration = this.#recordOne(change);
+        if (iteration) out.push(iteration);
+      }
+      return out;
+    });
+    if (recorded.length > 0) {
+      for (const listener of this.#listeners) listener(recorded);
+    }
+    return recorded;
+  }
+
+  #recordOne(change: NewIteration): Iteration | undefined {
+    const previous = this.latest(change.path);
+    if (isSameState(previous, change)) return undefined;
+    const deleted = change.deleted;
+    const row = {
+      path: change.path,
+      iteration: (previous?.iteration ?? 0) + 1,
+      timestamp: change.timestamp ?? Date.now(),
+      size: deleted ? 0 : change.size,
+      hash: deleted ? "" : change.hash,
+      mode: deleted ? 0 : change.mode,
+      deleted,
+      origin: change.origin ?? "local",
+    };
+    const result = this.#statement(
+      "INSERT INTO iterations (path, iteration, timestamp, size, hash, mode, deleted, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    ).run(
+      row.path,
+      row.iteration,
+      row.timestamp,
+      row.size,
+      row.hash,
+      row.mode,
+      deleted ? 1 : 0,
+      row.origin,
+    );
+    const sequence = Number(result.lastInsertRowid);
+    this.#statement(
+      "INSERT INTO paths (path, sequence, iteration, deleted) VALUES (?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET sequence = excluded.sequence, iteration = excluded.iteration, deleted = excluded.deleted",
+    ).run(row.path, sequence, row.iteration, deleted ? 1 : 0);
+    return { ...row, sequence };
+  }
+
+  /** The path's latest iteration, a deletion included; `undefined` for an unknown path. */
+  latest(path: string): Iteration | undefined {
+    return this.#one(
+      `SELECT ${
+        prefixed("i")
+      } FROM paths p JOIN iterations i ON i.sequence = p.sequence WHERE p.path = ?`,
+      path,
+    );
+  }
+
+  /** Every iteration of the path, oldest first. */
+  history(path: string): Iteration[] {
+    return this.#all(`SELECT ${COLUMNS} FROM iterations WHERE path = ? ORDER BY iteration`, path);
+  }
+
+  /** Iteration `n` of the path, or `undefined`. */
+  iteration(path: string, n: number): Iteration | undefined {
+    return this.#one(
+      `SELECT ${COLUMNS} FROM iterations WHERE path = ? AND iteration = ?`,
+      path,
+      n,
+    );
+  }
+
+  /** The iteration that took this sequence number, or `undefined`. */
+  bySequence(sequence: number): Iteration | undefined {
+    return this.#one(`SELECT ${COLUMNS} FROM iterations WHERE sequence = ?`, sequence);
+  }
+
+  /** Live (not deleted) paths with their latest iteration, sorted by path. */
+  list(options: ListOptions = {}): Iteration[] {
+    const dir = options.dir ?? "";
+    const under = dir === "" ? "" : "AND (i.path = ? OR substr(i.path, 1, ?) = ?)";
+    const dirArgs = dir === "" ? [] : [dir, dir.length + 1, dir + "/"];
+    if (options.atSequence === undefined) {
+      return this.#all(
+        `SELECT ${prefixed("i")} FROM paths p JOIN iterations i ON i.sequence = p.sequence
+         WHERE p.deleted = 0 ${under} ORDER BY i.path`,
+        ...dirArgs,
+      );
+    }
+    return this.#all(
+      `SELECT ${prefixed("i")} FROM iterations i
+       JOIN (SELECT path, MAX(sequence) AS s FROM iterations WHERE sequence <= ? GROUP BY path) m
+         ON i.sequence = m.s
+       WHERE i.deleted = 0 ${under} ORDER BY i.path`,
+      options.atSequence,
+      ...dirArgs,
+    );
+  }
+
+  /** Every iteration after `sequence`, ascending, at most `limit` of them. */
+  changesSince(sequence: number, limit = -1): Iteration[] {
+    return this.#all(
+      `SELECT ${COLUMNS} FROM iterations WHERE sequence > ? ORDER BY sequence LIMIT ?`,
+      sequence,
+      limit,
+    );
+  }
+
+  /** The latest iteration of each path changed after `sequence`, ascending by sequence. */
+  latestSince(sequence: number): Iteration[] {
+    return this.#all(
+      `SELECT ${prefixed("i")} FROM paths p JOIN iterations i ON i.sequence = p.sequence
+       WHERE p.sequence > ? ORDER BY p.sequence`,
+      sequence,
+    );
+  }
+
+  /** The highest sequence recorded, 0 for an empty store. */
+  sequence(): number {
+    const row = this.#statement("SELECT MAX(sequence) AS s FROM iterations").get() as
+      | { s: number | null }
+      | undefined;
+    return row?.s ?? 0;
+  }
+
+  /** The highest sequence recorded at or before `timestampMs`, 0 when none was. */
+  sequenceAt(timestampMs: number): number {
+    const row = this.#statement("SELECT MAX(sequence) AS s FROM iterations WHERE timestamp <= ?")
+      .get(timestampMs) as { s: number | null } | undefined;
+    return row?.s ?? 0;
+  }
+
+  /** Every content hash any iteration references (for a CAS sweep). */
+  hashes(): Set<string> {
+    const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0")
+      .all() as {
+        hash: string;
+      }[];
+    return new Set(rows.map((row) => row.hash));
+  }
+
+  /** Counts: live paths, iterations, and bytes of the live tree. */
+  stats(): { paths: number; iterations: number; bytes: number } {
+    const live = this.#statement(
+      "SELECT COUNT(*) AS n, COALESCE(SUM(i.size), 0) AS b FROM paths p JOIN iterations i ON i.sequence = p.sequence WHERE p.deleted = 0",
+    ).get() as { n: number; b: number };
+    const all = this.#statement("SELECT COUNT(*) AS n FROM iterations").get() as { n: number };
+    return { paths: live.n, iterations: all.n, bytes: live.b };
+  }
+
+  /** A small stored fact, or `undefined`. */
+  getMeta(key: string): string | undefined {
+    const row = this.#statement("SELECT value FROM meta WHERE key = ?").get(key) as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  }
+
+  /** Stores a small fact. */
+  setMeta(key: string, value: string): void {
+    this.#statement(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    ).run(key, value);
+  }
+
+  /** Calls `listener` after every commit that recorded iterations; returns an unsubscribe. */
+  onRecorded(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Every file state the scanner remembers, by path. */
+  fileStates(): Map<string, FileState> {
+    const rows = this.#statement(
+      "SELECT path, size, mtime_ms AS mtimeMs, ino, mode, hash FROM file_state",
+    ).all() as unknown as FileState[];
+    return new Map(rows.map((row) => [row.path, { ...row }]));
+  }
+
+  /** Remembers (or, with `null`, forgets) what the scanner saw of these paths. */
+  saveFileStates(states: Array<FileState | { path: string; forget: true }>): void {
+    if (states.length === 0) return;
+    const upsert = this.#statement(
+      "INSERT INTO file_state (path, size, mtime_ms, ino, mode, hash) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, ino = excluded.ino, mode = excluded.mode, hash = excluded.hash",
+    );
+    const remove = this.#statement("DELETE FROM file_state WHERE path = ?");
+    inTransaction(this.db, () => {
+      for (const state of states) {
+        if ("forget" in state) remove.run(state.path);
+        else upsert.run(state.path, state.size, state.mtimeMs, state.ino, state.mode, state.hash);
+      }
+    });
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #one(sql: string, ...args: SQLInputValue[]): Iteration | undefined {
+    const row = this.#statement(sql).get(...args) as Row | undefined;
+    return row ? toIteration(row) : undefined;
+  }
+
+  #all(sql: string, ...args: SQLInputValue[]): Iteration[] {
+    return (this.#statement(sql).all(...args) as Row[]).map(toIteration);
+  }
+}
+
+function prefixed(alias: string): string {
+  return COLUMNS.split(", ").map((column) => `${alias}.${column}`).join(", ");
+}
+
+function toIteration(row: Row): Iteration {
+  return {
+    path: row.path as string,
+    iteration: row.iteration as number,
+    sequence: row.sequence as number,
+    timestamp: row.timestamp as number,
+    size: row.size as number,
+    hash: row.hash as string,
+    mode: row.mode as number,
+    deleted: row.deleted === 1,
+    origin: row.origin as string,
+  };
+}
+
+/** Whether recording `change` on top of `previous` would change nothing. */
+function isSameState(previous: Iteration | undefined, change: NewIteration): boolean {
+  if (!previous || previous.deleted) return change.deleted;
+  return !change.deleted && previous.hash === change.hash && previous.mode === change.mode;
+}

@@ -1,0 +1,41 @@
+/** File type bits of a POSIX `st_mode`, kept whole in `mode` so type travels with permissions. */
+export const S_IFMT = 0o170000;
+/** Regular file type bits. */
+export const S_IFREG = 0o100000;
+/** Symbolic link type bits; a link's content is its target path as UTF-8. */
+export const S_IFLNK = 0o120000;
+
+/** Who made a change: `"local"` for this workspace's own edits, else a replica's sandbox id or `"master"`. */
+export type Origin = string;
+
+/** One immutable version of one path. */
+export interface Iteration {
+  /** Normalized workspace-relative path. */
+  path: string;
+  /** Per-path number, from 1. */
+  iteration: number;
+  /** Workspace-wide change number; every iteration takes the next one. */
+  sequence: number;
+  /** Epoch milliseconds when the change was recorded. */
+  timestamp: number;
+  /** Byte count of the content (0 for a deletion). */
+  size: number;
+  /** Lowercase hex SHA-256 of the content (`""` for a deletion). */
+  hash: string;
+  /** Full POSIX mode including type bits, e.g. `0o100644`; 0 for a deletion. */
+  mode: number;
+  /** True when this iteration records the path's removal. */
+  deleted: boolean;
+  origin: Origin;
+}
+
+/** A change to record; the store assigns iteration, sequence and (unless given) timestamp. */
+export interface NewIteration {
+  path: string;
+  hash: string;
+  size: number;
+  mode: number;
+  deleted: boolean;
+  origin?: Origin;
+  timestamp?: number;
+}

@@ -1,0 +1,152 @@
+import assert from "node:assert/strict";
+import { DatabaseError } from "../../lib/db/mod.ts";
+import { type Iteration, Store } from "../../lib/store/mod.ts";
+
+const H1 = "1".repeat(64);
+const H2 = "2".repeat(64);
+const H3 = "3".repeat(64);
+
+async function withStore(fn: (store: Store, dir: string) => void | Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "chronicle-store-" });
+  const store = Store.open(`${dir}/chronicle.db`);
+  try {
+    await fn(store, dir);
+  } finally {
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const file = (path: string, hash: string, mode = 0o100644) => ({
+  path,
+  hash,
+  size: 10,
+  mode,
+  deleted: false,
+});
+
+Deno.test("Store.record() numbers iterations per path and sequences globally", () =>
+  withStore((store) => {
+    store.record([file("a", H1), file("b", H1)]);
+    store.record([file("a", H2)]);
+    const history = store.history("a");
+    assert.deepEqual(history.map((i) => [i.iteration, i.sequence, i.hash]), [[1, 1, H1], [
+      2,
+      3,
+      H2,
+    ]]);
+    assert.deepEqual(store.sequence(), 3);
+    assert.deepEqual(store.latest("b")?.iteration, 1);
+    assert.deepEqual(store.iteration("a", 2)?.hash, H2);
+    assert.deepEqual(store.iteration("a", 3), undefined);
+    assert.deepEqual(store.bySequence(2)?.path, "b");
+  }));
+
+Deno.test("Store.record() skips changes identical to the latest iteration", () =>
+  withStore((store) => {
+    assert.deepEqual(store.record([file("a", H1)]).length, 1);
+    assert.deepEqual(store.record([file("a", H1)]).length, 0, "same content, same mode");
+    assert.deepEqual(store.record([file("a", H1, 0o100755)]).length, 1, "mode change counts");
+    const del = { path: "a", hash: "", size: 0, mode: 0, deleted: true };
+    assert.deepEqual(store.record([del]).length, 1);
+    assert.deepEqual(store.record([del]).length, 0, "deleting a deleted path");
+    assert.deepEqual(
+      store.record([{ ...del, path: "never" }]).length,
+      0,
+      "deleting an unknown path",
+    );
+    assert.deepEqual(
+      store.record([file("a", H1)])[0]?.iteration,
+      4,
+      "re-creation continues numbering",
+    );
+  }));
+
+Deno.test("Store.list() gives the live tree now, at a sequence, and under a folder", () =>
+  withStore((store) => {
+    store.record([file("src/a.ts", H1), file("src/b/c.ts", H1), file("srcx", H1), file("top", H1)]);
+    const before = store.sequence();
+    store.record([{ path: "src/a.ts", hash: "", size: 0, mode: 0, deleted: true }]);
+    store.record([file("src/b/c.ts", H2)]);
+    const paths = (list: Iteration[]) => list.map((i) => `${i.path}:${i.hash[0]}`);
+    assert.deepEqual(paths(store.list()), ["src/b/c.ts:2", "srcx:1", "top:1"]);
+    assert.deepEqual(paths(store.list({ dir: "src" })), ["src/b/c.ts:2"]);
+    assert.deepEqual(paths(store.list({ atSequence: before })), [
+      "src/a.ts:1",
+      "src/b/c.ts:1",
+      "srcx:1",
+      "top:1",
+    ]);
+    assert.deepEqual(paths(store.list({ atSequence: before, dir: "src" })), [
+      "src/a.ts:1",
+      "src/b/c.ts:1",
+    ]);
+    assert.deepEqual(store.list({ atSequence: 0 }), []);
+  }));
+
+Deno.test("Store.changesSince() and latestSince() replay changes in sequence order", () =>
+  withStore((store) => {
+    store.record([file("a", H1)]);
+    store.record([file("b", H1)]);
+    store.record([file("a", H2)]);
+    store.record([file("a", H3)]);
+    assert.deepEqual(store.changesSince(1).map((i) => i.sequence), [2, 3, 4]);
+    assert.deepEqual(store.changesSince(1, 2).map((i) => i.sequence), [2, 3]);
+    assert.deepEqual(store.latestSince(1).map((i) => `${i.path}@${i.sequence}`), ["b@2", "a@4"]);
+    assert.deepEqual(store.latestSince(4), []);
+  }));
+
+Deno.test("Store keeps iterations across reopen, and notifies listeners after commit", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const store = Store.open(`${dir}/c.db`);
+    const seen: number[] = [];
+    const off = store.onRecorded((recorded) => seen.push(...recorded.map((i) => i.sequence)));
+    store.record([file("a", H1), file("b", H2)]);
+    off();
+    store.record([file("c", H3)]);
+    assert.deepEqual(seen, [1, 2]);
+    store.setMeta("k", "v");
+    store.close();
+    const again = Store.open(`${dir}/c.db`);
+    assert.deepEqual(again.sequence(), 3);
+    assert.deepEqual(again.getMeta("k"), "v");
+    assert.deepEqual(again.hashes(), new Set([H1, H2, H3]));
+    assert.deepEqual(again.stats(), { paths: 3, iterations: 3, bytes: 30 });
+    again.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Store.sequenceAt() finds the sequence in force at a time", () =>
+  withStore((store) => {
+    store.record([{ ...file("a", H1), timestamp: 1000 }]);
+    store.record([{ ...file("a", H2), timestamp: 2000 }]);
+    assert.deepEqual(store.sequenceAt(999), 0);
+    assert.deepEqual(store.sequenceAt(1500), 1);
+    assert.deepEqual(store.sequenceAt(5000), 2);
+  }));
+
+Deno.test("Store.open() gives a one-line DatabaseError for a file that is not a database", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/bad.db`, "this is not sqlite ".repeat(100));
+    assert.throws(
+      () => Store.open(`${dir}/bad.db`),
+      (error: unknown) =>
+        error instanceof DatabaseError && !error.message.includes("\n") &&
+        error.message.includes("bad.db"),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Store file states remember and forget what the scanner saw", () =>
+  withStore((store) => {
+    store.saveFileStates([{ path: "a", size: 1, mtimeMs: 2, ino: 3, mode: 0o100644, hash: H1 }]);
+    assert.deepEqual(store.fileStates().get("a")?.hash, H1);
+    store.saveFileStates([{ path: "a", forget: true }]);
+    assert.ok(!store.fileStates().has("a"));
+  }));
