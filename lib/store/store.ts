@@ -35,9 +35,12 @@ export class Store {
   readonly db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
   readonly #listeners = new Set<Listener>();
+  /** The highest sequence the listeners have been told about. */
+  #announced: number;
 
   private constructor(db: DatabaseSync) {
     this.db = db;
+    this.#announced = this.sequence();
   }
 
   /**
@@ -78,10 +81,28 @@ export class Store {
       }
       return out;
     });
-    if (recorded.length > 0) {
-      for (const listener of this.#listeners) listener(recorded);
-    }
+    this.#announce(recorded);
     return recorded;
+  }
+
+  /**
+   * Tells the listeners about iterations another process (a CLI command, a second
+   * Chronicle) recorded in this database since they last heard. A running daemon calls
+   * this on a short interval, so every iteration reaches its listeners whoever wrote it.
+   *
+   * @returns The newly announced iterations.
+   */
+  pollExternal(): Iteration[] {
+    const fresh = this.changesSince(this.#announced);
+    this.#announce(fresh);
+    return fresh;
+  }
+
+  #announce(recorded: Iteration[]): void {
+    const unseen = recorded.filter((iteration) => iteration.sequence > this.#announced);
+    if (unseen.length === 0) return;
+    this.#announced = unseen[unseen.length - 1]!.sequence;
+    for (const listener of this.#listeners) listener(unseen);
   }
 
   #recordOne(change: NewIteration): Iteration | undefined {

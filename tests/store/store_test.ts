@@ -150,3 +150,24 @@ Deno.test("Store file states remember and forget what the scanner saw", () =>
     store.saveFileStates([{ path: "a", forget: true }]);
     assert.ok(!store.fileStates().has("a"));
   }));
+
+Deno.test("Store.pollExternal() announces iterations another connection recorded", async () => {
+  const dir = await Deno.makeTempDir();
+  const daemon = Store.open(`${dir}/c.db`);
+  const other = Store.open(`${dir}/c.db`);
+  try {
+    const heard: string[] = [];
+    daemon.onRecorded((recorded) => heard.push(...recorded.map((i) => `${i.path}@${i.sequence}`)));
+    daemon.record([file("a", H1)]);
+    other.record([file("b", H1), file("c", H2)]);
+    assert.deepEqual(heard, ["a@1"]);
+    assert.deepEqual(daemon.pollExternal().map((i) => i.sequence), [2, 3]);
+    assert.deepEqual(daemon.pollExternal(), [], "announced once");
+    daemon.record([file("d", H3)]);
+    assert.deepEqual(heard, ["a@1", "b@2", "c@3", "d@4"]);
+  } finally {
+    daemon.close();
+    other.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

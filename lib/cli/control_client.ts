@@ -1,0 +1,60 @@
+import type { WorkspaceLayout } from "../workspace/mod.ts";
+import { CliError } from "./errors.ts";
+
+/**
+ * Sends a REST request to the Chronicle running on this workspace, over its control
+ * socket (`DATA/control.sock`).
+ *
+ * @returns The response, or `undefined` when no Chronicle is running there.
+ */
+export async function controlRequest(
+  layout: WorkspaceLayout,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response | undefined> {
+  try {
+    await Deno.lstat(layout.controlSocket);
+  } catch {
+    return undefined;
+  }
+  const client = Deno.createHttpClient({
+    // The unix proxy transport is supported by Deno 2 but missing from its type definitions.
+    proxy: { transport: "unix", path: layout.controlSocket },
+  } as unknown as Deno.CreateHttpClientOptions);
+  try {
+    const response = await fetch(`http://chronicle${path}`, { ...init, client });
+    const body = await response.arrayBuffer();
+    return new Response(body, { status: response.status, headers: response.headers });
+  } catch (error) {
+    if (isNotRunning(error)) return undefined;
+    throw error;
+  } finally {
+    client.close();
+  }
+}
+
+/** Like {@linkcode controlRequest}, but a missing Chronicle is an error that says so. */
+export async function requireRunning(
+  layout: WorkspaceLayout,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
+  const response = await controlRequest(layout, path, init);
+  if (!response) throw new CliError(`No Chronicle is running on "${layout.root}"`);
+  return response;
+}
+
+/** Reads a JSON answer, turning a REST error body into a {@linkcode CliError}. */
+export async function jsonOrFail<T>(response: Response): Promise<T> {
+  const body = await response.json().catch(() => undefined);
+  if (!response.ok) {
+    const message = (body as { error?: { message?: string } } | undefined)?.error?.message;
+    throw new CliError(message ?? `Chronicle answered ${response.status}`);
+  }
+  return body as T;
+}
+
+function isNotRunning(error: unknown): boolean {
+  const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
+  return /ECONNREFUSED|ENOENT|Connection refused|No such file|connect/i.test(text);
+}

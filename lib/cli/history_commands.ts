@@ -1,0 +1,240 @@
+import { PathError } from "../paths/mod.ts";
+import { type Iteration, Store } from "../store/mod.ts";
+import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
+import { controlRequest } from "./control_client.ts";
+import { CliError, UsageError } from "./errors.ts";
+import { LOCATE_ARGS, locateWorkspace, requireDatabase } from "./locate_workspace.ts";
+import { formatMode, formatTime, printJson, println, table } from "./output.ts";
+import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
+import { normalizeWorkspacePath } from "../paths/mod.ts";
+
+const COMMON = { ...LOCATE_ARGS, json: { type: "boolean" } } as const;
+
+type Values = { C?: string; "data-dir"?: string; database?: string; "cas-dir"?: string };
+
+function layoutFrom(values: Values): WorkspaceLayout {
+  const layout = locateWorkspace({
+    workspace: values.C,
+    dataDir: values["data-dir"],
+    database: values.database,
+    casDir: values["cas-dir"],
+  });
+  requireDatabase(layout);
+  return layout;
+}
+
+function withStore<T>(layout: WorkspaceLayout, work: (store: Store) => T): T {
+  const store = Store.open(layout.database);
+  try {
+    return work(store);
+  } finally {
+    store.close();
+  }
+}
+
+function pathArg(command: string, positionals: string[], layout: WorkspaceLayout): string {
+  const [path, extra] = positionals;
+  if (path === undefined || extra !== undefined) {
+    throw new UsageError(`Usage: chronicle ${command} PATH`);
+  }
+  try {
+    return normalizeWorkspacePath(path, { dataDir: layout.dataDirInside });
+  } catch (error) {
+    if (error instanceof PathError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** `chronicle ls [DIR] [--at SEQ]`: the tree, now or at a master sequence. */
+export function lsCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("ls", args, {
+    ...COMMON,
+    at: { type: "string" },
+  });
+  const layout = layoutFrom(values);
+  const dir = positionals[0] === undefined || positionals[0] === "."
+    ? ""
+    : pathArg("ls [DIR]", positionals, layout);
+  const atSequence = integerArg("--at", values.at);
+  const entries = withStore(
+    layout,
+    (store) => store.list({ dir, ...(atSequence === undefined ? {} : { atSequence }) }),
+  );
+  if (values.json) printJson(entries);
+  else {
+    for (
+      const line of table(
+        entries.map((i) => [formatMode(i.mode), String(i.size), `#${i.iteration}`, i.path]),
+      )
+    ) {
+      println(line);
+    }
+  }
+  return Promise.resolve(0);
+}
+
+/** `chronicle history PATH`: every iteration of PATH. */
+export function historyCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("history", args, COMMON);
+  const layout = layoutFrom(values);
+  const path = pathArg("history", positionals, layout);
+  const history = withStore(layout, (store) => store.history(path));
+  if (history.length === 0) throw new CliError(`Unknown path "${path}"`);
+  if (values.json) printJson(history);
+  else {
+    const rows = history.map((i) => [
+      `#${i.iteration}`,
+      formatTime(i.timestamp),
+      i.deleted ? "deleted" : String(i.size),
+      i.deleted ? "-" : i.hash.slice(0, 12),
+      i.origin,
+      `seq ${i.sequence}`,
+    ]);
+    for (const line of table(rows)) println(line);
+  }
+  return Promise.resolve(0);
+}
+
+/** `chronicle cat PATH [--at N]`: content of PATH at iteration N (default latest). */
+export async function catCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("cat", args, {
+    ...LOCATE_ARGS,
+    at: { type: "string" },
+  });
+  const layout = layoutFrom(values);
+  const path = pathArg("cat", positionals, layout);
+  const n = integerArg("--at", values.at, 1);
+  const iteration = withStore(
+    layout,
+    (store) => n === undefined ? store.latest(path) : store.iteration(path, n),
+  );
+  const found = requireContent(path, n, iteration);
+  const workspace = await Workspace.open({
+    root: layout.root,
+    dataDir: layout.dataDir,
+    database: layout.database,
+    casDir: layout.casDir,
+  });
+  try {
+    for await (const piece of workspace.cas.readStream(found.hash)) await writeAll(piece);
+  } catch (error) {
+    throw new CliError(
+      `Cannot read "${path}" iteration ${found.iteration}: ${(error as Error).message}`,
+    );
+  } finally {
+    await workspace.close();
+  }
+  return 0;
+}
+
+/** `chronicle log [--since SEQ]`: changes across the workspace, newest last. */
+export function logCommand(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs("log", args, {
+    ...COMMON,
+    since: { type: "string" },
+    limit: { type: "string" },
+  });
+  const layout = layoutFrom(values);
+  const since = integerArg("--since", values.since) ?? 0;
+  const limit = integerArg("--limit", values.limit, 1) ?? -1;
+  const changes = withStore(layout, (store) => store.changesSince(since, limit));
+  if (values.json) printJson(changes);
+  else {
+    const rows = changes.map((i) => [
+      `seq ${i.sequence}`,
+      formatTime(i.timestamp),
+      i.deleted ? "deleted" : `#${i.iteration}`,
+      i.origin,
+      i.path,
+    ]);
+    for (const line of table(rows)) println(line);
+  }
+  return Promise.resolve(0);
+}
+
+/** `chronicle restore PATH --at N`: bring iteration N back as a new iteration. */
+export async function restoreCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("restore", args, {
+    ...COMMON,
+    at: { type: "string" },
+  });
+  const layout = layoutFrom(values);
+  const path = pathArg("restore", positionals, layout);
+  const n = integerArg("--at", values.at, 1);
+  if (n === undefined) {
+    throw new UsageError("Usage: chronicle restore PATH --at N (or --to SEQ|TIME)");
+  }
+  const iteration = withStore(layout, (store) => store.iteration(path, n));
+  const found = requireContent(path, n, iteration);
+  const workspace = await Workspace.open({
+    root: layout.root,
+    dataDir: layout.dataDir,
+    database: layout.database,
+    casDir: layout.casDir,
+  });
+  try {
+    const recorded = await workspace.writeContent(path, found.hash, found.mode);
+    const latest = recorded ?? workspace.store.latest(path)!;
+    if (values.json) printJson(latest);
+    else println(`restored ${path} from #${n} as #${latest.iteration} (seq ${latest.sequence})`);
+  } finally {
+    await workspace.close();
+  }
+  return 0;
+}
+
+/** `chronicle status`: role, sequence, replicas, pending write-backs, conflicts. */
+export async function statusCommand(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs("status", args, COMMON);
+  const layout = layoutFrom(values);
+  const live = await controlRequest(layout, "/status");
+  const status = live?.ok ? await live.json() as Record<string, unknown> : offlineStatus(layout);
+  if (values.json) printJson(status);
+  else printStatus(status);
+  return 0;
+}
+
+function offlineStatus(layout: WorkspaceLayout): Record<string, unknown> {
+  return withStore(layout, (store) => ({
+    running: false,
+    workspace: layout.root,
+    role: store.getMeta("role") ?? "standalone",
+    sequence: store.sequence(),
+    ...store.stats(),
+  }));
+}
+
+function printStatus(status: Record<string, unknown>, indent = ""): void {
+  for (const [key, value] of Object.entries(status)) {
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      println(`${indent}${key}:`);
+      printStatus(value as Record<string, unknown>, indent + "  ");
+    } else if (Array.isArray(value)) {
+      println(`${indent}${key}: ${value.length === 0 ? "none" : ""}`);
+      for (const item of value) {
+        println(`${indent}  - ${typeof item === "object" ? JSON.stringify(item) : String(item)}`);
+      }
+    } else println(`${indent}${key}: ${String(value)}`);
+  }
+}
+
+function requireContent(
+  path: string,
+  n: number | undefined,
+  iteration: Iteration | undefined,
+): Iteration {
+  if (!iteration) {
+    throw new CliError(
+      n === undefined ? `Unknown path "${path}"` : `Unknown iteration ${n} of "${path}"`,
+    );
+  }
+  if (iteration.deleted) {
+    throw new CliError(`Iteration ${iteration.iteration} of "${path}" is a deletion`);
+  }
+  return iteration;
+}
+
+async function writeAll(bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
+}

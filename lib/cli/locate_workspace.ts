@@ -1,0 +1,92 @@
+import { dirname, join, resolve } from "node:path";
+import { openDatabase } from "../db/mod.ts";
+import { DEFAULT_DATA_DIR, resolveLayout, type WorkspaceLayout } from "../workspace/layout.ts";
+import { CliError } from "./errors.ts";
+
+/** The options every history command accepts to find its workspace (SURFACES.md). */
+export interface LocateOptions {
+  /** `-C WORKSPACE`. */
+  workspace?: string | undefined;
+  /** `--data-dir DIR`. */
+  dataDir?: string | undefined;
+  /** `--database FILE`. */
+  database?: string | undefined;
+  /** `--cas-dir DIR`. */
+  casDir?: string | undefined;
+  /** Where the upward search starts. @default {Deno.cwd()} */
+  cwd?: string;
+}
+
+/** `parseArgs` option specs for the location flags, to spread into a command's options. */
+export const LOCATE_ARGS = {
+  C: { type: "string" },
+  "data-dir": { type: "string" },
+  database: { type: "string" },
+  "cas-dir": { type: "string" },
+} as const;
+
+/** Meta key under which a running Chronicle records its workspace root. */
+export const WORKSPACE_ROOT_META = "workspace_root";
+
+/**
+ * Finds a workspace's layout like git finds `.git`: `-C`, else the root recorded in the
+ * database named by `--data-dir`/`--database`, else the nearest folder upwards from the
+ * current one that holds `.chronicle/chronicle.db`.
+ *
+ * @throws {CliError} When no workspace is found.
+ */
+export function locateWorkspace(options: LocateOptions): WorkspaceLayout {
+  const layoutOf = (root: string) =>
+    resolveLayout({
+      root,
+      dataDir: options.dataDir,
+      database: options.database,
+      casDir: options.casDir,
+    });
+  if (options.workspace) return layoutOf(options.workspace);
+  if (options.dataDir || options.database) {
+    const database = resolve(options.database ?? join(options.dataDir!, "chronicle.db"));
+    return layoutOf(recordedRoot(database) ?? dirname(dirname(database)));
+  }
+  let folder = resolve(options.cwd ?? Deno.cwd());
+  while (true) {
+    if (exists(join(folder, DEFAULT_DATA_DIR, "chronicle.db"))) return layoutOf(folder);
+    const parent = dirname(folder);
+    if (parent === folder) break;
+    folder = parent;
+  }
+  throw new CliError(
+    "No Chronicle workspace here or above: run chronicle WORKSPACE first, or pass -C WORKSPACE",
+  );
+}
+
+/** Fails with a clear message when the layout's database does not exist yet. */
+export function requireDatabase(layout: WorkspaceLayout): void {
+  if (!exists(layout.database)) {
+    throw new CliError(`No Chronicle database at "${layout.database}"`);
+  }
+}
+
+function recordedRoot(database: string): string | undefined {
+  if (!exists(database)) throw new CliError(`No Chronicle database at "${database}"`);
+  const db = openDatabase(database, { readOnly: true });
+  try {
+    const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(WORKSPACE_ROOT_META) as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  } catch {
+    return undefined;
+  } finally {
+    db.close();
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * The long-running Chronicle process: capture, REST, replication, graceful shutdown.
+ *
+ * @module
+ */
+export { type DaemonRole, roleOf, runDaemon } from "./run_daemon.ts";
+export { VERSION } from "./version.ts";

@@ -1,0 +1,36 @@
+import { Hono } from "hono";
+import { VERSION } from "./version.ts";
+
+/** What the operational routes report on. */
+export interface OpsSource {
+  role: string;
+  sequence(): number;
+  ready(): boolean;
+  status(): Record<string, unknown>;
+  metrics(): string;
+}
+
+/** `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, `/metrics`. */
+export function opsRoutes(source: OpsSource): Hono {
+  const app = new Hono();
+  const started = Date.now();
+  app.get("/health", (c) =>
+    c.json({
+      status: "ok",
+      role: source.role,
+      sequence: source.sequence(),
+      version: VERSION,
+      uptime_ms: Date.now() - started,
+    }));
+  app.get("/ready", (c) => {
+    const ready = source.ready();
+    return c.json({ ready, role: source.role, sequence: source.sequence() }, ready ? 200 : 503);
+  });
+  app.get("/status", (c) => c.json(source.status()));
+  app.get(
+    "/metrics",
+    (c) =>
+      c.body(source.metrics(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
+  );
+  return app;
+}

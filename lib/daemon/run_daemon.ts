@@ -1,0 +1,163 @@
+import type { Hono } from "hono";
+import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
+import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.ts";
+import { createApp, filesRoutes } from "../http/mod.ts";
+import { configureLogging, log } from "../log/mod.ts";
+import { Workspace } from "../workspace/mod.ts";
+import { opsRoutes } from "./ops_routes.ts";
+import { serveUnix } from "./serve_unix.ts";
+import { VERSION } from "./version.ts";
+
+/** How often the daemon looks for iterations other processes recorded. */
+const EXTERNAL_POLL_MS = 200;
+/** Longest a graceful shutdown may take before the process exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/** The role a running Chronicle plays, shown by `/health` and `status`. */
+export type DaemonRole = "standalone" | "master" | "replica" | "local-sync";
+
+/** Something the daemon started and must stop on shutdown. */
+interface Service {
+  name: string;
+  close(): Promise<void>;
+}
+
+/** The role the configuration asks for. */
+export function roleOf(config: ChronicleConfig): DaemonRole {
+  if (config.connect || config.wsConnect) return config.localSync ? "local-sync" : "replica";
+  return config.replication || config.wsListen ? "master" : "standalone";
+}
+
+/**
+ * Runs Chronicle on a workspace until SIGINT or SIGTERM: initial scan, then watching;
+ * REST on the control socket (and `--http`); then a graceful shutdown that stops
+ * accepting work, finishes queued captures and closes the database.
+ *
+ * @returns The process exit code.
+ */
+export async function runDaemon(config: ChronicleConfig): Promise<number> {
+  configureLogging({ format: config.logFormat, quiet: config.quiet });
+  const role = roleOf(config);
+  const workspace = await Workspace.open({
+    root: config.workspace,
+    dataDir: config.dataDir,
+    database: config.database,
+    casDir: config.casDir,
+    ignore: config.ignore,
+  });
+  workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
+  workspace.store.setMeta("role", role);
+  const services: Service[] = [];
+  let ready = false;
+  const shutdown = shutdownSignal();
+  try {
+    const routes: Hono[] = [
+      opsRoutes({
+        role,
+        sequence: () => workspace.store.sequence(),
+        ready: () => ready,
+        status: () => ({
+          running: true,
+          role,
+          version: VERSION,
+          workspace: workspace.root,
+          agent_id: config.agentId ?? null,
+          sequence: workspace.store.sequence(),
+          ready,
+          ...workspace.store.stats(),
+        }),
+        metrics: () => "",
+      }),
+      filesRoutes(workspace),
+    ];
+    services.push(...await startServers(config, routes));
+    const scan = await workspace.scan();
+    log("info", "initial scan done", {
+      workspace: workspace.root,
+      recorded: scan.recorded.length,
+      problems: scan.problems.length,
+      sequence: workspace.store.sequence(),
+    });
+    workspace.watch({ debounceMs: config.debounceMs });
+    const poll = setInterval(() => workspace.store.pollExternal(), EXTERNAL_POLL_MS);
+    services.push({ name: "external poll", close: () => Promise.resolve(clearInterval(poll)) });
+    ready = true;
+    log("info", "chronicle running", {
+      role,
+      version: VERSION,
+      sequence: workspace.store.sequence(),
+    });
+    const signal = await shutdown.received;
+    log("info", "shutting down", { signal });
+  } finally {
+    shutdown.dispose();
+    await closeAll(services, workspace);
+  }
+  return 0;
+}
+
+async function startServers(config: ChronicleConfig, routes: Hono[]): Promise<Service[]> {
+  const services: Service[] = [];
+  const controlPath = `${config.dataDir}/control.sock`;
+  const control = await serveUnix(
+    controlPath,
+    createApp({ token: config.token, trustedCaller: true, routes }).fetch,
+  );
+  services.push({
+    name: "control socket",
+    close: async () => {
+      await control.shutdown();
+      await Deno.remove(controlPath).catch(() => undefined);
+    },
+  });
+  if (config.http) {
+    const { hostname, port } = parseHostPort(config.http);
+    if (!isLoopback(hostname) && !config.token && !config.insecure) {
+      throw new Error(
+        `Refusing to serve --http on non-loopback "${config.http}" without --token (or --insecure)`,
+      );
+    }
+    const app = createApp({ token: config.token, trustedCaller: false, routes });
+    const server = Deno.serve({ hostname, port, onListen() {} }, app.fetch);
+    log("info", "REST API listening", { http: config.http });
+    services.push({ name: "http", close: () => server.shutdown() });
+  }
+  return services;
+}
+
+/** Stops services newest first, then the workspace, within a deadline. */
+async function closeAll(services: Service[], workspace: Workspace): Promise<void> {
+  const work = (async () => {
+    for (const service of services.reverse()) {
+      await service.close().catch((error) =>
+        log("warn", "close failed", { service: service.name, error })
+      );
+    }
+    await workspace.close();
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      log("error", "shutdown deadline passed; exiting", { deadline_ms: SHUTDOWN_DEADLINE_MS });
+      resolve();
+    }, SHUTDOWN_DEADLINE_MS);
+  });
+  await Promise.race([work, deadline]);
+  clearTimeout(timer);
+}
+
+/** Resolves with the first SIGINT or SIGTERM. */
+function shutdownSignal(): { received: Promise<string>; dispose(): void } {
+  let resolve: (signal: string) => void = () => {};
+  const received = new Promise<string>((r) => (resolve = r));
+  const handlers = (["SIGINT", "SIGTERM"] as const).map((signal) => {
+    const handler = () => resolve(signal);
+    Deno.addSignalListener(signal, handler);
+    return [signal, handler] as const;
+  });
+  return {
+    received,
+    dispose: () =>
+      handlers.forEach(([signal, handler]) => Deno.removeSignalListener(signal, handler)),
+  };
+}

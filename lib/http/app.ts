@@ -1,0 +1,69 @@
+import { timingSafeEqual } from "node:crypto";
+import { Hono } from "hono";
+import { log } from "../log/mod.ts";
+import { errorResponse, HttpError } from "./errors.ts";
+
+/** Options for {@linkcode createApp}. */
+export interface AppOptions {
+  /** Bearer token every non-GET request must carry; `undefined` means writes are refused. */
+  token: string | undefined;
+  /**
+   * Whether writes are allowed without a token: true only on the control socket, whose
+   * file mode (0600) already limits it to this user.
+   */
+  trustedCaller: boolean;
+  /** The route groups to serve. */
+  routes: Hono[];
+}
+
+/**
+ * Chronicle's REST application: the given route groups behind one error format
+ * (`{"error":{"code","message"}}`) and one write-authorization rule.
+ */
+export function createApp(options: AppOptions): Hono {
+  const app = new Hono();
+  app.use("*", async (c, next) => {
+    if (c.req.method !== "GET" && c.req.method !== "HEAD" && !options.trustedCaller) {
+      authorize(c.req.header("authorization"), options.token);
+    }
+    await next();
+  });
+  for (const routes of options.routes) app.route("/", routes);
+  app.notFound((c) =>
+    errorResponse(c, 404, "not_found", `No route for ${c.req.method} ${c.req.path}`)
+  );
+  app.onError((error, c) => {
+    if (error instanceof HttpError) {
+      return errorResponse(c, error.status, error.code, error.message);
+    }
+    if (error instanceof SyntaxError) return errorResponse(c, 400, "bad_request", error.message);
+    log("error", "request failed", { method: c.req.method, path: c.req.path, error });
+    return errorResponse(
+      c,
+      500,
+      "internal",
+      error instanceof Error ? error.message : String(error),
+    );
+  });
+  return app;
+}
+
+function authorize(header: string | undefined, token: string | undefined): void {
+  if (token === undefined) {
+    throw new HttpError(
+      401,
+      "unauthorized",
+      "Writes over HTTP need a token: start Chronicle with --token",
+    );
+  }
+  const given = header?.startsWith("Bearer ") ? header.slice("Bearer ".length) : undefined;
+  if (given === undefined) throw new HttpError(401, "unauthorized", "Missing bearer token");
+  if (!sameSecret(given, token)) throw new HttpError(401, "unauthorized", "Wrong bearer token");
+}
+
+/** Compares secrets in constant time. */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = new TextEncoder().encode(given);
+  const b = new TextEncoder().encode(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,244 @@
+import { Hono } from "hono";
+import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
+import { log } from "../log/mod.ts";
+import { PathError } from "../paths/mod.ts";
+import { type Iteration, S_IFLNK, S_IFMT } from "../store/mod.ts";
+import type { Workspace } from "../workspace/mod.ts";
+import { HttpError } from "./errors.ts";
+import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
+
+/** Largest body a `PUT /files/{path}` accepts. */
+export const MAX_PUT_BYTES = 100 * 1024 * 1024;
+
+/** The versioned-files REST surface: listing, content, history, iterations, changes, writes. */
+export function filesRoutes(workspace: Workspace): Hono {
+  const app = new Hono();
+  const store = workspace.store;
+
+  app.get("/files", (c) => {
+    const dir = c.req.query("path") ?? "";
+    const depth = optionalInteger(c.req.query("depth"), "depth", 0);
+    const normalized = dir === "" || dir === "/" ? "" : checked(workspace, dir);
+    const entries = listEntries(
+      store.list(normalized === "" ? {} : { dir: normalized }),
+      normalized,
+      depth,
+    );
+    return c.json({ path: normalized, entries });
+  });
+
+  app.get("/files/*", async (c) => {
+    const route = fileRoute(c.req.url);
+    const path = checked(workspace, route.path);
+    if (route.op === "history") {
+      const history = store.history(path);
+      if (history.length === 0) throw new HttpError(404, "not_found", `Unknown path "${path}"`);
+      return c.json(history.map(historyEntry));
+    }
+    const iteration = route.op === "at"
+      ? store.iteration(path, route.iteration)
+      : store.latest(path);
+    if (!iteration) {
+      const what = route.op === "at"
+        ? `iteration ${route.iteration} of "${path}"`
+        : `path "${path}"`;
+      throw new HttpError(404, "not_found", `Unknown ${what}`);
+    }
+    if (iteration.deleted) {
+      throw new HttpError(
+        410,
+        "deleted",
+        `Iteration ${iteration.iteration} of "${path}" is a deletion`,
+      );
+    }
+    return await contentResponse(workspace, iteration);
+  });
+
+  app.get("/changes", (c) => {
+    const since = optionalInteger(c.req.query("since"), "since", 0) ?? 0;
+    const limit = optionalInteger(c.req.query("limit"), "limit", 1) ?? 1000;
+    const changes = store.changesSince(since, Math.min(limit, 10_000));
+    return c.json({ since, sequence: store.sequence(), changes: changes.map(changeEntry) });
+  });
+
+  app.put("/files/*", async (c) => {
+    const route = fileRoute(c.req.url);
+    if (route.op !== "content") {
+      throw new HttpError(400, "bad_request", "Only a file path can be written");
+    }
+    const path = checked(workspace, route.path);
+    const declared = Number(c.req.header("content-length") ?? "0");
+    if (declared > MAX_PUT_BYTES) throw tooLarge(declared);
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    if (body.length > MAX_PUT_BYTES) throw tooLarge(body.length);
+    const modeText = c.req.query("mode");
+    const mode = modeText === undefined ? undefined : parseMode(modeText);
+    const iteration = await workspace.writeBytes(path, body, mode === undefined ? {} : { mode });
+    const latest = iteration ?? store.latest(path)!;
+    return c.json(historyEntry(latest), iteration ? 201 : 200);
+  });
+
+  app.delete("/files/*", async (c) => {
+    const route = fileRoute(c.req.url);
+    if (route.op !== "content") {
+      throw new HttpError(400, "bad_request", "Only a file path can be deleted");
+    }
+    const path = checked(workspace, route.path);
+    const latest = store.latest(path);
+    if (!latest || latest.deleted) throw new HttpError(404, "not_found", `Unknown path "${path}"`);
+    const iteration = await workspace.remove(path);
+    return c.json(historyEntry(iteration ?? store.latest(path)!));
+  });
+
+  return app;
+}
+
+function fileRoute(url: string): FileRoute {
+  const rawPath = new URL(url).pathname;
+  try {
+    return parseFileRoute(rawPath.slice("/files/".length));
+  } catch (error) {
+    throw new HttpError(400, "bad_request", (error as Error).message);
+  }
+}
+
+function checked(workspace: Workspace, path: string): string {
+  try {
+    return workspace.checkPath(path);
+  } catch (error) {
+    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
+    throw error;
+  }
+}
+
+function optionalInteger(text: string | undefined, name: string, min: number): number | undefined {
+  if (text === undefined || text === "") return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new HttpError(
+      400,
+      "bad_parameter",
+      `Invalid ${name} "${text}": expected an integer >= ${min}`,
+    );
+  }
+  return value;
+}
+
+function parseMode(text: string): number {
+  if (!/^[0-7]{3,4}$/.test(text)) {
+    throw new HttpError(400, "bad_parameter", `Invalid mode "${text}": expected octal like 644`);
+  }
+  return parseInt(text, 8);
+}
+
+function tooLarge(size: number): HttpError {
+  return new HttpError(413, "too_large", `Body of ${size} bytes exceeds ${MAX_PUT_BYTES} bytes`);
+}
+
+/** The `/files` listing: files, plus folders implied by deeper paths when `depth` cuts them. */
+function listEntries(live: Iteration[], dir: string, depth: number | undefined) {
+  const base = dir === "" ? 0 : dir.split("/").length;
+  const folders = new Set<string>();
+  const entries: Array<Record<string, unknown>> = [];
+  for (const iteration of live) {
+    const segments = iteration.path.split("/");
+    if (depth !== undefined && segments.length - base > depth) {
+      const folder = segments.slice(0, base + Math.max(depth, 1)).join("/");
+      if (!folders.has(folder) && folder !== dir) {
+        folders.add(folder);
+        entries.push({ path: folder, type: "dir" });
+      }
+      continue;
+    }
+    entries.push({
+      path: iteration.path,
+      type: (iteration.mode & S_IFMT) === S_IFLNK ? "symlink" : "file",
+      size: iteration.size,
+      iteration: iteration.iteration,
+      sequence: iteration.sequence,
+      hash: iteration.hash,
+      mode: iteration.mode,
+      modified: iteration.timestamp,
+    });
+  }
+  return entries;
+}
+
+/** One iteration as `GET /files/{path}/history` shows it. */
+export function historyEntry(iteration: Iteration) {
+  return {
+    iteration: iteration.iteration,
+    timestamp: iteration.timestamp,
+    size: iteration.size,
+    hash: iteration.hash,
+    sequence: iteration.sequence,
+    origin: iteration.origin,
+    deleted: iteration.deleted,
+    mode: iteration.mode,
+  };
+}
+
+function changeEntry(iteration: Iteration) {
+  return { path: iteration.path, ...historyEntry(iteration) };
+}
+
+/**
+ * Streams verified content. The first verified piece is read before answering, so a
+ * missing or corrupt object is reported as an error response, never served.
+ */
+async function contentResponse(workspace: Workspace, iteration: Iteration): Promise<Response> {
+  const reader = workspace.cas.readStream(iteration.hash).getReader();
+  let first: ReadableStreamReadResult<Uint8Array>;
+  try {
+    first = await reader.read();
+  } catch (error) {
+    throw contentError(error, iteration);
+  }
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first.done) controller.close();
+      else controller.enqueue(first.value);
+    },
+    async pull(controller) {
+      try {
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      } catch (error) {
+        log("error", "content became unreadable while serving", { path: iteration.path, error });
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(first.done ? null : body, {
+    headers: {
+      "content-type": "application/octet-stream",
+      "content-length": String(iteration.size),
+      "etag": `"${iteration.hash}"`,
+      "x-chronicle-iteration": String(iteration.iteration),
+      "x-chronicle-sequence": String(iteration.sequence),
+    },
+  });
+}
+
+function contentError(error: unknown, iteration: Iteration): HttpError {
+  if (error instanceof CorruptContentError) {
+    log("error", "corrupt content refused", { path: iteration.path, hash: iteration.hash });
+    return new HttpError(
+      500,
+      "corrupt_content",
+      `Stored content of "${iteration.path}" is corrupt: ${error.message}`,
+    );
+  }
+  if (error instanceof ContentNotFoundError) {
+    return new HttpError(
+      500,
+      "missing_content",
+      `Stored content of "${iteration.path}" is missing`,
+    );
+  }
+  throw error;
+}

@@ -1,0 +1,9 @@
+/**
+ * Chronicle's REST API on `Deno.serve`: route groups, one error format, one write rule.
+ *
+ * @module
+ */
+export { type AppOptions, createApp, sameSecret } from "./app.ts";
+export { errorResponse, HttpError } from "./errors.ts";
+export { filesRoutes, historyEntry, MAX_PUT_BYTES } from "./files_routes.ts";
+export { type FileRoute, parseFileRoute } from "./file_route_path.ts";

@@ -1,0 +1,54 @@
+/** Options for {@linkcode Debouncer}. */
+export interface DebouncerOptions {
+  /** Quiet time after the last event before a batch is flushed. */
+  quietMs: number;
+  /** Longest an event waits under a continuous stream of events. @default {quietMs * 20} */
+  maxWaitMs?: number;
+}
+
+/**
+ * Collects keys and hands them over in batches once events pause for `quietMs`, or after
+ * `maxWaitMs` at the latest, so a burst of saves becomes one batch.
+ */
+export class Debouncer<K> {
+  readonly #pending = new Set<K>();
+  readonly #flush: (batch: Set<K>) => void;
+  readonly #quietMs: number;
+  readonly #maxWaitMs: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #firstAt = 0;
+
+  constructor(options: DebouncerOptions, flush: (batch: Set<K>) => void) {
+    this.#quietMs = options.quietMs;
+    this.#maxWaitMs = options.maxWaitMs ?? options.quietMs * 20;
+    this.#flush = flush;
+  }
+
+  /** Adds keys to the pending batch and restarts the quiet timer. */
+  add(keys: Iterable<K>): void {
+    if (this.#pending.size === 0) this.#firstAt = Date.now();
+    for (const key of keys) this.#pending.add(key);
+    if (this.#pending.size === 0) return;
+    clearTimeout(this.#timer);
+    const waited = Date.now() - this.#firstAt;
+    const delay = Math.max(0, Math.min(this.#quietMs, this.#maxWaitMs - waited));
+    this.#timer = setTimeout(() => this.flushNow(), delay);
+  }
+
+  /** Hands over whatever is pending now. */
+  flushNow(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#pending.size === 0) return;
+    const batch = new Set(this.#pending);
+    this.#pending.clear();
+    this.#flush(batch);
+  }
+
+  /** Drops pending keys and stops the timer. */
+  cancel(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,44 @@
+import { S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
+
+/** What a path looks like on disk right now (from `lstat`; links are never followed). */
+export type Observation =
+  | {
+    path: string;
+    kind: "file" | "symlink";
+    size: number;
+    mtimeMs: number;
+    ino: number;
+    mode: number;
+  }
+  | { path: string; kind: "dir" }
+  | { path: string; kind: "absent" }
+  | { path: string; kind: "other" };
+
+/** Turns an `lstat` result into an observation. */
+export function observe(path: string, info: Deno.FileInfo): Observation {
+  if (info.isDirectory) return { path, kind: "dir" };
+  if (!info.isFile && !info.isSymlink) return { path, kind: "other" };
+  const typeBits = info.isSymlink ? S_IFLNK : S_IFREG;
+  // Keep the permission bits from the OS and the type bits we are sure of.
+  const mode = typeBits | ((info.mode ?? 0o644) & ~S_IFMT);
+  return {
+    path,
+    kind: info.isSymlink ? "symlink" : "file",
+    size: info.size,
+    mtimeMs: info.mtime?.getTime() ?? 0,
+    ino: info.ino ?? 0,
+    mode,
+  };
+}
+
+/** `lstat` that answers `absent` instead of throwing for a missing path. */
+export async function observePath(root: string, path: string): Promise<Observation> {
+  try {
+    return observe(path, await Deno.lstat(`${root}/${path}`));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return { path, kind: "absent" };
+    }
+    throw error;
+  }
+}

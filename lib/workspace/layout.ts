@@ -1,0 +1,49 @@
+import { isAbsolute, join, relative, resolve } from "node:path";
+
+/** Where a workspace's files and Chronicle's own data live. */
+export interface WorkspaceLayout {
+  /** Absolute workspace root. */
+  root: string;
+  /** Absolute data folder (database, CAS, sockets). */
+  dataDir: string;
+  /** The data folder relative to the root, when it lies inside the workspace. */
+  dataDirInside: string | undefined;
+  /** Absolute database file. */
+  database: string;
+  /** Absolute CAS folder. */
+  casDir: string;
+  /** The control socket every running Chronicle serves its REST API on. */
+  controlSocket: string;
+}
+
+/** Options for {@linkcode resolveLayout}; relative paths resolve against the current folder. */
+export interface LayoutOptions {
+  root: string;
+  /** @default {`ROOT/.chronicle`} */
+  dataDir?: string | undefined;
+  /** @default {`DATA/chronicle.db`} */
+  database?: string | undefined;
+  /** @default {`DATA/cas`} */
+  casDir?: string | undefined;
+}
+
+/** The name of the default data folder inside a workspace. */
+export const DEFAULT_DATA_DIR = ".chronicle";
+
+/** Resolves every location from the command-line options (SURFACES.md). */
+export function resolveLayout(options: LayoutOptions): WorkspaceLayout {
+  const root = resolve(options.root);
+  const dataDir = resolve(options.dataDir ?? join(root, DEFAULT_DATA_DIR));
+  const inside = relative(root, dataDir);
+  const dataDirInside = inside !== "" && !inside.startsWith("..") && !isAbsolute(inside)
+    ? inside.split("\\").join("/")
+    : undefined;
+  return {
+    root,
+    dataDir,
+    dataDirInside,
+    database: resolve(options.database ?? join(dataDir, "chronicle.db")),
+    casDir: resolve(options.casDir ?? join(dataDir, "cas")),
+    controlSocket: join(dataDir, "control.sock"),
+  };
+}

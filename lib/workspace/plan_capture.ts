@@ -1,0 +1,67 @@
+import type { FileState } from "../store/mod.ts";
+import type { Observation } from "./file_observation.ts";
+
+/** A file or link seen on disk. */
+export type SeenFile = Extract<Observation, { kind: "file" | "symlink" }>;
+
+/** What capture must do after looking at the disk. */
+export interface CapturePlan {
+  /** Files whose content must be read and stored (new or changed since last seen). */
+  toHash: SeenFile[];
+  /** Files unchanged since last seen, with their known hash. */
+  unchanged: Array<{ file: SeenFile; hash: string }>;
+  /** Live paths that are gone from disk. */
+  deleted: string[];
+}
+
+/**
+ * Decides, without I/O, which observed files need hashing and which live paths were
+ * deleted. A file is trusted unchanged only when size, mtime, inode and mode all match
+ * what was last recorded for it.
+ *
+ * @param seen Files and links found on disk within the captured scope.
+ * @param known What the scanner last recorded, by path.
+ * @param live Paths the store holds as live within the same scope.
+ */
+export function planCapture(
+  seen: SeenFile[],
+  known: Map<string, FileState>,
+  live: Iterable<string>,
+): CapturePlan {
+  const plan: CapturePlan = { toHash: [], unchanged: [], deleted: [] };
+  const present = new Set<string>();
+  for (const file of seen) {
+    present.add(file.path);
+    const state = known.get(file.path);
+    if (state && sameStat(state, file)) plan.unchanged.push({ file, hash: state.hash });
+    else plan.toHash.push(file);
+  }
+  for (const path of live) {
+    if (!present.has(path)) plan.deleted.push(path);
+  }
+  return plan;
+}
+
+function sameStat(state: FileState, file: SeenFile): boolean {
+  return state.size === file.size && state.mtimeMs === file.mtimeMs &&
+    state.ino === file.ino && state.mode === file.mode;
+}
+
+/**
+ * How long after a write an mtime can still be followed by another write in the same
+ * clock tick ("racy git"). A file modified this recently is re-hashed on the next look.
+ */
+export const RACY_WINDOW_MS = 2000;
+
+/** The state to remember for a file, made untrustworthy when its mtime is too recent. */
+export function stateToRemember(file: SeenFile, hash: string, now: number): FileState {
+  const racy = now - file.mtimeMs < RACY_WINDOW_MS;
+  return {
+    path: file.path,
+    size: file.size,
+    mtimeMs: racy ? -1 : file.mtimeMs,
+    ino: file.ino,
+    mode: file.mode,
+    hash,
+  };
+}

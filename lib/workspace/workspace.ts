@@ -1,0 +1,447 @@
+import { dirname } from "node:path";
+import { Cas } from "../cas/mod.ts";
+import { DirectionalFilter } from "../filter/mod.ts";
+import { log } from "../log/mod.ts";
+import { isInside, normalizeWorkspacePath, parentOf, PathError } from "../paths/mod.ts";
+import {
+  type FileState,
+  type Iteration,
+  type NewIteration,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+  Store,
+} from "../store/mod.ts";
+import { Debouncer } from "./debouncer.ts";
+import { observePath } from "./file_observation.ts";
+import { type LayoutOptions, resolveLayout, type WorkspaceLayout } from "./layout.ts";
+import { planCapture, type SeenFile, stateToRemember } from "./plan_capture.ts";
+import { SerialQueue } from "./serial_queue.ts";
+import { walkTree } from "./walk_tree.ts";
+
+/** Options for {@linkcode Workspace.open}. */
+export interface WorkspaceOptions extends LayoutOptions {
+  /** Gitignore-style patterns never recorded (besides `.git/`, the data folder, `.chronicleignore`). */
+  ignore?: string[];
+  /** Extra patterns for master → replica only. */
+  ignoreToReplica?: string[];
+  /** Extra patterns for replica → master only. */
+  ignoreToMaster?: string[];
+  /** Origin of changes found on disk. @default {"local"} */
+  origin?: string;
+}
+
+/** Options of a write-through change. */
+export interface WriteOptions {
+  /** Who made the change. @default {the workspace's origin} */
+  origin?: string;
+}
+
+/** What a capture (scan or watcher batch) recorded. */
+export interface CaptureResult {
+  recorded: Iteration[];
+  /** Paths that could not be recorded, each with its reason. */
+  problems: Array<{ path: string; reason: string }>;
+}
+
+/** Options for {@linkcode Workspace.watch}. */
+export interface WatchOptions {
+  /** Quiet time before a batch of changes is recorded. @default {50} */
+  debounceMs?: number;
+}
+
+/** How many files are read and stored at once during a capture. */
+const HASH_CONCURRENCY = 8;
+
+/**
+ * A workspace under Chronicle: its files on disk, its store and CAS, and the one way to
+ * change it so that every change is recorded exactly once, whether it comes through this
+ * API (write-through) or from the disk (scan and watcher).
+ */
+export class Workspace {
+  readonly layout: WorkspaceLayout;
+  readonly store: Store;
+  readonly cas: Cas;
+  readonly filter: DirectionalFilter;
+  readonly origin: string;
+  readonly #queue = new SerialQueue();
+  readonly #capturedListeners = new Set<(recorded: Iteration[]) => void>();
+  #watcher: Deno.FsWatcher | undefined;
+  #watching: Promise<void> | undefined;
+  #debouncer: Debouncer<string> | undefined;
+  #closed = false;
+
+  private constructor(
+    layout: WorkspaceLayout,
+    store: Store,
+    cas: Cas,
+    filter: DirectionalFilter,
+    origin: string,
+  ) {
+    this.layout = layout;
+    this.store = store;
+    this.cas = cas;
+    this.filter = filter;
+    this.origin = origin;
+  }
+
+  /**
+   * Opens a workspace: creates the data folder, opens the store and the CAS, and reads
+   * `.chronicleignore`. Does not scan: call {@linkcode Workspace.scan}.
+   *
+   * @throws {Error} When the workspace folder does not exist or is not a folder.
+   */
+  static async open(options: WorkspaceOptions): Promise<Workspace> {
+    const layout = resolveLayout(options);
+    const info = await Deno.stat(layout.root).catch(() => undefined);
+    if (!info?.isDirectory) throw new Error(`Workspace "${layout.root}" is not a folder`);
+    await Deno.mkdir(layout.dataDir, { recursive: true, mode: 0o700 });
+    await Deno.mkdir(dirname(layout.database), { recursive: true });
+    const store = Store.open(layout.database);
+    try {
+      const cas = await Cas.open(layout.casDir);
+      const patterns = [...(options.ignore ?? []), ...await readIgnoreFile(layout.root)];
+      const filter = DirectionalFilter.create({
+        patterns,
+        toReplica: options.ignoreToReplica ?? [],
+        toMaster: options.ignoreToMaster ?? [],
+        dataDir: layout.dataDirInside,
+      });
+      return new Workspace(layout, store, cas, filter, options.origin ?? "local");
+    } catch (error) {
+      store.close();
+      throw error;
+    }
+  }
+
+  /** The workspace root (absolute). */
+  get root(): string {
+    return this.layout.root;
+  }
+
+  /**
+   * Normalizes and checks a workspace path for recording or writing.
+   *
+   * @throws {PathError} For an unsafe path, one inside the data folder, or a filtered one.
+   */
+  checkPath(path: string): string {
+    const normalized = normalizeWorkspacePath(path, { dataDir: this.layout.dataDirInside });
+    if (this.filter.local.ignores(normalized)) {
+      throw new PathError(path, "excluded by the workspace's ignore patterns");
+    }
+    return normalized;
+  }
+
+  /** Calls `listener` with iterations captured from the disk (scan or watcher), not write-through. */
+  onCaptured(listener: (recorded: Iteration[]) => void): () => void {
+    this.#capturedListeners.add(listener);
+    return () => this.#capturedListeners.delete(listener);
+  }
+
+  /** Records everything that changed on disk since the last look, deletions included. */
+  scan(): Promise<CaptureResult> {
+    return this.#queue.run(() => this.#capture([""], { emit: true }));
+  }
+
+  /**
+   * Watches the workspace and records changes in debounced batches, rescanning whenever
+   * the OS reports lost events.
+   */
+  watch(options: WatchOptions = {}): void {
+    if (this.#watcher || this.#closed) return;
+    const debouncer = new Debouncer<string>(
+      { quietMs: options.debounceMs ?? 50 },
+      (batch) => void this.#captureBatch(batch),
+    );
+    this.#debouncer = debouncer;
+    const watcher = Deno.watchFs(this.root, { recursive: true });
+    this.#watcher = watcher;
+    this.#watching = (async () => {
+      try {
+        for await (const event of watcher) {
+          if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
+          else debouncer.add(this.#relevantPaths(event.paths));
+        }
+      } catch (error) {
+        if (!this.#closed) log("error", "file watcher stopped", { error });
+      }
+    })();
+  }
+
+  /** Resolves once every queued capture and write has finished. */
+  async settled(): Promise<void> {
+    this.#debouncer?.flushNow();
+    await this.#queue.idle();
+  }
+
+  /** Writes `bytes` to `path` atomically and records it. */
+  writeBytes(
+    path: string,
+    bytes: Uint8Array,
+    options: WriteOptions & { mode?: number } = {},
+  ): Promise<Iteration | undefined> {
+    return this.#queue.run(async () => {
+      const normalized = this.checkPath(path);
+      const stored = await this.cas.putBytes(bytes);
+      const mode = options.mode ?? this.store.latest(normalized)?.mode ?? 0o100644;
+      return await this.#materialize(normalized, stored.hash, mode, options);
+    });
+  }
+
+  /** Writes content already in the CAS to `path` atomically and records it. */
+  writeContent(
+    path: string,
+    hash: string,
+    mode: number,
+    options: WriteOptions = {},
+  ): Promise<Iteration | undefined> {
+    return this.#queue.run(() => this.#materialize(this.checkPath(path), hash, mode, options));
+  }
+
+  /** Removes a file, link or folder and records the deletions. */
+  remove(path: string, options: WriteOptions = {}): Promise<Iteration | undefined> {
+    return this.#queue.run(async () => {
+      const normalized = this.checkPath(path);
+      await this.#assertNoLinkedParents(normalized);
+      await Deno.remove(this.#absolute(normalized), { recursive: true }).catch((error) => {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      });
+      const { recorded } = await this.#capture([normalized], { origin: options.origin });
+      return recorded.find((iteration) => iteration.path === normalized);
+    });
+  }
+
+  /** Moves a file, link or folder and records both sides in one transaction. */
+  move(from: string, to: string, options: WriteOptions = {}): Promise<Iteration[]> {
+    return this.#queue.run(async () => {
+      const source = this.checkPath(from);
+      const target = this.checkPath(to);
+      if (isInside(target, source)) {
+        throw new PathError(to, `cannot move "${source}" into itself`);
+      }
+      await this.#assertNoLinkedParents(source);
+      await this.#ensureParent(target);
+      await Deno.rename(this.#absolute(source), this.#absolute(target));
+      this.#carryFileStates(source, target);
+      const { recorded } = await this.#capture([source, target], { origin: options.origin });
+      return recorded;
+    });
+  }
+
+  /** Changes a file's permission bits and records the new mode. */
+  chmod(path: string, mode: number, options: WriteOptions = {}): Promise<Iteration | undefined> {
+    return this.#queue.run(async () => {
+      const normalized = this.checkPath(path);
+      await this.#assertNoLinkedParents(normalized);
+      await Deno.chmod(this.#absolute(normalized), mode & 0o7777);
+      const { recorded } = await this.#capture([normalized], { origin: options.origin });
+      return recorded.find((iteration) => iteration.path === normalized);
+    });
+  }
+
+  /** Stops watching, finishes queued work, and closes the store. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#watcher?.close();
+    await this.#watching;
+    this.#debouncer?.flushNow();
+    await this.#queue.idle();
+    this.store.close();
+  }
+
+  #captureBatch(batch: Set<string>): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const scopes = batch.has("") ? [""] : [...batch];
+    return this.#queue.run(async () => {
+      if (this.store.db.isOpen) await this.#capture(scopes, { emit: true });
+    }).catch((error) => log("error", "capture failed", { error }));
+  }
+
+  #relevantPaths(absolutePaths: string[]): string[] {
+    const out: string[] = [];
+    for (const absolute of absolutePaths) {
+      if (!absolute.startsWith(this.root + "/")) continue;
+      const relative = absolute.slice(this.root.length + 1);
+      if (this.layout.dataDirInside && isInside(relative, this.layout.dataDirInside)) continue;
+      out.push(relative);
+    }
+    return out;
+  }
+
+  /**
+   * The one capture mechanism: look at each scope on disk (a file, a folder, or a path
+   * that is gone), compare with what was recorded, store new content, and record the
+   * differences in one transaction.
+   */
+  async #capture(
+    scopes: string[],
+    options: { origin?: string | undefined; emit?: boolean; knownHash?: Map<string, string> },
+  ): Promise<CaptureResult> {
+    const problems: CaptureResult["problems"] = [];
+    const seen = new Map<string, SeenFile>();
+    const live = new Set<string>();
+    for (const scope of dedupeScopes(scopes)) {
+      await this.#observeScope(scope, seen, problems);
+      for (const iteration of this.store.list(scope === "" ? {} : { dir: scope })) {
+        if (!this.filter.local.ignores(iteration.path)) live.add(iteration.path);
+      }
+    }
+    const known = this.store.fileStates();
+    const plan = planCapture([...seen.values()], known, live);
+    const now = Date.now();
+    const changes: NewIteration[] = [];
+    const states: Array<FileState | { path: string; forget: true }> = [];
+    const origin = options.origin ?? this.origin;
+    for (const { file, hash } of plan.unchanged) changes.push(toChange(file, hash, origin));
+    await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
+      try {
+        const hash = options.knownHash?.get(file.path) ?? await this.#storeContent(file);
+        changes.push(toChange(file, hash, origin));
+        states.push(stateToRemember(file, hash, now));
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return; // RACE: deleted while we looked; its event follows
+        problems.push({ path: file.path, reason: errorMessage(error) });
+      }
+    });
+    for (const path of plan.deleted) {
+      changes.push({ path, hash: "", size: 0, mode: 0, deleted: true, origin });
+      states.push({ path, forget: true });
+    }
+    changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const recorded = this.store.record(changes);
+    this.store.saveFileStates(states);
+    for (const problem of problems) log("warn", "not recorded", problem);
+    if (options.emit && recorded.length > 0) {
+      for (const listener of this.#capturedListeners) listener(recorded);
+    }
+    return { recorded, problems };
+  }
+
+  async #observeScope(
+    scope: string,
+    seen: Map<string, SeenFile>,
+    problems: CaptureResult["problems"],
+  ): Promise<void> {
+    if (scope !== "" && this.filter.local.ignores(scope)) return;
+    const observation = scope === ""
+      ? { kind: "dir" as const }
+      : await observePath(this.root, scope);
+    if (observation.kind === "dir") {
+      const walked = await walkTree(this.root, scope, this.filter.local);
+      for (const file of walked.files) seen.set(file.path, file);
+      problems.push(...walked.skipped);
+    } else if (observation.kind === "file" || observation.kind === "symlink") {
+      seen.set(scope, observation);
+    }
+  }
+
+  async #storeContent(file: SeenFile): Promise<string> {
+    const absolute = this.#absolute(file.path);
+    if (file.kind === "symlink") {
+      const target = await Deno.readLink(absolute);
+      return (await this.cas.putBytes(new TextEncoder().encode(target))).hash;
+    }
+    return (await this.cas.putFile(absolute)).hash;
+  }
+
+  async #materialize(
+    path: string,
+    hash: string,
+    mode: number,
+    options: WriteOptions,
+  ): Promise<Iteration | undefined> {
+    await this.#ensureParent(path);
+    const absolute = this.#absolute(path);
+    const fullMode = (mode & S_IFMT) === 0 ? S_IFREG | mode : mode;
+    if ((fullMode & S_IFMT) === S_IFLNK) {
+      const target = new TextDecoder().decode(await this.cas.readBytes(hash));
+      const temp = `${dirname(absolute)}/.chronicle-link-${crypto.randomUUID()}`;
+      await Deno.symlink(target, temp);
+      await Deno.rename(temp, absolute).catch(async (error) => {
+        await Deno.remove(temp).catch(() => undefined);
+        throw error;
+      });
+    } else {
+      const existing = await observePath(this.root, path);
+      if (existing.kind === "dir") throw new PathError(path, "a folder is in the way");
+      await this.cas.writeTo(hash, absolute, { mode: fullMode });
+    }
+    // RACE: a write by someone else between our rename and this capture is recorded
+    // under the known hash; its own watcher event re-hashes it, because the state we
+    // remember for a fresh mtime is marked untrustworthy (see stateToRemember).
+    const { recorded } = await this.#capture([path], {
+      origin: options.origin,
+      knownHash: new Map([[path, hash]]),
+    });
+    return recorded.find((iteration) => iteration.path === path);
+  }
+
+  async #ensureParent(path: string): Promise<void> {
+    const parent = parentOf(path);
+    if (parent === "") return;
+    await this.#assertNoLinkedParents(path);
+    await Deno.mkdir(this.#absolute(parent), { recursive: true });
+  }
+
+  /** Refuses to write through a link: a linked folder could lead out of the workspace. */
+  async #assertNoLinkedParents(path: string): Promise<void> {
+    const segments = path.split("/");
+    let current = "";
+    for (const segment of segments.slice(0, -1)) {
+      current = current === "" ? segment : `${current}/${segment}`;
+      const observation = await observePath(this.root, current);
+      if (observation.kind === "absent") return;
+      if (observation.kind !== "dir") {
+        throw new PathError(path, `"${current}" is not a folder (links are never followed)`);
+      }
+    }
+  }
+
+  #carryFileStates(from: string, to: string): void {
+    const moved: FileState[] = [];
+    for (const [path, state] of this.store.fileStates()) {
+      if (isInside(path, from)) moved.push({ ...state, path: to + path.slice(from.length) });
+    }
+    this.store.saveFileStates(moved);
+  }
+
+  #absolute(path: string): string {
+    return `${this.root}/${path}`;
+  }
+}
+
+function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
+  return { path: file.path, hash, size: file.size, mode: file.mode, deleted: false, origin };
+}
+
+function dedupeScopes(scopes: string[]): string[] {
+  if (scopes.includes("")) return [""];
+  const sorted = [...new Set(scopes)].sort();
+  return sorted.filter((scope, index) => !sorted.slice(0, index).some((s) => isInside(scope, s)));
+}
+
+async function forEachLimited<T>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+async function readIgnoreFile(root: string): Promise<string[]> {
+  try {
+    return (await Deno.readTextFile(`${root}/.chronicleignore`)).split(/\r?\n/);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
