@@ -30,3 +30,9 @@ export const CHUNKING_THRESHOLD = 4 * 1024 * 1024;
 
 /** The SHA-256 of no bytes: the hash of every empty file. */
 export const EMPTY_HASH = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/**
+ * Name ending of the temp files `Cas.writeTo` makes beside a destination
+ * (`.<name>.<pid>-<uuid>.chronicle-tmp`): watchers should ignore such files.
+ */
+export const WORKSPACE_TEMP_SUFFIX = ".chronicle-tmp";

@@ -78,7 +78,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       problems: scan.problems.length,
       sequence: workspace.store.sequence(),
     });
-    workspace.watch({ debounceMs: config.debounceMs });
+    await workspace.watch({ debounceMs: config.debounceMs });
     const poll = setInterval(() => workspace.store.pollExternal(), EXTERNAL_POLL_MS);
     services.push({ name: "external poll", close: () => Promise.resolve(clearInterval(poll)) });
     ready = true;

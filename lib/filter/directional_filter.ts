@@ -12,8 +12,15 @@ export interface DirectionalFilterOptions {
   dataDir?: string | undefined;
 }
 
-/** Patterns every workspace excludes: git's own folder. The data folder is added per workspace. */
-export const DEFAULT_PATTERNS: readonly string[] = [".git/"];
+/**
+ * Patterns every workspace excludes: git's own folder, and the temp files of Chronicle's
+ * atomic writes (a crash can leave one behind). The data folder is added per workspace.
+ */
+export const DEFAULT_PATTERNS: readonly string[] = [
+  ".git/",
+  "*.chronicle-tmp",
+  ".chronicle-link-*",
+];
 
 /**
  * What travels in each direction of replication (seed 001 "Filtering"), and what the

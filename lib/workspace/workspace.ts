@@ -17,6 +17,7 @@ import { observePath } from "./file_observation.ts";
 import { type LayoutOptions, resolveLayout, type WorkspaceLayout } from "./layout.ts";
 import { planCapture, type SeenFile, stateToRemember } from "./plan_capture.ts";
 import { SerialQueue } from "./serial_queue.ts";
+import { TreeWatcher } from "./tree_watcher.ts";
 import { walkTree } from "./walk_tree.ts";
 
 /** Options for {@linkcode Workspace.open}. */
@@ -66,8 +67,7 @@ export class Workspace {
   readonly origin: string;
   readonly #queue = new SerialQueue();
   readonly #capturedListeners = new Set<(recorded: Iteration[]) => void>();
-  #watcher: Deno.FsWatcher | undefined;
-  #watching: Promise<void> | undefined;
+  #watcher: TreeWatcher | undefined;
   #debouncer: Debouncer<string> | undefined;
   #closed = false;
 
@@ -147,25 +147,22 @@ export class Workspace {
    * Watches the workspace and records changes in debounced batches, rescanning whenever
    * the OS reports lost events.
    */
-  watch(options: WatchOptions = {}): void {
+  async watch(options: WatchOptions = {}): Promise<void> {
     if (this.#watcher || this.#closed) return;
     const debouncer = new Debouncer<string>(
       { quietMs: options.debounceMs ?? 50 },
       (batch) => void this.#captureBatch(batch),
     );
     this.#debouncer = debouncer;
-    const watcher = Deno.watchFs(this.root, { recursive: true });
-    this.#watcher = watcher;
-    this.#watching = (async () => {
-      try {
-        for await (const event of watcher) {
-          if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
-          else debouncer.add(this.#relevantPaths(event.paths));
-        }
-      } catch (error) {
-        if (!this.#closed) log("error", "file watcher stopped", { error });
-      }
-    })();
+    const excluded = (name: string) =>
+      name === this.layout.dataDirInside?.split("/")[0] || this.filter.local.ignores(name, true);
+    this.#watcher = new TreeWatcher(this.root, excluded, (event) => {
+      // Reads change nothing, and our own hashing would otherwise re-trigger capture.
+      if (event.kind === "access") return;
+      if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
+      else debouncer.add(this.#relevantPaths(event.paths));
+    });
+    await this.#watcher.start();
   }
 
   /** Resolves once every queued capture and write has finished. */
@@ -243,8 +240,7 @@ export class Workspace {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#watcher?.close();
-    await this.#watching;
+    await this.#watcher?.close();
     this.#debouncer?.flushNow();
     await this.#queue.idle();
     this.store.close();

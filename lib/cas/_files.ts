@@ -1,0 +1,122 @@
+/**
+ * Small file helpers for `lib/cas`: reading whole files and pieces, walking the fan-out
+ * folders, and stat/remove shortcuts. Internal.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { isContentHash } from "./content_hash.ts";
+
+/** Pieces read from a file in one go by {@linkcode readPieces}. */
+const READ_PIECE = 1024 * 1024;
+
+/** Reads a file to its end, starting with a buffer of the expected size. */
+export async function readRest(file: Deno.FsFile, expected: number): Promise<Uint8Array> {
+  let buf = new Uint8Array(expected + 1);
+  let len = 0;
+  for (;;) {
+    if (len === buf.length) {
+      const bigger = new Uint8Array(buf.length * 2);
+      bigger.set(buf);
+      buf = bigger;
+    }
+    const n = await file.read(buf.subarray(len));
+    if (n === null) break;
+    len += n;
+  }
+  return buf.subarray(0, len);
+}
+
+/**
+ * A file's content in pieces of up to {@linkcode READ_PIECE} bytes. The pieces share one
+ * buffer: each is valid only until the next is requested.
+ */
+export async function* readPieces(file: Deno.FsFile): AsyncGenerator<Uint8Array> {
+  const buf = new Uint8Array(READ_PIECE);
+  for (;;) {
+    let len = 0;
+    while (len < buf.length) {
+      const n = await file.read(buf.subarray(len));
+      if (n === null) break;
+      len += n;
+    }
+    if (len > 0) yield buf.subarray(0, len);
+    if (len < buf.length) return;
+  }
+}
+
+/** Every valid content file in a fan-out tree, with its hash and stat. */
+export async function* walkStore(
+  top: string,
+  suffix: string,
+): AsyncGenerator<{ hash: string; path: string; info: Deno.FileInfo }> {
+  for await (const dir of Deno.readDir(top)) {
+    if (!dir.isDirectory) continue;
+    for await (const entry of Deno.readDir(join(top, dir.name))) {
+      if (!entry.isFile || !entry.name.endsWith(suffix)) continue;
+      const hash = entry.name.slice(0, entry.name.length - suffix.length);
+      if (!isContentHash(hash) || hash.slice(0, 2) !== dir.name) continue;
+      const path = join(top, dir.name, entry.name);
+      const info = await statOrNull(path);
+      if (info !== null) yield { hash, path, info };
+    }
+  }
+}
+
+/** Removes a file last written before `cutoff` (mtime checked again just before); `true` when removed. */
+export async function removeIfOlder(
+  path: string,
+  info: Deno.FileInfo,
+  cutoff: number,
+): Promise<boolean> {
+  if ((info.mtime?.getTime() ?? 0) >= cutoff) return false;
+  const now = await statOrNull(path);
+  if (now === null || (now.mtime?.getTime() ?? 0) >= cutoff) return false;
+  await Deno.remove(path).catch(ignoreNotFound);
+  return true;
+}
+
+/** Marks an existing file as just stored; `false` when it vanished meanwhile. */
+export async function freshen(path: string): Promise<boolean> {
+  const now = new Date();
+  try {
+    await Deno.utime(path, now, now);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/** `Deno.stat`, with `null` for a missing file. */
+export async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.stat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/** Tells whether a regular file exists at `path`. */
+export async function isFile(path: string): Promise<boolean> {
+  return (await statOrNull(path))?.isFile ?? false;
+}
+
+/** Joins pieces into one new array. */
+export function concat(pieces: Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const p of pieces) total += p.length;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** A `catch` handler that swallows `NotFound` and rethrows anything else. */
+export function ignoreNotFound(error: unknown): void {
+  if (!(error instanceof Deno.errors.NotFound)) throw error;
+}

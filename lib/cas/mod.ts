@@ -1,0 +1,32 @@
+/**
+ * The content-addressable store: content named by its SHA-256, large content split by
+ * content-defined chunking (FastCDC) so an edit stores only a few new chunks, durable
+ * atomic writes, and reads that never return corrupt bytes (PROTOCOL.md §2).
+ *
+ * @module
+ */
+export {
+  Cas,
+  type CasStats,
+  type SweepOptions,
+  type SweepResult,
+  type WriteToOptions,
+} from "./cas.ts";
+export {
+  CHUNK_AVERAGE_SIZE,
+  CHUNK_MAX_SIZE,
+  CHUNK_MIN_SIZE,
+  chunkBoundaries,
+  Chunker,
+} from "./chunker.ts";
+export { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
+export { ContentNotFoundError, CorruptContentError } from "./errors.ts";
+export { manifestProblem } from "./manifest_problem.ts";
+export {
+  CHUNKING_THRESHOLD,
+  type ChunkManifest,
+  type ChunkRef,
+  EMPTY_HASH,
+  type StoredContent,
+  WORKSPACE_TEMP_SUFFIX,
+} from "./types.ts";

@@ -1,0 +1,111 @@
+import { log } from "../log/mod.ts";
+
+/** One change the OS reported, with absolute paths. */
+export type TreeEvent = Deno.FsEvent;
+
+/**
+ * Watches a workspace without ever watching Chronicle's data folder.
+ *
+ * Why not one recursive `Deno.watchFs(root)`: with the live SQLite database inside the
+ * watched tree, the process loses SQLite's POSIX file locks, so another process opening
+ * and closing the database believes it is the last connection and deletes the WAL that
+ * this process is still writing (commits become invisible to others and are lost on
+ * `kill -9`). So the root is watched non-recursively, and each top-level folder that is
+ * not excluded gets its own recursive watch, added and dropped as folders come and go.
+ */
+export class TreeWatcher {
+  readonly #root: string;
+  readonly #excluded: (name: string) => boolean;
+  readonly #onEvent: (event: TreeEvent) => void;
+  readonly #watchers = new Map<string, Deno.FsWatcher>();
+  readonly #loops = new Set<Promise<void>>();
+  #closed = false;
+
+  /**
+   * @param root Absolute workspace root.
+   * @param excluded Whether a top-level folder name must never be watched (data folder, `.git`).
+   * @param onEvent Called for every event, in the order each watch reports them.
+   */
+  constructor(
+    root: string,
+    excluded: (name: string) => boolean,
+    onEvent: (event: TreeEvent) => void,
+  ) {
+    this.#root = root;
+    this.#excluded = excluded;
+    this.#onEvent = onEvent;
+  }
+
+  /** Starts watching the root and every top-level folder. */
+  async start(): Promise<void> {
+    this.#watch("", false);
+    for await (const entry of Deno.readDir(this.#root)) {
+      if (entry.isDirectory) this.#syncFolder(entry.name);
+    }
+  }
+
+  /** Stops every watch and waits for their loops to end. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const watcher of this.#watchers.values()) watcher.close();
+    this.#watchers.clear();
+    await Promise.all(this.#loops);
+  }
+
+  #watch(name: string, recursive: boolean): void {
+    if (this.#closed || this.#watchers.has(name)) return;
+    let watcher: Deno.FsWatcher;
+    try {
+      watcher = Deno.watchFs(name === "" ? this.#root : `${this.#root}/${name}`, { recursive });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) {
+        log("warn", "cannot watch folder", { name, error });
+      }
+      return;
+    }
+    this.#watchers.set(name, watcher);
+    const loop = this.#pump(name, watcher);
+    this.#loops.add(loop);
+    loop.finally(() => this.#loops.delete(loop));
+  }
+
+  async #pump(name: string, watcher: Deno.FsWatcher): Promise<void> {
+    try {
+      for await (const event of watcher) {
+        if (name === "") this.#onRootEvent(event);
+        this.#onEvent(event);
+      }
+    } catch (error) {
+      if (!this.#closed) log("warn", "folder watch ended", { name, error });
+    } finally {
+      if (this.#watchers.get(name) === watcher) this.#watchers.delete(name);
+    }
+  }
+
+  /** Keeps one recursive watch per top-level folder in step with what the root holds. */
+  #onRootEvent(event: TreeEvent): void {
+    for (const path of event.paths) {
+      if (!path.startsWith(this.#root + "/")) continue;
+      const name = path.slice(this.#root.length + 1);
+      if (name.includes("/")) continue;
+      this.#syncFolder(name);
+    }
+  }
+
+  #syncFolder(name: string): void {
+    if (this.#excluded(name)) return;
+    let isDirectory = false;
+    try {
+      isDirectory = Deno.lstatSync(`${this.#root}/${name}`).isDirectory;
+    } catch { /* gone: drop its watch below */ }
+    const existing = this.#watchers.get(name);
+    if (isDirectory && !existing) {
+      this.#watch(name, true);
+      // Files created before the watch existed would go unseen: report the folder itself.
+      this.#onEvent({ kind: "create", paths: [`${this.#root}/${name}`] } as TreeEvent);
+    } else if (!isDirectory && existing) {
+      existing.close();
+      this.#watchers.delete(name);
+    }
+  }
+}

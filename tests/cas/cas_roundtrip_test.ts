@@ -1,0 +1,206 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  Cas,
+  CHUNK_AVERAGE_SIZE,
+  CHUNK_MAX_SIZE,
+  CHUNKING_THRESHOLD,
+  EMPTY_HASH,
+  sha256Hex,
+  type StoredContent,
+} from "../../lib/cas/mod.ts";
+import {
+  assertBytes,
+  concatBytes,
+  listFiles,
+  objectFile,
+  pseudoRandomBytes,
+  streamOf,
+  withTempDir,
+} from "./_helpers.ts";
+
+const MiB = 1024 * 1024;
+
+const SIZES = [
+  { description: "empty", size: 0 },
+  { description: "one byte", size: 1 },
+  { description: "inline limit", size: 4096 },
+  { description: "100 kB", size: 100_000 },
+  { description: "4 MiB - 1", size: CHUNKING_THRESHOLD - 1 },
+  { description: "exactly 4 MiB", size: CHUNKING_THRESHOLD },
+  { description: "12 MiB", size: 12 * MiB },
+];
+
+type Put = (cas: Cas, bytes: Uint8Array, dir: string) => Promise<StoredContent>;
+const PUTS: { name: string; put: Put }[] = [
+  { name: "putBytes", put: (cas, bytes) => cas.putBytes(bytes) },
+  {
+    name: "putFile",
+    put: async (cas, bytes, dir) => {
+      const path = join(dir, "source.bin");
+      await Deno.writeFile(path, bytes);
+      return await cas.putFile(path);
+    },
+  },
+  {
+    name: "putStream",
+    put: (cas, bytes) => cas.putStream(streamOf(bytes, [65536 + 7, 1, 3 * MiB])),
+  },
+];
+
+async function readAllStream(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const pieces: Uint8Array[] = [];
+  for await (const piece of stream) pieces.push(piece);
+  return concatBytes(pieces);
+}
+
+Deno.test("Cas round-trips content of every size through every put and read", async (t) => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    for (const [i, { description, size }] of SIZES.entries()) {
+      const bytes = pseudoRandomBytes(size, 100 + i);
+      const hash = sha256Hex(bytes);
+      const chunked = size >= CHUNKING_THRESHOLD;
+      let firstManifest: unknown = undefined;
+      for (const { name, put } of PUTS) {
+        await t.step(`${description} via ${name}`, async () => {
+          assert.deepEqual(await put(cas, bytes, dir), { hash, size, chunked });
+          assert.equal(await cas.has(hash), true);
+          assert.equal(await cas.objectSize(hash), size);
+          assertBytes(await cas.readBytes(hash), bytes, "readBytes");
+          assertBytes(await readAllStream(cas.readStream(hash)), bytes, "readStream");
+          const dest = join(dir, "out.bin");
+          await cas.writeTo(hash, dest);
+          assertBytes(await Deno.readFile(dest), bytes, "writeTo");
+          const manifest = await cas.manifest(hash);
+          if (!chunked) {
+            assert.equal(manifest, null);
+            return;
+          }
+          assert.ok(manifest !== null);
+          assert.equal(manifest.total_size, size);
+          assert.equal(manifest.chunk_size, CHUNK_AVERAGE_SIZE);
+          for (const ref of manifest.chunks) {
+            assert.ok(ref.size <= CHUNK_MAX_SIZE);
+            assertBytes(
+              await cas.readBytes(ref.hash),
+              bytes.subarray(ref.offset, ref.offset + ref.size),
+            );
+          }
+          // Every put chunks the same content the same way.
+          firstManifest ??= manifest;
+          assert.deepEqual(manifest, firstManifest);
+        });
+      }
+    }
+    await t.step("the empty content is stored under EMPTY_HASH", async () => {
+      assert.equal(await cas.has(EMPTY_HASH), true);
+      assert.equal((await cas.readBytes(EMPTY_HASH)).length, 0);
+    });
+    await t.step("no temp file is left behind", async () => {
+      assert.deepEqual(await listFiles(join(dir, "cas", "tmp")), []);
+    });
+  });
+});
+
+Deno.test("Cas stores the same content once", async (t) => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(dir);
+    await t.step("small content", async () => {
+      const bytes = pseudoRandomBytes(5000, 1);
+      const first = await cas.putBytes(bytes);
+      const again = await cas.putBytes(bytes.slice());
+      assert.deepEqual(again, first);
+      assert.deepEqual(await cas.stats(), { objects: 1, manifests: 0, bytes: 5000 });
+    });
+    await t.step("chunked content", async () => {
+      const bytes = pseudoRandomBytes(9 * MiB, 2);
+      const { hash } = await cas.putBytes(bytes);
+      const once = await cas.stats();
+      await cas.putStream(streamOf(bytes, [MiB]));
+      await cas.putBytes(bytes);
+      assert.deepEqual(await cas.stats(), once);
+      const manifest = await cas.manifest(hash);
+      assert.equal(once.objects, 1 + manifest!.chunks.length);
+      assert.equal(once.manifests, 1);
+    });
+    await t.step("an existing object is not rewritten", async () => {
+      const bytes = pseudoRandomBytes(3000, 3);
+      const { hash } = await cas.putBytes(bytes);
+      const before = await Deno.stat(objectFile(dir, hash));
+      await cas.putBytes(bytes);
+      const after = await Deno.stat(objectFile(dir, hash));
+      assert.equal(after.ino, before.ino);
+    });
+  });
+});
+
+Deno.test("Cas.putFile() and putStream() chunk a large input as it is read", async () => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    // A content whose chunks are all cut before it reaches the threshold, and then more.
+    const bytes = pseudoRandomBytes(CHUNKING_THRESHOLD + 3 * MiB + 5, 77);
+    const source = join(dir, "big.bin");
+    await Deno.writeFile(source, bytes);
+    const fromFile = await cas.putFile(source);
+    assert.equal(fromFile.chunked, true);
+    const fromStream = await cas.putStream(streamOf(bytes, [CHUNKING_THRESHOLD - 1, 2]));
+    assert.deepEqual(fromStream, fromFile);
+    assertBytes(await cas.readBytes(fromFile.hash), bytes);
+  });
+});
+
+Deno.test("Cas.writeTo() keeps the permission bits and replaces the destination", async (t) => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    const { hash } = await cas.putBytes(new TextEncoder().encode("#!/bin/sh\necho hi\n"));
+    const cases = [
+      { description: "executable", mode: 0o100755, expected: 0o755 },
+      { description: "private", mode: 0o100600, expected: 0o600 },
+      { description: "setgid and sticky", mode: 0o102751, expected: 0o2751 },
+      { description: "read-only", mode: 0o100444, expected: 0o444 },
+      { description: "default", mode: undefined, expected: 0o644 },
+    ];
+    for (const { description, mode, expected } of cases) {
+      await t.step(description, async () => {
+        const dest = join(dir, "script.sh");
+        await Deno.writeTextFile(dest, "old content");
+        await cas.writeTo(hash, dest, mode === undefined ? {} : { mode });
+        assert.equal((await Deno.stat(dest)).mode! & 0o7777, expected);
+        assert.equal(await Deno.readTextFile(dest), "#!/bin/sh\necho hi\n");
+        assert.deepEqual(await listFiles(dir).then((f) => f.filter((p) => !p.startsWith("cas/"))), [
+          "script.sh",
+        ]);
+      });
+    }
+    await t.step("a destination whose name is as long as allowed", async () => {
+      const name = `${"é".repeat(120)}.txt`; // 244 bytes of the 255 a name may have
+      await cas.writeTo(hash, join(dir, name));
+      assert.equal(await Deno.readTextFile(join(dir, name)), "#!/bin/sh\necho hi\n");
+      await Deno.remove(join(dir, name));
+    });
+  });
+});
+
+Deno.test("Cas.putStream() of a failing stream rejects and stores no content", async () => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(dir);
+    const bytes = pseudoRandomBytes(9 * MiB, 5);
+    let at = 0;
+    const failing = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= 7 * MiB) {
+          controller.error(new Error("source went away"));
+          return;
+        }
+        controller.enqueue(bytes.slice(at, at + MiB));
+        at += MiB;
+      },
+    });
+    await assert.rejects(cas.putStream(failing), /source went away/);
+    const stats = await cas.stats();
+    assert.equal(stats.manifests, 0, "no manifest for a content never completed");
+    assert.equal(await cas.has(sha256Hex(bytes)), false);
+    assert.deepEqual(await listFiles(join(dir, "tmp")), []);
+  });
+});

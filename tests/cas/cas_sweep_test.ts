@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
+import { listFiles, manifestFile, objectFile, pseudoRandomBytes, withTempDir } from "./_helpers.ts";
+
+const MiB = 1024 * 1024;
+const HOUR = 3600_000;
+
+/** Sets every stored file's mtime an hour back, as if written long before the sweep. */
+async function ageAll(root: string): Promise<void> {
+  const past = new Date(Date.now() - HOUR);
+  for (const rel of await listFiles(root)) await Deno.utime(join(root, rel), past, past);
+}
+
+Deno.test("Cas.sweep() removes unreachable content and keeps chunks of kept manifests", async (t) => {
+  await withTempDir(async (root) => {
+    const cas = await Cas.open(root);
+    const a = await cas.putBytes(pseudoRandomBytes(1000, 1));
+    const c = await cas.putBytes(pseudoRandomBytes(2000, 2));
+    const bBytes = pseudoRandomBytes(10 * MiB, 3);
+    const b = await cas.putBytes(bBytes);
+    const dBytes = bBytes.slice();
+    dBytes[5 * MiB] = dBytes[5 * MiB]! ^ 0xff;
+    const d = await cas.putBytes(dBytes);
+    const bChunks = new Set((await cas.manifest(b.hash))!.chunks.map((r) => r.hash));
+    const dChunks = new Set((await cas.manifest(d.hash))!.chunks.map((r) => r.hash));
+    const bOnly = [...bChunks].filter((h) => !dChunks.has(h));
+    assert.ok(bOnly.length >= 1 && bOnly.length < bChunks.size, "b and d share most chunks");
+    await ageAll(root);
+
+    await t.step("content written or re-put after keepNewerThan survives", async () => {
+      // A second of margin: file times come from a coarser clock than Date.now().
+      const started = Date.now() - 1000;
+      const e = await cas.putBytes(pseudoRandomBytes(500, 4));
+      await cas.putBytes(pseudoRandomBytes(2000, 2)); // c again: freshened, not rewritten
+      const result = await cas.sweep(new Set([a.hash, b.hash, d.hash]), { keepNewerThan: started });
+      assert.deepEqual(result, { removedObjects: 0, removedBytes: 0 });
+      assert.equal(await cas.has(e.hash), true);
+      assert.equal(await cas.has(c.hash), true);
+      await ageAll(root);
+    });
+    await t.step(
+      "keeps a, d and d's chunks; removes c, b's manifest and b-only chunks",
+      async () => {
+        const before = await cas.stats();
+        const cSize = (await Deno.stat(objectFile(root, c.hash))).size;
+        const bManifestSize = (await Deno.stat(manifestFile(root, b.hash))).size;
+        let bOnlyBytes = 0;
+        for (const h of bOnly) bOnlyBytes += (await Deno.stat(objectFile(root, h))).size;
+        const result = await cas.sweep(new Set([a.hash, d.hash, "", "not a hash"]));
+        // c, the extra small object e, b's manifest and b's own chunks.
+        const eSize = 500;
+        assert.deepEqual(result, {
+          removedObjects: 2 + 1 + bOnly.length,
+          removedBytes: cSize + eSize + bManifestSize + bOnlyBytes,
+        });
+        assert.equal(await cas.has(a.hash), true);
+        assert.equal(await cas.has(d.hash), true);
+        assert.equal(sha256Hex(await cas.readBytes(d.hash)), d.hash);
+        assert.equal(await cas.has(b.hash), false);
+        assert.equal(await cas.has(c.hash), false);
+        for (const h of bOnly) assert.equal(await cas.has(h), false);
+        const after = await cas.stats();
+        assert.equal(after.objects, before.objects - 2 - bOnly.length);
+        assert.equal(after.manifests, 1);
+        assert.equal(after.bytes, before.bytes - result.removedBytes);
+      },
+    );
+    await t.step("a recent manifest keeps its older chunks", async () => {
+      await ageAll(root);
+      const now = new Date();
+      await Deno.utime(manifestFile(root, d.hash), now, now);
+      await cas.sweep(new Set(), { keepNewerThan: now.getTime() - 60_000 });
+      assert.equal(await cas.has(d.hash), true);
+      assert.equal(await cas.has(a.hash), false);
+    });
+    await t.step("keepNewerThan protects files written after the given time", async () => {
+      await ageAll(root);
+      const result = await cas.sweep(new Set(), { keepNewerThan: Date.now() - 2 * HOUR });
+      assert.deepEqual(result, { removedObjects: 0, removedBytes: 0 });
+      await cas.sweep(new Set());
+      assert.deepEqual(await cas.stats(), { objects: 0, manifests: 0, bytes: 0 });
+    });
+  });
+});
+
+Deno.test("Cas.open() removes temp files of writers that are gone and keeps live ones", async () => {
+  await withTempDir(async (root) => {
+    await Cas.open(root);
+    // The child has exited and been reaped, so its pid names no running process.
+    const dead = new Deno.Command("true").spawn();
+    await dead.status;
+    const tmp = join(root, "tmp");
+    const names = {
+      dead: `${dead.pid}-1b2c.tmp`,
+      junk: "junk.tmp",
+      own: `${Deno.pid}-3d4e.tmp`,
+      init: "1-5f6a.tmp",
+    };
+    for (const name of Object.values(names)) await Deno.writeTextFile(join(tmp, name), "partial");
+    await Deno.mkdir(join(tmp, "stray-folder"));
+    await Cas.open(root);
+    assert.deepEqual(await listFiles(tmp), [names.init, names.own].sort());
+    assert.deepEqual([...Deno.readDirSync(tmp)].length, 2);
+  });
+});
+
+Deno.test("Cas.open() rejects an empty root and creates the layout", async () => {
+  await assert.rejects(Cas.open(""), TypeError);
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "a", "b"));
+    assert.equal(cas.root, join(dir, "a", "b"));
+    const names = [...Deno.readDirSync(cas.root)].map((e) => e.name).sort();
+    assert.deepEqual(names, ["manifests", "objects", "tmp"]);
+  });
+});

@@ -1,0 +1,221 @@
+import assert from "node:assert/strict";
+import { sha256Hex } from "../../lib/cas/mod.ts";
+import { PathError } from "../../lib/paths/mod.ts";
+import { S_IFLNK } from "../../lib/store/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+async function open(root: string, ignore: string[] = []): Promise<Workspace> {
+  return await Workspace.open({ root, ignore });
+}
+
+Deno.test("Workspace.scan() records the tree, then only what changed since, deletions included", () =>
+  withTempDir(async (root) => {
+    await put(root, "a.txt", "one");
+    await put(root, "src/b.ts", "two");
+    await put(root, ".git/HEAD", "ref");
+    let workspace = await open(root);
+    try {
+      const first = await workspace.scan();
+      assert.deepEqual(first.recorded.map((i) => i.path), ["a.txt", "src/b.ts"]);
+      assert.deepEqual((await workspace.scan()).recorded, [], "nothing changed");
+    } finally {
+      await workspace.close();
+    }
+    await put(root, "a.txt", "one, edited while Chronicle was stopped");
+    await Deno.remove(`${root}/src/b.ts`);
+    await put(root, "c.txt", "three");
+    workspace = await open(root);
+    try {
+      const again = await workspace.scan();
+      assert.deepEqual(
+        again.recorded.map((i) => `${i.path}#${i.iteration}${i.deleted ? " deleted" : ""}`),
+        ["a.txt#2", "c.txt#1", "src/b.ts#2 deleted"],
+      );
+      assert.equal(workspace.store.list().some((i) => i.path.startsWith(".chronicle")), false);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace history: edits, every iteration readable, deletion and re-creation", () =>
+  withTempDir(async (root) => {
+    const workspace = await open(root);
+    try {
+      for (let n = 1; n <= 5; n++) await workspace.writeBytes("notes.md", text(`version ${n}`));
+      await workspace.remove("notes.md");
+      await workspace.writeBytes("notes.md", text("reborn"));
+      const history = workspace.store.history("notes.md");
+      assert.deepEqual(history.map((i) => i.iteration), [1, 2, 3, 4, 5, 6, 7]);
+      assert.equal(history[5]!.deleted, true);
+      for (let n = 1; n <= 5; n++) {
+        const bytes = await workspace.cas.readBytes(history[n - 1]!.hash);
+        assert.equal(new TextDecoder().decode(bytes), `version ${n}`);
+      }
+      assert.equal(await Deno.readTextFile(`${root}/notes.md`), "reborn");
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace write-through is recorded exactly once even though the watcher sees it", () =>
+  withTempDir(async (root) => {
+    const workspace = await open(root);
+    try {
+      await workspace.scan();
+      await workspace.watch({ debounceMs: 20 });
+      for (let n = 0; n < 20; n++) await workspace.writeBytes(`f${n % 4}.txt`, text(`w${n}`));
+      // A real external edit after the burst proves the watcher is live and settled.
+      await put(root, "external.txt", "from an editor");
+      await waitFor("the external edit", () => workspace.store.latest("external.txt"));
+      await workspace.settled();
+      for (let n = 0; n < 4; n++) {
+        assert.equal(workspace.store.history(`f${n}.txt`).length, 5, `f${n}.txt`);
+      }
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace watcher records edits, renames, mode changes and deletions", () =>
+  withTempDir(async (root) => {
+    await put(root, "dir/a.txt", "a");
+    const workspace = await open(root);
+    try {
+      await workspace.scan();
+      await workspace.watch({ debounceMs: 20 });
+      await Deno.rename(`${root}/dir`, `${root}/moved`);
+      await waitFor(
+        "rename",
+        () => workspace.store.latest("moved/a.txt") && workspace.store.latest("dir/a.txt")?.deleted,
+      );
+      await Deno.chmod(`${root}/moved/a.txt`, 0o755);
+      await waitFor(
+        "mode change",
+        () => (workspace.store.latest("moved/a.txt")!.mode & 0o777) === 0o755,
+      );
+      await Deno.remove(`${root}/moved/a.txt`);
+      await waitFor("deletion", () => workspace.store.latest("moved/a.txt")!.deleted);
+      const history = workspace.store.history("moved/a.txt");
+      assert.deepEqual(history.map((i) => [i.iteration, i.deleted]), [[1, false], [2, false], [
+        3,
+        true,
+      ]]);
+      assert.equal(history[0]!.hash, sha256Hex(text("a")), "a rename keeps the content");
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace move() and chmod() record both sides and the mode", () =>
+  withTempDir(async (root) => {
+    const workspace = await open(root);
+    try {
+      await workspace.writeBytes("src/x.sh", text("#!/bin/sh\n"), { mode: 0o100644 });
+      const moved = await workspace.move("src/x.sh", "bin/x.sh");
+      assert.deepEqual(moved.map((i) => `${i.path}:${i.deleted}`).sort(), [
+        "bin/x.sh:false",
+        "src/x.sh:true",
+      ]);
+      const changed = await workspace.chmod("bin/x.sh", 0o755);
+      assert.equal(changed!.mode, 0o100755);
+      assert.equal((await Deno.stat(`${root}/bin/x.sh`)).mode! & 0o777, 0o755);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace honours --ignore patterns and .chronicleignore", () =>
+  withTempDir(async (root) => {
+    await put(root, ".chronicleignore", "*.log\nbuild/\n");
+    await put(root, "app.log", "x");
+    await put(root, "build/out.o", "x");
+    await put(root, "node_modules/p/index.js", "x");
+    await put(root, "src/keep.ts", "x");
+    const workspace = await open(root, ["node_modules/"]);
+    try {
+      await workspace.scan();
+      assert.deepEqual(workspace.store.list().map((i) => i.path), [
+        ".chronicleignore",
+        "src/keep.ts",
+      ]);
+      await assert.rejects(() => workspace.writeBytes("x.log", text("no")), PathError);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace records symlinks as links and never writes through a linked folder", () =>
+  withTempDir(async (root) => {
+    const outside = await Deno.makeTempDir();
+    try {
+      await Deno.symlink(outside, `${root}/escape`);
+      await Deno.symlink("../etc/passwd", `${root}/rel-link`);
+      const workspace = await open(root);
+      try {
+        await workspace.scan();
+        const link = workspace.store.latest("escape")!;
+        assert.equal(link.mode & 0o170000, S_IFLNK);
+        assert.equal(new TextDecoder().decode(await workspace.cas.readBytes(link.hash)), outside);
+        await assert.rejects(() => workspace.writeBytes("escape/pwned.txt", text("x")), PathError);
+        assert.deepEqual([...Deno.readDirSync(outside)], [], "nothing written outside");
+        await workspace.writeContent("copy-of-link", link.hash, link.mode);
+        assert.equal(await Deno.readLink(`${root}/copy-of-link`), outside);
+      } finally {
+        await workspace.close();
+      }
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  }));
+
+Deno.test("Workspace refuses unsafe paths with a PathError", () =>
+  withTempDir(async (root) => {
+    const workspace = await open(root);
+    try {
+      for (const bad of ["../x", "/etc/passwd", "a\0b", ".chronicle/chronicle.db", ".git/config"]) {
+        await assert.rejects(() => workspace.writeBytes(bad, text("x")), PathError, bad);
+      }
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace stores a 50 MiB file in chunks, and a one-place edit adds only a few", () =>
+  withTempDir(async (root) => {
+    const size = 50 * 1024 * 1024;
+    const bytes = new Uint8Array(size);
+    let seed = 12345;
+    for (let i = 0; i < size; i += 4) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      bytes[i] = seed & 0xff;
+      bytes[i + 1] = (seed >>> 8) & 0xff;
+      bytes[i + 2] = (seed >>> 16) & 0xff;
+      bytes[i + 3] = seed >>> 24;
+    }
+    await put(root, "big.bin", bytes);
+    const workspace = await open(root);
+    try {
+      await workspace.scan();
+      const before = await workspace.cas.stats();
+      bytes[size / 2] = bytes[size / 2]! ^ 0xff;
+      await put(root, "big.bin", bytes);
+      await workspace.scan();
+      const after = await workspace.cas.stats();
+      const first = await workspace.cas.manifest(workspace.store.iteration("big.bin", 1)!.hash);
+      const second = await workspace.cas.manifest(workspace.store.iteration("big.bin", 2)!.hash);
+      assert.ok(first && second, "both versions are chunked");
+      const old = new Set(first.chunks.map((c) => c.hash));
+      const added = second.chunks.filter((c) => !old.has(c.hash));
+      assert.ok(added.length >= 1 && added.length <= 3, `${added.length} new chunks`);
+      assert.ok(
+        after.bytes - before.bytes < 10 * 1024 * 1024,
+        `grew by ${after.bytes - before.bytes} bytes`,
+      );
+    } finally {
+      await workspace.close();
+    }
+  }));
