@@ -3,6 +3,7 @@ import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
 import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
+import { defaultRegistry, metrics } from "../metrics/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
 import { serveUnix } from "./serve_unix.ts";
@@ -47,6 +48,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   });
   workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
   workspace.store.setMeta("role", role);
+  workspace.store.onRecorded((recorded) => metrics.iterations.inc(recorded.length));
   const services: Service[] = [];
   let ready = false;
   const shutdown = shutdownSignal();
@@ -66,7 +68,12 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
           ready,
           ...workspace.store.stats(),
         }),
-        metrics: () => "",
+        metrics: () => {
+          // Gauges that describe the store are read when scraped, not kept up to date.
+          metrics.sequence.set(workspace.store.sequence());
+          metrics.bytesStored.set(workspace.store.stats().bytes);
+          return defaultRegistry.render();
+        },
       }),
       filesRoutes(workspace),
     ];

@@ -3,6 +3,14 @@
  * debounced watcher) and the write-through API that changes files atomically and records
  * each change exactly once.
  *
+ * IMPORTANT for every component that needs to know about local changes (a replica's
+ * write-back journal, local-sync): do not call `Deno.watchFs` on a workspace yourself.
+ * Use `await workspace.watch({ debounceMs })` and `workspace.onCaptured(listener)`, which
+ * reports exactly the iterations captured from disk (never those written through this
+ * API, so a replica's own applies are not echoed back). A recursive `Deno.watchFs` over a
+ * folder that contains the live SQLite database makes the process lose SQLite's file
+ * locks (see `tree_watcher.ts`), and other processes then delete the WAL it writes to.
+ *
  * @module
  */
 export {
@@ -20,3 +28,4 @@ export {
 } from "./layout.ts";
 export { type CapturePlan, planCapture, RACY_WINDOW_MS } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
+export { TreeWatcher } from "./tree_watcher.ts";
