@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { Debouncer } from "../../lib/workspace/mod.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+
+Deno.test("Debouncer batches a burst into one flush and caps the wait", async () => {
+  const batches: string[][] = [];
+  const debouncer = new Debouncer<string>(
+    { quietMs: 30, maxWaitMs: 10_000 },
+    (batch) => batches.push([...batch].sort()),
+  );
+  debouncer.add(["a", "b"]);
+  debouncer.add(["b", "c"]);
+  await waitFor("one flush", () => batches.length === 1);
+  assert.deepEqual(batches, [["a", "b", "c"]]);
+
+  const capped: number[] = [];
+  const busy = new Debouncer<number>(
+    { quietMs: 40, maxWaitMs: 150 },
+    (batch) => capped.push(batch.size),
+  );
+  const feed = setInterval(() => busy.add([Date.now()]), 5);
+  try {
+    // Events never pause, so only the cap can produce this flush.
+    await waitFor("a flush under continuous events", () => capped.length > 0);
+  } finally {
+    clearInterval(feed);
+    busy.cancel();
+  }
+});
+
+Deno.test("Debouncer.flushNow() hands over at once; empty adds do nothing", () => {
+  const batches: number[] = [];
+  const debouncer = new Debouncer<string>({ quietMs: 10_000 }, (batch) => batches.push(batch.size));
+  debouncer.add([]);
+  debouncer.flushNow();
+  assert.deepEqual(batches, []);
+  debouncer.add(["x"]);
+  debouncer.flushNow();
+  assert.deepEqual(batches, [1]);
+  debouncer.cancel();
+});

@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import type { FileState } from "../../lib/store/mod.ts";
+import { planCapture, RACY_WINDOW_MS } from "../../lib/workspace/mod.ts";
+import { stateToRemember } from "../../lib/workspace/plan_capture.ts";
+
+const H = "a".repeat(64);
+const seen = (
+  path: string,
+  over: Partial<{ size: number; mtimeMs: number; ino: number; mode: number }> = {},
+) => ({
+  path,
+  kind: "file" as const,
+  size: 10,
+  mtimeMs: 1000,
+  ino: 7,
+  mode: 0o100644,
+  ...over,
+});
+const known = (path: string, over: Partial<FileState> = {}): [string, FileState] => [
+  path,
+  { path, size: 10, mtimeMs: 1000, ino: 7, mode: 0o100644, hash: H, ...over },
+];
+
+Deno.test("planCapture() hashes only what changed and finds deletions", () => {
+  const table = [
+    {
+      description: "new file",
+      seen: [seen("a")],
+      known: [],
+      live: [],
+      expected: { toHash: ["a"], unchanged: [], deleted: [] },
+    },
+    {
+      description: "unchanged",
+      seen: [seen("a")],
+      known: [known("a")],
+      live: ["a"],
+      expected: { toHash: [], unchanged: ["a"], deleted: [] },
+    },
+    {
+      description: "size changed",
+      seen: [seen("a", { size: 11 })],
+      known: [known("a")],
+      live: ["a"],
+      expected: { toHash: ["a"], unchanged: [], deleted: [] },
+    },
+    {
+      description: "mtime changed",
+      seen: [seen("a", { mtimeMs: 2000 })],
+      known: [known("a")],
+      live: ["a"],
+      expected: { toHash: ["a"], unchanged: [], deleted: [] },
+    },
+    {
+      description: "replaced (inode)",
+      seen: [seen("a", { ino: 8 })],
+      known: [known("a")],
+      live: ["a"],
+      expected: { toHash: ["a"], unchanged: [], deleted: [] },
+    },
+    {
+      description: "chmod",
+      seen: [seen("a", { mode: 0o100755 })],
+      known: [known("a")],
+      live: ["a"],
+      expected: { toHash: ["a"], unchanged: [], deleted: [] },
+    },
+    {
+      description: "racy state",
+      seen: [seen("a")],
+      known: [known("a", { mtimeMs: -1 })],
+      live: ["a"],
+      expected: { toHash: ["a"], unchanged: [], deleted: [] },
+    },
+    {
+      description: "deleted",
+      seen: [],
+      known: [known("a")],
+      live: ["a"],
+      expected: { toHash: [], unchanged: [], deleted: ["a"] },
+    },
+  ];
+  for (const row of table) {
+    const plan = planCapture(row.seen, new Map(row.known), row.live);
+    assert.deepEqual(
+      {
+        toHash: plan.toHash.map((f) => f.path),
+        unchanged: plan.unchanged.map((u) => u.file.path),
+        deleted: plan.deleted,
+      },
+      row.expected,
+      row.description,
+    );
+  }
+});
+
+Deno.test("stateToRemember() distrusts an mtime inside the racy window", () => {
+  const now = 100_000;
+  assert.equal(
+    stateToRemember(seen("a", { mtimeMs: now - RACY_WINDOW_MS - 1 }), H, now).mtimeMs,
+    now - RACY_WINDOW_MS - 1,
+  );
+  assert.equal(stateToRemember(seen("a", { mtimeMs: now - 10 }), H, now).mtimeMs, -1);
+});
