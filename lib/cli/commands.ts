@@ -7,6 +7,7 @@ import {
   restoreCommand,
   statusCommand,
 } from "./history_commands.ts";
+import { snapshotCommands } from "./snapshot_commands.ts";
 import { wireCommand } from "./wire_command.ts";
 
 /** A subcommand: its arguments in, its exit code out. */
@@ -22,4 +23,5 @@ export const COMMANDS: Record<string, Command> = {
   status: statusCommand,
   config: configCommand,
   wire: (args) => wireCommand(args),
+  ...snapshotCommands,
 };

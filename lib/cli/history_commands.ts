@@ -2,6 +2,7 @@ import { PathError } from "../paths/mod.ts";
 import { type Iteration, Store } from "../store/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest } from "./control_client.ts";
+import { restoreToCommand } from "./snapshot_commands.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateWorkspace, requireDatabase } from "./locate_workspace.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
@@ -152,8 +153,14 @@ export function logCommand(args: string[]): Promise<number> {
   return Promise.resolve(0);
 }
 
-/** `chronicle restore PATH --at N`: bring iteration N back as a new iteration. */
+/**
+ * `chronicle restore PATH --at N`: bring iteration N back as a new iteration; with `--to
+ * SEQ|TIME [PATH…]`, the point-in-time restore of the whole workspace or some paths.
+ */
 export async function restoreCommand(args: string[]): Promise<number> {
+  if (args.some((arg) => arg === "--to" || arg.startsWith("--to="))) {
+    return await restoreToCommand(args);
+  }
   const { values, positionals } = parseCommandArgs("restore", args, {
     ...COMMON,
     at: { type: "string" },

@@ -4,6 +4,8 @@ import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.t
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics } from "../metrics/mod.ts";
+import { snapshotRoutes } from "../http/snapshot_routes.ts";
+import { Snapshots } from "../snapshot/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
 import { serveUnix } from "./serve_unix.ts";
@@ -49,6 +51,16 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
   workspace.store.setMeta("role", role);
   workspace.store.onRecorded((recorded) => metrics.iterations.inc(recorded.length));
+  const snapshots = Snapshots.open({
+    root: workspace.root,
+    cas: workspace.cas,
+    store: workspace.store,
+    writer: workspace,
+    ignores: (path) => workspace.filter.local.ignores(path),
+    dataDir: workspace.layout.dataDir,
+    config: config.snapshots,
+    offTheRecord: config.noSnapshots,
+  });
   const services: Service[] = [];
   let ready = false;
   const shutdown = shutdownSignal();
@@ -76,6 +88,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         },
       }),
       filesRoutes(workspace),
+      snapshotRoutes({ snapshots }),
     ];
     services.push(...await startServers(config, routes));
     const scan = await workspace.scan();
@@ -89,6 +102,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     const poll = setInterval(() => workspace.store.pollExternal(), EXTERNAL_POLL_MS);
     services.push({ name: "external poll", close: () => Promise.resolve(clearInterval(poll)) });
     ready = true;
+    void sweepOrphans(workspace, snapshots);
     log("info", "chronicle running", {
       role,
       version: VERSION,
@@ -130,6 +144,16 @@ async function startServers(config: ChronicleConfig, routes: Hono[]): Promise<Se
     services.push({ name: "http", close: () => server.shutdown() });
   }
   return services;
+}
+
+/** Removes CAS objects nothing references (left by a crash between capture and record). */
+async function sweepOrphans(workspace: Workspace, snapshots: Snapshots): Promise<void> {
+  try {
+    const swept = await snapshots.cleanOrphans(workspace.store);
+    if (swept.removedObjects > 0) log("info", "removed orphaned content", swept);
+  } catch (error) {
+    log("warn", "orphan sweep failed", { error });
+  }
 }
 
 /** Stops services newest first, then the workspace, within a deadline. */

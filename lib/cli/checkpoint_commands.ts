@@ -1,0 +1,157 @@
+import { join, resolve } from "node:path";
+import { checkpoint, CheckpointError, rehydrate } from "../checkpoint/mod.ts";
+import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
+import { CliError, UsageError } from "./errors.ts";
+import {
+  LOCATE_ARGS,
+  locateWorkspace,
+  requireDatabase,
+  WORKSPACE_ROOT_META,
+} from "./locate_workspace.ts";
+import { printJson, println } from "./output.ts";
+import { parseCommandArgs } from "./parse_command_args.ts";
+import { Store } from "../store/mod.ts";
+
+/**
+ * `chronicle checkpoint [-C WS] [--data-dir D] [--output DIR] [--with-objects] [--json]`:
+ * writes a consistent copy of the workspace's database, `objects.txt` and
+ * `checkpoint.json` (with `--with-objects`, the objects too) into DIR, by default
+ * `DATA/checkpoints/checkpoint-<UTC time>`. Works while Chronicle runs. Without `-C` or
+ * `--data-dir`, `CHRONICLE_WORKSPACE` and `CHRONICLE_DATA_DIR` are used, else the
+ * workspace is found upwards from the current folder.
+ *
+ * @param args Arguments after `checkpoint`.
+ * @returns 0 once the checkpoint is complete.
+ * @throws {UsageError} For bad arguments.
+ * @throws {CliError} When no workspace is found or the checkpoint cannot be made.
+ */
+export async function checkpointCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("checkpoint", args, {
+    ...LOCATE_ARGS,
+    output: { type: "string", short: "o" },
+    "with-objects": { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  if (positionals.length > 0) {
+    throw new UsageError(`chronicle checkpoint takes no arguments, got "${positionals[0]}"`);
+  }
+  const env = Deno.env.toObject();
+  const given = values.C ?? values["data-dir"] ?? values.database;
+  const layout = locateWorkspace({
+    workspace: values.C ?? (given === undefined ? nonEmpty(env.CHRONICLE_WORKSPACE) : undefined),
+    dataDir: values["data-dir"] ??
+      (given === undefined ? nonEmpty(env.CHRONICLE_DATA_DIR) : undefined),
+    database: values.database,
+    casDir: values["cas-dir"],
+  });
+  requireDatabase(layout);
+  const output = values.output !== undefined
+    ? resolve(values.output)
+    : join(layout.dataDir, "checkpoints", `checkpoint-${stamp(new Date())}`);
+  const result = await translate(() =>
+    checkpoint({
+      database: layout.database,
+      casDir: layout.casDir,
+      output,
+      withObjects: values["with-objects"] ?? false,
+    })
+  );
+  if (values.json) {
+    printJson(result);
+    return 0;
+  }
+  println(`checkpoint ${result.output}`);
+  println(
+    `sequence ${result.sequence}, ${result.paths} paths, ${result.iterations} iterations, ${result.objects} objects`,
+  );
+  println(`database ${result.databaseBytes} bytes, sha256 ${result.databaseSha256}`);
+  println(
+    result.withObjects
+      ? `objects copied: ${result.copiedFiles} files, ${result.copiedBytes} bytes`
+      : "objects not copied: rehydrate needs this CAS or a copy of it (see objects.txt)",
+  );
+  return 0;
+}
+
+/**
+ * `chronicle rehydrate --from DIR [-C WS] [--data-dir D] [--database F] [--cas-dir D]
+ * [--force] [--json]`: brings a workspace back from a checkpoint: verifies it, completes
+ * the CAS from it, installs the database (refusing to replace one unless `--force`) and
+ * writes the latest tree into the workspace (default: `CHRONICLE_WORKSPACE`, else the
+ * current folder). Run it before starting Chronicle there.
+ *
+ * @param args Arguments after `rehydrate`.
+ * @returns 0 when every path was written, 1 when some could not be (each is listed).
+ * @throws {UsageError} For bad arguments or a missing `--from`.
+ * @throws {CliError} When the checkpoint is unusable or the database exists.
+ */
+export async function rehydrateCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("rehydrate", args, {
+    ...LOCATE_ARGS,
+    from: { type: "string" },
+    force: { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  if (positionals.length > 0) {
+    throw new UsageError(`chronicle rehydrate takes no arguments, got "${positionals[0]}"`);
+  }
+  if (values.from === undefined || values.from === "") {
+    throw new UsageError(
+      "Usage: chronicle rehydrate --from CHECKPOINT_DIR [-C WORKSPACE] [--data-dir DIR]",
+    );
+  }
+  const env = Deno.env.toObject();
+  const layout: WorkspaceLayout = resolveLayout({
+    root: values.C ?? nonEmpty(env.CHRONICLE_WORKSPACE) ?? Deno.cwd(),
+    dataDir: values["data-dir"] ?? nonEmpty(env.CHRONICLE_DATA_DIR),
+    database: values.database,
+    casDir: values["cas-dir"],
+  });
+  const result = await translate(() =>
+    rehydrate({
+      from: values.from!,
+      database: layout.database,
+      casDir: layout.casDir,
+      workspace: layout.root,
+      dataDir: layout.dataDir,
+      force: values.force ?? false,
+    })
+  );
+  const store = Store.open(layout.database);
+  try {
+    store.setMeta(WORKSPACE_ROOT_META, layout.root);
+  } finally {
+    store.close();
+  }
+  if (values.json) printJson({ workspace: layout.root, database: layout.database, ...result });
+  else {
+    println(`rehydrated ${layout.root} to sequence ${result.checkpoint.sequence}`);
+    println(
+      `${result.files} files (${result.bytes} bytes), ${result.symlinks} symlinks; objects copied ${result.objectsCopied}, already present ${result.objectsPresent}`,
+    );
+    for (const problem of result.problems) {
+      println(`not written: ${problem.path}: ${problem.reason}`);
+    }
+  }
+  if (result.problems.length > 0) {
+    throw new CliError(`${result.problems.length} path(s) could not be written`);
+  }
+  return 0;
+}
+
+async function translate<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof CheckpointError) throw new CliError(error.message, { cause: error });
+    throw error;
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function stamp(date: Date): string {
+  return date.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}

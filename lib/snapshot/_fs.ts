@@ -1,0 +1,75 @@
+/**
+ * File-system helpers for `lib/snapshot`: symlinked-parent checks, folder fsync and atomic
+ * symlink creation. Internal.
+ *
+ * @module
+ */
+import { basename, dirname, join } from "node:path";
+import { WORKSPACE_TEMP_SUFFIX } from "../cas/mod.ts";
+
+/**
+ * The first ancestor of `path` (workspace-relative) that is a symbolic link, or `undefined`.
+ * Missing ancestors end the search.
+ */
+export async function linkedAncestor(root: string, path: string): Promise<string | undefined> {
+  const segments = path.split("/");
+  for (let i = 1; i < segments.length; i++) {
+    const ancestor = segments.slice(0, i).join("/");
+    const info = await lstatOrNull(join(root, ancestor));
+    if (!info) return undefined;
+    if (info.isSymlink) return ancestor;
+    if (!info.isDirectory) return undefined;
+  }
+  return undefined;
+}
+
+/** `Deno.lstat`, or `null` when nothing is there (or a parent is not a folder). */
+export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/** Whether an error means "no such path" (including a parent that is not a folder). */
+export function isMissing(error: unknown): boolean {
+  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
+}
+
+/** Flushes a folder's entries to disk. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await Deno.open(dir, { read: true });
+  try {
+    await handle.sync();
+  } finally {
+    handle.close();
+  }
+}
+
+/** A temp name beside `dest` that watchers ignore (see `WORKSPACE_TEMP_SUFFIX`). */
+export function tempBeside(dest: string): string {
+  return join(
+    dirname(dest),
+    `.${basename(dest)}.${Deno.pid}-${crypto.randomUUID()}${WORKSPACE_TEMP_SUFFIX}`,
+  );
+}
+
+/** Creates or replaces `dest` with a symbolic link to `target`, atomically (temp + rename). */
+export async function writeSymlinkAtomic(dest: string, target: string): Promise<void> {
+  const temp = tempBeside(dest);
+  await Deno.symlink(target, temp);
+  try {
+    await Deno.rename(temp, dest);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {/* already gone */});
+    throw error;
+  }
+  await syncDir(dirname(dest));
+}
+
+/** The message of any thrown value. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
