@@ -32,7 +32,7 @@ export async function main(args: string[], options: MainOptions = {}): Promise<n
       return 0;
     }
     const command = first === undefined ? undefined : COMMANDS[first];
-    if (command) return await command(rest);
+    if (command) return await command(rest, options.role);
     const config = resolveConfig({ argv: args, env: Deno.env.toObject(), ...options });
     return await runDaemon(config);
   } catch (error) {

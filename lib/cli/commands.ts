@@ -1,4 +1,7 @@
+import type { Role } from "../config/mod.ts";
+import { checkpointCommand, rehydrateCommand } from "./checkpoint_commands.ts";
 import { configCommand } from "./config_command.ts";
+import { healthCommand } from "./health_command.ts";
 import {
   catCommand,
   historyCommand,
@@ -10,8 +13,8 @@ import {
 import { snapshotCommands } from "./snapshot_commands.ts";
 import { wireCommand } from "./wire_command.ts";
 
-/** A subcommand: its arguments in, its exit code out. */
-export type Command = (args: string[]) => Promise<number>;
+/** A subcommand: its arguments in (and the binary's role, if any), its exit code out. */
+export type Command = (args: string[], role?: Role) => Promise<number>;
 
 /** Every `chronicle COMMAND`, by name. */
 export const COMMANDS: Record<string, Command> = {
@@ -21,7 +24,10 @@ export const COMMANDS: Record<string, Command> = {
   log: logCommand,
   restore: restoreCommand,
   status: statusCommand,
-  config: configCommand,
+  config: (args, role) => configCommand(args, role ? { role } : {}),
+  health: (args) => healthCommand(args),
+  checkpoint: checkpointCommand,
+  rehydrate: rehydrateCommand,
   wire: (args) => wireCommand(args),
   ...snapshotCommands,
 };

@@ -1,0 +1,88 @@
+import { createHash } from "node:crypto";
+import { dirname } from "node:path";
+
+/** Lowercase hex SHA-256 of a file, read in pieces. */
+export async function sha256File(path: string): Promise<string> {
+  const hasher = createHash("sha256");
+  using file = await Deno.open(path, { read: true });
+  for await (const piece of file.readable) hasher.update(piece);
+  return hasher.digest("hex");
+}
+
+/** Writes bytes to a new file and fsyncs it (the folder is synced by the caller). */
+export async function writeSynced(path: string, bytes: Uint8Array): Promise<void> {
+  using file = await Deno.open(path, { write: true, createNew: true });
+  let written = 0;
+  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+  await file.sync();
+}
+
+/** Fsyncs a folder, so the names created in it survive a crash. */
+export async function syncDir(path: string): Promise<void> {
+  using dir = await Deno.open(path, { read: true });
+  await dir.sync();
+}
+
+/** Fsyncs every folder of a tree, deepest first. */
+export async function syncTree(root: string): Promise<void> {
+  const dirs: string[] = [];
+  const visit = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isDirectory) await visit(`${dir}/${entry.name}`);
+    }
+    dirs.push(dir);
+  };
+  await visit(root);
+  for (const dir of dirs) await syncDir(dir);
+}
+
+/**
+ * Copies a file to `dest` atomically: a temp file beside it, fsync, rename, fsync the
+ * folder; the temp file is removed on error.
+ */
+export async function copyAtomic(source: string, dest: string): Promise<void> {
+  const temp = `${dest}.${crypto.randomUUID()}.tmp`;
+  try {
+    await Deno.copyFile(source, temp);
+    {
+      using file = await Deno.open(temp, { read: true, write: true });
+      await file.sync();
+    }
+    await Deno.rename(temp, dest);
+    await syncDir(dirname(dest));
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw error;
+  }
+}
+
+/** `objects/ab/<hash>` or `manifests/ab/<hash>.json`, relative to a CAS-shaped folder. */
+export function casPath(kind: "objects" | "manifests", hash: string): string {
+  return `${kind}/${hash.slice(0, 2)}/${hash}${kind === "manifests" ? ".json" : ""}`;
+}
+
+/** Stat that answers `null` for a missing path. */
+export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/** Files written at once: each is fsynced, and a few at a time let the file system batch them. */
+export const PARALLEL_WRITES = 8;
+
+/** Runs `work` over `items` with at most `limit` at a time; the first error rejects. */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

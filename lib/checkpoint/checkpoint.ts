@@ -1,0 +1,254 @@
+import { backup, DatabaseSync } from "node:sqlite";
+import { basename, dirname, join, resolve } from "node:path";
+import { Cas, EMPTY_HASH } from "../cas/mod.ts";
+import { type DatabaseError, openDatabase } from "../db/mod.ts";
+import { referencedHashes } from "./content_references.ts";
+import {
+  casPath,
+  forEachLimited,
+  lstatOrNull,
+  PARALLEL_WRITES,
+  sha256File,
+  syncDir,
+  syncTree,
+  writeSynced,
+} from "./_files.ts";
+import {
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_VERSION,
+  CheckpointError,
+  type CheckpointInfo,
+} from "./types.ts";
+
+/** The database copy's name inside a checkpoint folder. */
+export const CHECKPOINT_DATABASE = "chronicle.db";
+
+/** Options for {@linkcode checkpoint}. */
+export interface CheckpointOptions {
+  /** The live database (it may be in use by a running Chronicle). */
+  database: string;
+  /** The CAS folder holding the content the database references. */
+  casDir: string;
+  /** The checkpoint folder to create; it must not exist, or be empty. */
+  output: string;
+  /** Also copy every needed object, chunk and manifest into the folder. @default {false} */
+  withObjects?: boolean;
+}
+
+/** What {@linkcode checkpoint} wrote. */
+export interface CheckpointResult extends CheckpointInfo {
+  /** The checkpoint folder (absolute). */
+  output: string;
+  /** Object and manifest files copied (0 without objects). */
+  copiedFiles: number;
+  /** Bytes of those files. */
+  copiedBytes: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Writes a consistent copy of a workspace's database with SQLite's online backup (safe
+ * while Chronicle writes), `objects.txt` listing every content and chunk hash the copy
+ * references, and `checkpoint.json` describing it; with `withObjects`, the objects too.
+ * The folder is built beside `output` and renamed into place once complete and synced,
+ * so `output` either holds a whole checkpoint or does not exist.
+ *
+ * @param options The database, CAS and output folder.
+ * @returns What was written.
+ * @throws {CheckpointError} When the database is missing or not Chronicle's, the output is
+ * not empty, or content the copy references is missing from the CAS (the checkpoint would
+ * lose it).
+ *
+ * @example Checkpointing a workspace's store
+ * ```ts ignore
+ * const result = await checkpoint({
+ *   database: "/w/.chronicle/chronicle.db",
+ *   casDir: "/w/.chronicle/cas",
+ *   output: "/backups/w-1",
+ * });
+ * console.log(result.sequence, result.objects);
+ * ```
+ */
+export async function checkpoint(options: CheckpointOptions): Promise<CheckpointResult> {
+  const database = resolve(options.database);
+  const output = resolve(options.output);
+  const withObjects = options.withObjects ?? false;
+  if (!(await lstatOrNull(database))?.isFile) {
+    throw new CheckpointError(`No database at "${database}"`);
+  }
+  await prepareOutput(output);
+  const staging = join(dirname(output), `.${basename(output)}.${crypto.randomUUID()}.partial`);
+  await Deno.mkdir(staging);
+  try {
+    const copy = join(staging, CHECKPOINT_DATABASE);
+    await backupDatabase(database, copy);
+    const facts = readCopy(copy);
+    const cas = await Cas.open(options.casDir);
+    const { objects, manifests } = await neededObjects(cas, facts.hashes);
+    let copiedFiles = 0;
+    let copiedBytes = 0;
+    if (withObjects) {
+      // Each file is fsynced; a few at a time lets the file system batch the syncs.
+      await forEachLimited(objects, PARALLEL_WRITES, async (hash) => {
+        if (hash === EMPTY_HASH && !(await cas.has(hash))) return;
+        const bytes = await cas.readBytes(hash);
+        const written = await writeInto(staging, casPath("objects", hash), bytes);
+        copiedBytes += written; // not `+= await`: that would read the total before waiting
+        copiedFiles++;
+      });
+      await forEachLimited([...manifests], PARALLEL_WRITES, async ([hash, manifest]) => {
+        const bytes = encoder.encode(JSON.stringify(manifest));
+        const written = await writeInto(staging, casPath("manifests", hash), bytes);
+        copiedBytes += written;
+        copiedFiles++;
+      });
+    }
+    const listed = [...new Set([...facts.hashes, ...objects])].sort();
+    await writeSynced(
+      join(staging, "objects.txt"),
+      encoder.encode(listed.map((h) => `${h}\n`).join("")),
+    );
+    const info: CheckpointInfo = {
+      format: CHECKPOINT_FORMAT,
+      version: CHECKPOINT_VERSION,
+      created: new Date().toISOString(),
+      sequence: facts.sequence,
+      paths: facts.paths,
+      iterations: facts.iterations,
+      objects: listed.length,
+      database: CHECKPOINT_DATABASE,
+      databaseSha256: await sha256File(copy),
+      databaseBytes: (await Deno.stat(copy)).size,
+      withObjects,
+    };
+    await writeSynced(
+      join(staging, "checkpoint.json"),
+      encoder.encode(JSON.stringify(info, null, 2) + "\n"),
+    );
+    await syncTree(staging);
+    await Deno.remove(output).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
+    await Deno.rename(staging, output);
+    await syncDir(dirname(output));
+    return { ...info, output, copiedFiles, copiedBytes };
+  } catch (error) {
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+    throw error;
+  }
+}
+
+async function prepareOutput(output: string): Promise<void> {
+  const info = await lstatOrNull(output);
+  if (info === null) {
+    await Deno.mkdir(dirname(output), { recursive: true });
+    return;
+  }
+  if (!info.isDirectory) {
+    throw new CheckpointError(`Checkpoint output "${output}" exists and is not a folder`);
+  }
+  for await (const _ of Deno.readDir(output)) {
+    throw new CheckpointError(`Checkpoint output "${output}" is not empty`);
+  }
+}
+
+async function backupDatabase(database: string, copy: string): Promise<void> {
+  let source: DatabaseSync;
+  try {
+    source = openDatabase(database, { readOnly: true });
+  } catch (error) {
+    throw new CheckpointError((error as DatabaseError).message, { cause: error });
+  }
+  try {
+    // rate -1 copies every page in one step under one read transaction: a consistent
+    // snapshot that concurrent writers can neither tear nor force to restart.
+    await backup(source, copy, { rate: -1 });
+  } catch (error) {
+    throw new CheckpointError(`Cannot copy database "${database}": ${(error as Error).message}`, {
+      cause: error,
+    });
+  } finally {
+    source.close();
+  }
+  // One self-contained file: leave WAL mode so no -wal or -shm belongs to the copy.
+  const db = new DatabaseSync(copy);
+  try {
+    db.exec("PRAGMA journal_mode = DELETE");
+  } finally {
+    db.close();
+  }
+}
+
+interface CopyFacts {
+  hashes: string[];
+  sequence: number;
+  paths: number;
+  iterations: number;
+}
+
+function readCopy(copy: string): CopyFacts {
+  const db = new DatabaseSync(copy, { readOnly: true });
+  try {
+    const check = db.prepare("PRAGMA quick_check").get() as { quick_check: string };
+    if (check.quick_check !== "ok") {
+      throw new CheckpointError(`The database copy failed its check: ${check.quick_check}`);
+    }
+    const hasIterations = db.prepare(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'iterations'",
+    ).get();
+    if (!hasIterations) {
+      throw new CheckpointError("The database is not a Chronicle store: it has no iterations");
+    }
+    const totals = db.prepare(
+      "SELECT COALESCE(MAX(sequence), 0) AS sequence, COUNT(*) AS iterations FROM iterations",
+    ).get() as { sequence: number; iterations: number };
+    const live = db.prepare(
+      "SELECT COUNT(*) AS n FROM (SELECT path, MAX(sequence) AS s FROM iterations GROUP BY path) latest JOIN iterations i ON i.sequence = latest.s WHERE i.deleted = 0",
+    ).get() as { n: number };
+    return { hashes: referencedHashes(db), ...totals, paths: live.n };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Resolves each content hash to the files that hold it: a whole object, or a manifest and
+ * its chunks; fails listing what the CAS lacks.
+ */
+async function neededObjects(
+  cas: Cas,
+  hashes: string[],
+): Promise<{ objects: string[]; manifests: Map<string, unknown> }> {
+  const objects = new Set<string>();
+  const manifests = new Map<string, unknown>();
+  const missing: string[] = [];
+  for (const hash of hashes) {
+    if (!(await cas.has(hash))) {
+      if (hash === EMPTY_HASH) continue; // empty content is always to be had
+      missing.push(hash);
+      continue;
+    }
+    const manifest = await cas.manifest(hash);
+    if (manifest === null) objects.add(hash);
+    else {
+      manifests.set(hash, manifest);
+      for (const chunk of manifest.chunks) objects.add(chunk.hash);
+    }
+  }
+  if (missing.length > 0) {
+    throw new CheckpointError(
+      `${missing.length} content(s) the database references are missing from the CAS, e.g. "${
+        missing[0]
+      }"`,
+    );
+  }
+  return { objects: [...objects].sort(), manifests };
+}
+
+async function writeInto(root: string, relative: string, bytes: Uint8Array): Promise<number> {
+  const path = join(root, relative);
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await writeSynced(path, bytes);
+  return bytes.length;
+}

@@ -1,0 +1,341 @@
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas/mod.ts";
+import { normalizeWorkspacePath } from "../paths/mod.ts";
+import { S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
+import type { Iteration } from "../store/mod.ts";
+import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
+import {
+  casPath,
+  copyAtomic,
+  forEachLimited,
+  lstatOrNull,
+  PARALLEL_WRITES,
+  sha256File,
+} from "./_files.ts";
+import {
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_VERSION,
+  CheckpointError,
+  type CheckpointInfo,
+} from "./types.ts";
+
+/** Options for {@linkcode rehydrate}. */
+export interface RehydrateOptions {
+  /** The checkpoint folder made by {@linkcode checkpoint}. */
+  from: string;
+  /** Where to install the database. */
+  database: string;
+  /** The CAS folder to complete from the checkpoint's objects. */
+  casDir: string;
+  /** The workspace folder to write the latest tree into (created if needed). */
+  workspace: string;
+  /**
+   * Chronicle's data folder; when it lies inside the workspace, no path inside it is
+   * written. @default {the database's folder}
+   */
+  dataDir?: string;
+  /**
+   * Replace an existing database. Only safe when no Chronicle is running on it.
+   * @default {false}
+   */
+  force?: boolean;
+}
+
+/** A path that could not be written, and why. */
+export interface RehydrateProblem {
+  path: string;
+  reason: string;
+}
+
+/** What {@linkcode rehydrate} did. */
+export interface RehydrateResult {
+  /** The checkpoint's description. */
+  checkpoint: CheckpointInfo;
+  /** Objects, chunks and manifests copied from the checkpoint into the CAS. */
+  objectsCopied: number;
+  /** Objects the CAS already held. */
+  objectsPresent: number;
+  /** Regular files written. */
+  files: number;
+  /** Symbolic links made. */
+  symlinks: number;
+  /** Bytes of the files written. */
+  bytes: number;
+  /** Paths that could not be written; the rest were. */
+  problems: RehydrateProblem[];
+}
+
+const HASH_LINE = /^[0-9a-f]{64}$/;
+
+/**
+ * Brings a workspace back from a checkpoint: verifies the database copy against its
+ * SHA-256, makes sure every object it references is in the CAS (copying them in from the
+ * checkpoint, each verified against its hash), installs the database atomically, and
+ * writes the latest tree into the workspace, every file from the CAS with its mode and
+ * time. Files in the workspace that the checkpoint does not have are left alone. The
+ * scanner's stat cache is cleared, so the next run re-reads every file once.
+ *
+ * @param options The checkpoint, where to install it, and the workspace.
+ * @returns What was copied and written, and any path that could not be.
+ * @throws {CheckpointError} When the checkpoint is malformed or corrupt, content is
+ * missing, or the database exists without `force`; nothing is installed then.
+ *
+ * @example Restoring elsewhere
+ * ```ts ignore
+ * const result = await rehydrate({
+ *   from: "/backups/w-1",
+ *   database: "/w2/.chronicle/chronicle.db",
+ *   casDir: "/w2/.chronicle/cas",
+ *   workspace: "/w2",
+ * });
+ * console.log(result.files, result.problems);
+ * ```
+ */
+export async function rehydrate(options: RehydrateOptions): Promise<RehydrateResult> {
+  const from = resolve(options.from);
+  const database = resolve(options.database);
+  const workspace = resolve(options.workspace);
+  const info = await readInfo(from);
+  const copy = join(from, info.database);
+  const actual = await sha256File(copy).catch((error) => {
+    throw new CheckpointError(`Cannot read "${copy}": ${(error as Error).message}`);
+  });
+  if (actual !== info.databaseSha256) {
+    throw new CheckpointError(
+      `Database copy "${copy}" is damaged: its SHA-256 is ${actual}, checkpoint.json says ${info.databaseSha256}`,
+    );
+  }
+  const hashes = await readObjectList(from, info);
+  if ((await lstatOrNull(database)) !== null && !options.force) {
+    throw new CheckpointError(
+      `Database "${database}" already exists: rehydrate into a new place, or pass --force when no Chronicle runs on it`,
+    );
+  }
+
+  const cas = await Cas.open(options.casDir);
+  const { copied, present } = await completeCas(cas, from, hashes);
+  await installDatabase(copy, database);
+
+  const store = Store.open(database);
+  try {
+    store.saveFileStates(
+      [...store.fileStates().keys()].map((path) => ({ path, forget: true as const })),
+    );
+    const dataDir = dataDirInside(workspace, resolve(options.dataDir ?? dirname(database)));
+    const written = await materialize(store.list(), cas, workspace, dataDir);
+    return { checkpoint: info, objectsCopied: copied, objectsPresent: present, ...written };
+  } finally {
+    store.close();
+  }
+}
+
+async function readInfo(from: string): Promise<CheckpointInfo> {
+  const path = join(from, "checkpoint.json");
+  let value: unknown;
+  try {
+    value = JSON.parse(await Deno.readTextFile(path));
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound
+      ? "no such file"
+      : (error as Error).message;
+    throw new CheckpointError(`Cannot read checkpoint "${path}": ${reason}`);
+  }
+  const info = value as Partial<CheckpointInfo>;
+  if (typeof info !== "object" || info === null || info.format !== CHECKPOINT_FORMAT) {
+    throw new CheckpointError(`"${path}" is not a Chronicle checkpoint`);
+  }
+  if (info.version !== CHECKPOINT_VERSION) {
+    throw new CheckpointError(
+      `Checkpoint "${from}" has version ${info.version}; this Chronicle reads version ${CHECKPOINT_VERSION}`,
+    );
+  }
+  if (
+    info.database !== CHECKPOINT_DATABASE || typeof info.databaseSha256 !== "string" ||
+    typeof info.objects !== "number" || typeof info.sequence !== "number"
+  ) {
+    throw new CheckpointError(`"${path}" is missing fields or has wrong types`);
+  }
+  return info as CheckpointInfo;
+}
+
+async function readObjectList(from: string, info: CheckpointInfo): Promise<string[]> {
+  const path = join(from, "objects.txt");
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new CheckpointError(`Cannot read "${path}": ${(error as Error).message}`);
+  }
+  const lines = text.split("\n").filter((line) => line !== "");
+  lines.forEach((line, index) => {
+    if (!HASH_LINE.test(line)) {
+      throw new CheckpointError(`Line ${index + 1} of "${path}" is not a content hash: "${line}"`);
+    }
+  });
+  if (lines.length !== info.objects) {
+    throw new CheckpointError(
+      `"${path}" lists ${lines.length} objects, checkpoint.json says ${info.objects}`,
+    );
+  }
+  return lines;
+}
+
+/** Copies in every listed object the CAS lacks: whole objects and chunks first, then manifests. */
+async function completeCas(
+  cas: Cas,
+  from: string,
+  hashes: string[],
+): Promise<{ copied: number; present: number }> {
+  let copied = 0;
+  let present = 0;
+  const manifests: string[] = [];
+  await forEachLimited(hashes, PARALLEL_WRITES, async (hash) => {
+    if (await cas.has(hash)) {
+      present++;
+      return;
+    }
+    const bytes = await readOptional(join(from, casPath("objects", hash)));
+    if (bytes !== null) {
+      await putChecked(cas, hash, bytes);
+      copied++;
+    } else if (hash === EMPTY_HASH) {
+      await cas.putVerified(hash, new Uint8Array());
+    } else manifests.push(hash);
+  });
+  manifests.sort();
+  const missing: string[] = [];
+  for (const hash of manifests) {
+    const text = await readOptional(join(from, casPath("manifests", hash)));
+    if (text === null) {
+      missing.push(hash);
+      continue;
+    }
+    try {
+      await cas.putManifest(hash, JSON.parse(new TextDecoder().decode(text)) as ChunkManifest);
+      copied++;
+    } catch (error) {
+      throw new CheckpointError(
+        `Manifest of "${hash}" in the checkpoint is unusable: ${(error as Error).message}`,
+      );
+    }
+  }
+  if (missing.length > 0) {
+    throw new CheckpointError(
+      `${missing.length} object(s) are neither in the CAS nor in the checkpoint, e.g. "${
+        missing[0]
+      }"`,
+    );
+  }
+  return { copied, present };
+}
+
+async function putChecked(cas: Cas, hash: string, bytes: Uint8Array): Promise<void> {
+  try {
+    await cas.putVerified(hash, bytes);
+  } catch (error) {
+    if (error instanceof CorruptContentError) {
+      throw new CheckpointError(`Object "${hash}" in the checkpoint is damaged: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+async function readOptional(path: string): Promise<Uint8Array | null> {
+  try {
+    return await Deno.readFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+async function installDatabase(copy: string, database: string): Promise<void> {
+  await Deno.mkdir(dirname(database), { recursive: true });
+  // A stale WAL beside the target would be replayed into the new file: remove it first.
+  for (const suffix of ["-wal", "-shm", "-journal"]) {
+    await Deno.remove(database + suffix).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
+  }
+  await copyAtomic(copy, database);
+}
+
+/** The data folder relative to the workspace when it lies inside, so its paths are refused. */
+function dataDirInside(workspace: string, dataDir: string): string | undefined {
+  const inside = relative(workspace, dataDir);
+  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return undefined;
+  return inside.split(sep).join("/");
+}
+
+async function materialize(
+  tree: Iteration[],
+  cas: Cas,
+  workspace: string,
+  dataDir: string | undefined,
+): Promise<Omit<RehydrateResult, "checkpoint" | "objectsCopied" | "objectsPresent">> {
+  await Deno.mkdir(workspace, { recursive: true });
+  const result = { files: 0, symlinks: 0, bytes: 0, problems: [] as RehydrateProblem[] };
+  const isLink = (entry: Iteration) => (entry.mode & S_IFMT) === S_IFLNK;
+  const write = async (entry: Iteration): Promise<void> => {
+    try {
+      const path = normalizeWorkspacePath(entry.path, { dataDir });
+      const dest = join(workspace, ...path.split("/"));
+      await makeParents(workspace, path);
+      const type = entry.mode & S_IFMT;
+      if (type === S_IFLNK) {
+        const target = new TextDecoder().decode(await cas.readBytes(entry.hash));
+        await replaceWithSymlink(dest, target);
+        result.symlinks++;
+      } else if (type === S_IFREG || type === 0) {
+        if ((await lstatOrNull(dest))?.isDirectory) throw new Error("a folder is in the way");
+        await cas.writeTo(entry.hash, dest, { mode: entry.mode & 0o7777 });
+        const seconds = entry.timestamp / 1000;
+        await Deno.utime(dest, seconds, seconds);
+        result.files++;
+        result.bytes += entry.size;
+      } else {
+        throw new Error(`mode ${entry.mode.toString(8)} is neither a file nor a link`);
+      }
+    } catch (error) {
+      result.problems.push({ path: entry.path, reason: (error as Error).message ?? String(error) });
+    }
+  };
+  // Regular files first, a few at a time; links last, so a link never redirects a write.
+  await forEachLimited(tree.filter((entry) => !isLink(entry)), PARALLEL_WRITES, write);
+  for (const entry of tree.filter(isLink)) await write(entry);
+  result.problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return result;
+}
+
+/** Creates the folders above a path, refusing to go through a symlink. */
+async function makeParents(workspace: string, path: string): Promise<void> {
+  const segments = path.split("/").slice(0, -1);
+  let current = workspace;
+  for (const segment of segments) {
+    current = join(current, segment);
+    let info = await lstatOrNull(current);
+    if (info === null) {
+      try {
+        await Deno.mkdir(current);
+        continue;
+      } catch (error) {
+        // Another write of this rehydrate made it meanwhile: check what is there now.
+        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+        info = await lstatOrNull(current);
+      }
+    }
+    if (info === null) throw new Error(`"${relative(workspace, current)}" vanished`);
+    if (info.isSymlink) throw new Error(`"${relative(workspace, current)}" is a symlink`);
+    else if (!info.isDirectory) throw new Error(`"${relative(workspace, current)}" is a file`);
+  }
+}
+
+async function replaceWithSymlink(dest: string, target: string): Promise<void> {
+  const existing = await lstatOrNull(dest);
+  if (existing?.isSymlink && (await Deno.readLink(dest)) === target) return;
+  if (existing?.isDirectory) throw new Error("a folder is in the way");
+  // RACE: between the removal and the symlink another process could create the path;
+  // symlink then fails with AlreadyExists and the path is reported as a problem.
+  if (existing !== null) await Deno.remove(dest);
+  await Deno.symlink(target, dest);
+}

@@ -1,0 +1,174 @@
+import type { ConfigKey } from "./types.ts";
+
+/** How a raw value is read and checked. */
+export type ValueKind =
+  | "path"
+  | "boolean"
+  | "list"
+  | "hostPort"
+  | "wsUrl"
+  | "integer"
+  | "size"
+  | "logFormat"
+  | "id"
+  | "secret";
+
+/** One configuration option in its three spellings. */
+export interface OptionSpec {
+  key: ConfigKey;
+  /** Long flag without dashes. */
+  flag: string;
+  /** One-letter flag, if any. */
+  short?: string;
+  /** Environment variables, the first being the canonical `CHRONICLE_<UPPER_SNAKE>`. */
+  env: string[];
+  /** Key in `config.yaml`; a dotted key lives in a section. */
+  file: string;
+  kind: ValueKind;
+  /** Inclusive bounds of an integer or size. */
+  min?: number;
+  max?: number;
+  /** Words shown in `chronicle config` and errors for an integer, e.g. "milliseconds". */
+  unit?: string;
+}
+
+/** The largest frame payload (PROTOCOL.md §1), the ceiling of `maxWritebackBytes`. */
+export const MAX_FRAME_BYTES = 104_857_600;
+
+/** Every option, in the order `chronicle config` prints them. */
+export const OPTIONS: readonly OptionSpec[] = [
+  {
+    key: "workspace",
+    flag: "workspace",
+    short: "C",
+    env: ["CHRONICLE_WORKSPACE"],
+    file: "workspace",
+    kind: "path",
+  },
+  { key: "dataDir", flag: "data-dir", env: ["CHRONICLE_DATA_DIR"], file: "data_dir", kind: "path" },
+  {
+    key: "database",
+    flag: "database",
+    env: ["CHRONICLE_DATABASE"],
+    file: "database",
+    kind: "path",
+  },
+  { key: "casDir", flag: "cas-dir", env: ["CHRONICLE_CAS_DIR"], file: "cas_dir", kind: "path" },
+  { key: "http", flag: "http", env: ["CHRONICLE_HTTP"], file: "http", kind: "hostPort" },
+  {
+    key: "replication",
+    flag: "replication",
+    env: ["CHRONICLE_REPLICATION"],
+    file: "replication",
+    kind: "boolean",
+  },
+  { key: "socket", flag: "socket", env: ["CHRONICLE_SOCKET"], file: "socket", kind: "path" },
+  {
+    key: "wsListen",
+    flag: "ws-listen",
+    env: ["CHRONICLE_WS_LISTEN"],
+    file: "ws_listen",
+    kind: "hostPort",
+  },
+  { key: "connect", flag: "connect", env: ["CHRONICLE_CONNECT"], file: "connect", kind: "path" },
+  {
+    key: "wsConnect",
+    flag: "ws-connect",
+    env: ["CHRONICLE_WS_CONNECT", "CHRONICLE_AGENT_URL"],
+    file: "ws_connect",
+    kind: "wsUrl",
+  },
+  {
+    key: "localSync",
+    flag: "local-sync",
+    env: ["CHRONICLE_LOCAL_SYNC"],
+    file: "local_sync",
+    kind: "boolean",
+  },
+  {
+    key: "sandboxId",
+    flag: "sandbox-id",
+    env: ["CHRONICLE_SANDBOX_ID"],
+    file: "sandbox_id",
+    kind: "id",
+  },
+  { key: "agentId", flag: "agent-id", env: ["CHRONICLE_AGENT_ID"], file: "agent_id", kind: "id" },
+  { key: "ignore", flag: "ignore", env: ["CHRONICLE_IGNORE"], file: "ignore", kind: "list" },
+  { key: "token", flag: "token", env: ["CHRONICLE_TOKEN"], file: "token", kind: "secret" },
+  {
+    key: "insecure",
+    flag: "insecure",
+    env: ["CHRONICLE_INSECURE"],
+    file: "insecure",
+    kind: "boolean",
+  },
+  {
+    key: "logFormat",
+    flag: "log-format",
+    env: ["CHRONICLE_LOG_FORMAT"],
+    file: "log_format",
+    kind: "logFormat",
+  },
+  { key: "quiet", flag: "quiet", env: ["CHRONICLE_QUIET"], file: "quiet", kind: "boolean" },
+  {
+    key: "heartbeatMs",
+    flag: "heartbeat-ms",
+    env: ["CHRONICLE_HEARTBEAT_MS"],
+    file: "heartbeat_ms",
+    kind: "integer",
+    min: 10,
+    max: 3_600_000,
+    unit: "milliseconds",
+  },
+  {
+    key: "debounceMs",
+    flag: "debounce-ms",
+    env: ["CHRONICLE_DEBOUNCE_MS"],
+    file: "debounce_ms",
+    kind: "integer",
+    min: 0,
+    max: 60_000,
+    unit: "milliseconds",
+  },
+  {
+    key: "maxWritebackBytes",
+    flag: "max-writeback-bytes",
+    env: ["CHRONICLE_MAX_WRITEBACK_BYTES"],
+    file: "max_writeback_bytes",
+    kind: "size",
+    min: 1,
+    max: MAX_FRAME_BYTES,
+  },
+  {
+    key: "snapshots.maxSnapshots",
+    flag: "max-snapshots",
+    env: ["CHRONICLE_MAX_SNAPSHOTS"],
+    file: "chronicle.max_snapshots",
+    kind: "integer",
+    min: 1,
+    max: 1_000_000,
+    unit: "snapshots",
+  },
+  {
+    key: "snapshots.maxAgeDays",
+    flag: "max-age-days",
+    env: ["CHRONICLE_MAX_AGE_DAYS"],
+    file: "chronicle.max_age_days",
+    kind: "integer",
+    min: 1,
+    max: 36_500,
+    unit: "days",
+  },
+  {
+    key: "noSnapshots",
+    flag: "no-snapshots",
+    env: ["CHRONICLE_NO_SNAPSHOTS"],
+    file: "no_snapshots",
+    kind: "boolean",
+  },
+];
+
+/** Flags that are not configuration values but steer how it is read. */
+export const CONFIG_FLAG = "config";
+/** Environment variable naming the config file, below `--config`. */
+export const CONFIG_ENV = "CHRONICLE_CONFIG";

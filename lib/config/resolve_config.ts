@@ -1,0 +1,409 @@
+import { dirname, join, resolve } from "node:path";
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { parse as parseYaml } from "yaml";
+import { UsageError } from "../cli/errors.ts";
+import { isLoopback, parseHostPort } from "./host_port.ts";
+import { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec } from "./_options.ts";
+import { parseValue, type RawValue } from "./_parse_value.ts";
+import type { ChronicleConfig, ConfigKey, ConfigSource, Role, ValueOrigin } from "./types.ts";
+
+/** Options for {@linkcode resolveConfig}. */
+export interface ResolveConfigOptions {
+  /** Command-line arguments after the program (and command) name. */
+  argv: readonly string[];
+  /** Environment variables, e.g. `Deno.env.toObject()`. Empty values count as unset. */
+  env: Readonly<Record<string, string | undefined>>;
+  /**
+   * A `config.yaml` to read when neither `--config` nor `CHRONICLE_CONFIG` names one;
+   * it must exist. @default {"WORKSPACE/config.yaml" if present, else "DATA/config.yaml" if present}
+   */
+  configFile?: string;
+  /** Folder relative flag and environment paths are resolved against. @default {Deno.cwd()} */
+  cwd?: string;
+  /**
+   * The binary's role. `agent`: replication on and workspace `/workspace` by default, and
+   * `CHRONICLE_AGENT_URL` ignored. `sandbox`: workspace `/workspace` by default, and a
+   * connection to the master is required.
+   */
+  role?: Role;
+}
+
+/** Workspace of the agent and sandbox binaries when none is given. */
+export const CONTAINER_WORKSPACE = "/workspace";
+
+const DEFAULTS = {
+  replication: false,
+  localSync: false,
+  ignore: [] as string[],
+  insecure: false,
+  logFormat: "text",
+  quiet: false,
+  heartbeatMs: 1000,
+  debounceMs: 50,
+  maxWritebackBytes: 64 * 1024 * 1024,
+  "snapshots.maxSnapshots": 100,
+  "snapshots.maxAgeDays": 30,
+  noSnapshots: false,
+} as const satisfies Partial<Record<ConfigKey, unknown>>;
+
+const RANK: Record<ConfigSource, number> = { flag: 3, env: 2, file: 1, default: 0 };
+/** Unix socket paths are limited to 107 bytes plus a NUL on Linux. */
+const MAX_SOCKET_PATH_BYTES = 107;
+
+interface Chosen {
+  value: unknown;
+  origin: ValueOrigin;
+}
+
+/**
+ * Builds the effective configuration from command-line flags, then environment variables
+ * (`CHRONICLE_<UPPER_SNAKE>`; `CHRONICLE_AGENT_URL` is an alias of `CHRONICLE_WS_CONNECT`;
+ * lists comma-separated), then `config.yaml` (snake_case keys; snapshot retention under
+ * `chronicle: { max_snapshots, max_age_days }`; relative paths from the file's folder),
+ * then defaults: the first that gives a value wins.
+ *
+ * `--connect` and `--ws-connect` are one choice: the higher source decides both, so a
+ * `--connect` flag overrides `CHRONICLE_AGENT_URL`. `--ws-listen` implies `--replication`.
+ *
+ * @param options The arguments, environment and role.
+ * @returns The validated configuration, paths absolute, with the source of every value.
+ * @throws {UsageError} For an unknown option, a bad value (naming it and where it came
+ * from), an unreadable or malformed `config.yaml`, or options that contradict each other.
+ *
+ * @example Flags beat the environment
+ * ```ts
+ * import { deepStrictEqual as assertEquals } from "node:assert/strict";
+ * import { resolveConfig } from "./resolve_config.ts";
+ * const config = resolveConfig({
+ *   argv: ["/tmp/ws", "--heartbeat-ms", "250"],
+ *   env: { CHRONICLE_HEARTBEAT_MS: "500", CHRONICLE_QUIET: "true" },
+ * });
+ * assertEquals([config.heartbeatMs, config.quiet], [250, true]);
+ * assertEquals(config.database, "/tmp/ws/.chronicle/chronicle.db");
+ * ```
+ */
+export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
+  const cwd = options.cwd ?? Deno.cwd();
+  const { flags, explicitConfig } = readFlags(options.argv, cwd);
+  const env = readEnv(options.env, options.role, cwd);
+
+  // The file is found from the workspace and data folder the flags and environment give.
+  const early = (key: ConfigKey): string | undefined => {
+    const raw = flags.get(key) ?? env.get(key);
+    return raw === undefined ? undefined : parseValue(spec(key), raw) as string;
+  };
+  const searchWorkspace = early("workspace") ?? defaultWorkspace(options.role, cwd);
+  const searchData = early("dataDir") ?? join(searchWorkspace, ".chronicle");
+  const envConfig = nonEmpty(options.env[CONFIG_ENV], cwd);
+  const fileName = explicitConfig ?? envConfig ??
+    (options.configFile === undefined ? undefined : resolve(cwd, options.configFile));
+  const configOrigin: ValueOrigin = explicitConfig !== undefined
+    ? { source: "flag", name: "--config" }
+    : envConfig !== undefined
+    ? { source: "env", name: CONFIG_ENV }
+    : { source: "default" };
+  const configFile = fileName ??
+    [join(searchWorkspace, "config.yaml"), join(searchData, "config.yaml")]
+      .find(isFile);
+  const file = configFile === undefined ? new Map<ConfigKey, RawValue>() : readFile(configFile);
+
+  const chosen = new Map<ConfigKey, Chosen>();
+  for (const option of OPTIONS) {
+    for (const [source, layer] of [["flag", flags], ["env", env], ["file", file]] as const) {
+      const raw = layer.get(option.key);
+      if (raw === undefined) continue;
+      chosen.set(option.key, {
+        value: parseValue(option, raw),
+        origin: { source, name: nameOf(raw.where) },
+      });
+      break;
+    }
+  }
+  chooseConnection(chosen);
+
+  const take = <T>(key: ConfigKey, fallback: T): T => {
+    const found = chosen.get(key);
+    if (found) return found.value as T;
+    chosen.set(key, { value: fallback, origin: { source: "default" } });
+    return fallback;
+  };
+  const takeOptional = <T>(key: ConfigKey): T | undefined =>
+    chosen.get(key)?.value as T | undefined;
+
+  const workspace = take("workspace", defaultWorkspace(options.role, cwd));
+  const dataDir = take("dataDir", join(workspace, ".chronicle"));
+  const wsListen = takeOptional<string>("wsListen");
+  if (wsListen !== undefined && !chosen.has("replication")) {
+    chosen.set("replication", { value: true, origin: chosen.get("wsListen")!.origin });
+  }
+  const config: ChronicleConfig = {
+    workspace,
+    dataDir,
+    database: take("database", join(dataDir, "chronicle.db")),
+    casDir: take("casDir", join(dataDir, "cas")),
+    replication: take("replication", options.role === "agent" ? true : DEFAULTS.replication),
+    socket: take("socket", join(dataDir, "chronicle.sock")),
+    localSync: take("localSync", DEFAULTS.localSync),
+    ignore: take("ignore", [...DEFAULTS.ignore]),
+    insecure: take("insecure", DEFAULTS.insecure),
+    logFormat: take("logFormat", DEFAULTS.logFormat),
+    quiet: take("quiet", DEFAULTS.quiet),
+    heartbeatMs: take("heartbeatMs", DEFAULTS.heartbeatMs),
+    debounceMs: take("debounceMs", DEFAULTS.debounceMs),
+    maxWritebackBytes: take("maxWritebackBytes", DEFAULTS.maxWritebackBytes),
+    snapshots: {
+      maxSnapshots: take("snapshots.maxSnapshots", DEFAULTS["snapshots.maxSnapshots"]),
+      maxAgeDays: take("snapshots.maxAgeDays", DEFAULTS["snapshots.maxAgeDays"]),
+    },
+    noSnapshots: take("noSnapshots", DEFAULTS.noSnapshots),
+    sources: {} as Record<ConfigKey, ValueOrigin>,
+  };
+  for (
+    const key of [
+      "http",
+      "wsListen",
+      "connect",
+      "wsConnect",
+      "sandboxId",
+      "agentId",
+      "token",
+    ] as const
+  ) {
+    const value = takeOptional<string>(key);
+    if (value !== undefined) config[key] = value;
+    else chosen.set(key, { value: undefined, origin: { source: "default" } });
+  }
+  if (configFile !== undefined) config.configFile = configFile;
+  for (const option of OPTIONS) config.sources[option.key] = chosen.get(option.key)!.origin;
+  config.sources.configFile = configOrigin;
+
+  checkCombination(config, options.role);
+  return config;
+}
+
+function spec(key: ConfigKey): OptionSpec {
+  return OPTIONS.find((option) => option.key === key)!;
+}
+
+function defaultWorkspace(role: Role | undefined, cwd: string): string {
+  return role === undefined ? resolve(cwd) : CONTAINER_WORKSPACE;
+}
+
+function nameOf(where: string): string {
+  return where.replace(/ in ".*"$/s, "");
+}
+
+function readFlags(
+  argv: readonly string[],
+  cwd: string,
+): { flags: Map<ConfigKey, RawValue>; explicitConfig: string | undefined } {
+  const parserOptions: ParseArgsOptionsConfig = { [CONFIG_FLAG]: { type: "string" } };
+  for (const option of OPTIONS) {
+    parserOptions[option.flag] = {
+      type: option.kind === "boolean" ? "boolean" : "string",
+      ...(option.kind === "list" ? { multiple: true } : {}),
+      ...(option.short ? { short: option.short } : {}),
+    };
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: parserOptions,
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (error) {
+    throw usageFromParseArgs(error);
+  }
+  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+  const flags = new Map<ConfigKey, RawValue>();
+  for (const option of OPTIONS) {
+    const value = values[option.flag];
+    if (value === undefined) continue;
+    flags.set(option.key, { value, where: `--${option.flag}`, baseDir: cwd, fromFile: false });
+  }
+  if (parsed.positionals.length > 1) {
+    throw new UsageError(
+      `Expected one workspace, got ${parsed.positionals.length}: ${
+        parsed.positionals.map((p) => `"${p}"`).join(", ")
+      }`,
+    );
+  }
+  const positional = parsed.positionals[0];
+  if (positional !== undefined) {
+    if (flags.has("workspace")) {
+      throw new UsageError(`Give the workspace once: "${positional}" and -C "${values.workspace}"`);
+    }
+    flags.set("workspace", {
+      value: positional,
+      where: "WORKSPACE",
+      baseDir: cwd,
+      fromFile: false,
+    });
+  }
+  const config = values[CONFIG_FLAG];
+  if (config === "") throw new UsageError(`Invalid value "" for --config: expected a file`);
+  return { flags, explicitConfig: typeof config === "string" ? resolve(cwd, config) : undefined };
+}
+
+function usageFromParseArgs(error: unknown): UsageError {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: string }).code;
+  const name = /'([^' ]+)/.exec(message)?.[1] ?? "";
+  switch (code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return new UsageError(`Unknown option "${name}"`);
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      if (message.includes("does not take an argument")) {
+        return new UsageError(`Option "${name}" takes no value`);
+      }
+      return new UsageError(`Option "${name}" needs a value`);
+    default:
+      return new UsageError(message.split("\n")[0]!);
+  }
+}
+
+function readEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  role: Role | undefined,
+  cwd: string,
+): Map<ConfigKey, RawValue> {
+  const found = new Map<ConfigKey, RawValue>();
+  for (const option of OPTIONS) {
+    for (const name of option.env) {
+      // The agent is what CHRONICLE_AGENT_URL points at: it never connects to it.
+      if (role === "agent" && name === "CHRONICLE_AGENT_URL") continue;
+      const value = env[name];
+      if (value === undefined || value === "") continue;
+      found.set(option.key, { value, where: name, baseDir: cwd, fromFile: false });
+      break;
+    }
+  }
+  return found;
+}
+
+function nonEmpty(value: string | undefined, cwd: string): string | undefined {
+  return value === undefined || value === "" ? undefined : resolve(cwd, value);
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    throw error;
+  }
+}
+
+function readFile(path: string): Map<ConfigKey, RawValue> {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound
+      ? "no such file"
+      : (error as Error).message;
+    throw new UsageError(`Cannot read config file "${path}": ${reason}`);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    const reason = (error as Error).message.split("\n")[0];
+    throw new UsageError(`Config file "${path}" is not valid YAML: ${reason}`);
+  }
+  document ??= {};
+  if (!isMapping(document)) {
+    throw new UsageError(`Config file "${path}" must hold a mapping of keys to values`);
+  }
+  const byFileKey = new Map(OPTIONS.map((option) => [option.file, option]));
+  const found = new Map<ConfigKey, RawValue>();
+  const visit = (mapping: Record<string, unknown>, prefix: string): void => {
+    for (const [key, value] of Object.entries(mapping)) {
+      const fileKey = prefix + key;
+      if (prefix === "" && key === "chronicle") {
+        if (!isMapping(value)) {
+          throw new UsageError(
+            `Key "chronicle" in "${path}" must hold max_snapshots and max_age_days`,
+          );
+        }
+        visit(value, "chronicle.");
+        continue;
+      }
+      const option = byFileKey.get(fileKey);
+      if (!option) throw new UsageError(`Unknown key "${fileKey}" in "${path}"`);
+      if (value === null || value === undefined) continue;
+      found.set(option.key, {
+        value,
+        where: `${fileKey} in "${path}"`,
+        baseDir: dirname(path),
+        fromFile: true,
+      });
+    }
+  };
+  visit(document, "");
+  return found;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `connect` and `wsConnect` are one choice: keep only the higher source's. */
+function chooseConnection(chosen: Map<ConfigKey, Chosen>): void {
+  const unix = chosen.get("connect");
+  const ws = chosen.get("wsConnect");
+  if (!unix || !ws) return;
+  const unixRank = RANK[unix.origin.source];
+  const wsRank = RANK[ws.origin.source];
+  if (unixRank === wsRank) {
+    throw new UsageError(
+      `Give one master to connect to: ${unix.origin.name} and ${ws.origin.name} are both set`,
+    );
+  }
+  chosen.delete(unixRank > wsRank ? "wsConnect" : "connect");
+}
+
+function checkCombination(config: ChronicleConfig, role: Role | undefined): void {
+  const replica = config.connect ?? config.wsConnect;
+  if (config.replication && replica !== undefined) {
+    const how = config.connect !== undefined ? "--connect" : "--ws-connect";
+    throw new UsageError(
+      `A master (--replication or --ws-listen) cannot also be a replica (${how} "${replica}")`,
+    );
+  }
+  if (config.localSync && replica === undefined) {
+    throw new UsageError("--local-sync needs a master: give --connect PATH or --ws-connect URL");
+  }
+  if (role === "sandbox" && replica === undefined) {
+    throw new UsageError(
+      "The sandbox needs its agent: give --ws-connect URL, --connect PATH or CHRONICLE_AGENT_URL",
+    );
+  }
+  for (const key of ["wsListen", "http"] as const) {
+    const address = config[key];
+    if (address === undefined || config.token !== undefined || config.insecure) continue;
+    if (!isLoopback(parseHostPort(address).hostname)) {
+      const flag = key === "wsListen" ? "--ws-listen" : "--http";
+      throw new UsageError(
+        `Refusing to listen on "${address}" (${flag}) without a token: give --token or CHRONICLE_TOKEN, or --insecure`,
+      );
+    }
+  }
+  for (const key of ["socket", "connect"] as const) {
+    const path = config[key];
+    if (path === undefined) continue;
+    const bytes = new TextEncoder().encode(path).length;
+    if (bytes > MAX_SOCKET_PATH_BYTES && (key === "connect" || config.replication)) {
+      throw new UsageError(
+        `Socket path "${path}" is ${bytes} bytes; Unix sockets allow at most ${MAX_SOCKET_PATH_BYTES}`,
+      );
+    }
+  }
+  if (config.sandboxId === "local" || config.sandboxId === "master") {
+    throw new UsageError(`Sandbox id "${config.sandboxId}" is reserved for origins`);
+  }
+}

@@ -1,0 +1,81 @@
+import type { Counter } from "./counter.ts";
+import type { Gauge } from "./gauge.ts";
+import { type Histogram, LATENCY_BUCKETS } from "./histogram.ts";
+import { Registry } from "./registry.ts";
+
+/** The metrics a running Chronicle exposes on `GET /metrics`. */
+export interface ChronicleMetrics {
+  /** `chronicle_iterations_total`: iterations recorded by this process. */
+  iterations: Counter;
+  /** `chronicle_bytes_stored`: bytes of content the store's iterations reference. */
+  bytesStored: Gauge;
+  /** `chronicle_replicas_connected`: replicas connected to this master. */
+  replicasConnected: Gauge;
+  /** `chronicle_replica_lag_sequences{sandbox_id}`: master sequence minus the replica's acked one. */
+  replicaLag: Gauge<"sandbox_id">;
+  /** `chronicle_writebacks_total{result="accepted"|"rejected"}`: write-back entries decided. */
+  writebacks: Counter<"result">;
+  /** `chronicle_conflicts_total`: write-backs rejected as conflicts, or conflicts a replica kept. */
+  conflicts: Counter;
+  /** `chronicle_fetch_latency_seconds`: time to fetch one content from the master. */
+  fetchLatency: Histogram;
+  /** `chronicle_sequence`: this workspace's highest sequence. */
+  sequence: Gauge;
+}
+
+/**
+ * Registers Chronicle's metrics in a registry.
+ *
+ * @param registry Where to register them.
+ * @returns The metrics, to update where things happen.
+ * @throws {TypeError} When the registry already holds one of them.
+ */
+export function createChronicleMetrics(registry: Registry): ChronicleMetrics {
+  const metrics: ChronicleMetrics = {
+    iterations: registry.counter({
+      name: "chronicle_iterations_total",
+      help: "Iterations recorded by this process.",
+    }),
+    bytesStored: registry.gauge({
+      name: "chronicle_bytes_stored",
+      help: "Bytes of content referenced by the store's iterations.",
+    }),
+    replicasConnected: registry.gauge({
+      name: "chronicle_replicas_connected",
+      help: "Replicas connected to this master.",
+    }),
+    replicaLag: registry.gauge<"sandbox_id">({
+      name: "chronicle_replica_lag_sequences",
+      help: "Master sequence minus the sequence each replica has acknowledged.",
+      labelNames: ["sandbox_id"],
+    }),
+    writebacks: registry.counter<"result">({
+      name: "chronicle_writebacks_total",
+      help: "Write-back entries decided by the master, by result.",
+      labelNames: ["result"],
+    }),
+    conflicts: registry.counter({
+      name: "chronicle_conflicts_total",
+      help: "Write-backs rejected as conflicts.",
+    }),
+    fetchLatency: registry.histogram({
+      name: "chronicle_fetch_latency_seconds",
+      help: "Seconds to fetch one content from the master.",
+      buckets: LATENCY_BUCKETS,
+    }),
+    sequence: registry.gauge({
+      name: "chronicle_sequence",
+      help: "Highest sequence of this workspace.",
+    }),
+  };
+  // Both results are always present, so a rate() over either starts from 0.
+  metrics.writebacks.inc({ result: "accepted" }, 0);
+  metrics.writebacks.inc({ result: "rejected" }, 0);
+  return metrics;
+}
+
+/** The process-wide registry `GET /metrics` serves. */
+export const defaultRegistry: Registry = new Registry();
+
+/** Chronicle's metrics in {@linkcode defaultRegistry}. */
+export const metrics: ChronicleMetrics = createChronicleMetrics(defaultRegistry);
