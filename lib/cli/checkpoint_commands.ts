@@ -2,12 +2,7 @@ import { join, resolve } from "node:path";
 import { checkpoint, CheckpointError, rehydrate } from "../checkpoint/mod.ts";
 import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
-import {
-  LOCATE_ARGS,
-  locateWorkspace,
-  requireDatabase,
-  WORKSPACE_ROOT_META,
-} from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs, WORKSPACE_ROOT_META } from "./locate_workspace.ts";
 import { printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 import { Store } from "../store/mod.ts";
@@ -35,16 +30,7 @@ export async function checkpointCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) {
     throw new UsageError(`chronicle checkpoint takes no arguments, got "${positionals[0]}"`);
   }
-  const env = Deno.env.toObject();
-  const given = values.C ?? values["data-dir"] ?? values.database;
-  const layout = locateWorkspace({
-    workspace: values.C ?? (given === undefined ? nonEmpty(env.CHRONICLE_WORKSPACE) : undefined),
-    dataDir: values["data-dir"] ??
-      (given === undefined ? nonEmpty(env.CHRONICLE_DATA_DIR) : undefined),
-    database: values.database,
-    casDir: values["cas-dir"],
-  });
-  requireDatabase(layout);
+  const layout = locateFromArgs(values);
   const output = values.output !== undefined
     ? resolve(values.output)
     : join(layout.dataDir, "checkpoints", `checkpoint-${stamp(new Date())}`);

@@ -4,25 +4,12 @@ import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest } from "./control_client.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { LOCATE_ARGS, locateWorkspace, requireDatabase } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
 
 const COMMON = { ...LOCATE_ARGS, json: { type: "boolean" } } as const;
-
-type Values = { C?: string; "data-dir"?: string; database?: string; "cas-dir"?: string };
-
-function layoutFrom(values: Values): WorkspaceLayout {
-  const layout = locateWorkspace({
-    workspace: values.C,
-    dataDir: values["data-dir"],
-    database: values.database,
-    casDir: values["cas-dir"],
-  });
-  requireDatabase(layout);
-  return layout;
-}
 
 function withStore<T>(layout: WorkspaceLayout, work: (store: Store) => T): T {
   const store = Store.open(layout.database);
@@ -52,7 +39,7 @@ export function lsCommand(args: string[]): Promise<number> {
     ...COMMON,
     at: { type: "string" },
   });
-  const layout = layoutFrom(values);
+  const layout = locateFromArgs(values);
   const dir = positionals[0] === undefined || positionals[0] === "."
     ? ""
     : pathArg("ls [DIR]", positionals, layout);
@@ -77,7 +64,7 @@ export function lsCommand(args: string[]): Promise<number> {
 /** `chronicle history PATH`: every iteration of PATH. */
 export function historyCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("history", args, COMMON);
-  const layout = layoutFrom(values);
+  const layout = locateFromArgs(values);
   const path = pathArg("history", positionals, layout);
   const history = withStore(layout, (store) => store.history(path));
   if (history.length === 0) throw new CliError(`Unknown path "${path}"`);
@@ -102,7 +89,7 @@ export async function catCommand(args: string[]): Promise<number> {
     ...LOCATE_ARGS,
     at: { type: "string" },
   });
-  const layout = layoutFrom(values);
+  const layout = locateFromArgs(values);
   const path = pathArg("cat", positionals, layout);
   const n = integerArg("--at", values.at, 1);
   const iteration = withStore(
@@ -135,7 +122,7 @@ export function logCommand(args: string[]): Promise<number> {
     since: { type: "string" },
     limit: { type: "string" },
   });
-  const layout = layoutFrom(values);
+  const layout = locateFromArgs(values);
   const since = integerArg("--since", values.since) ?? 0;
   const limit = integerArg("--limit", values.limit, 1) ?? -1;
   const changes = withStore(layout, (store) => store.changesSince(since, limit));
@@ -165,7 +152,7 @@ export async function restoreCommand(args: string[]): Promise<number> {
     ...COMMON,
     at: { type: "string" },
   });
-  const layout = layoutFrom(values);
+  const layout = locateFromArgs(values);
   const path = pathArg("restore", positionals, layout);
   const n = integerArg("--at", values.at, 1);
   if (n === undefined) {
@@ -193,7 +180,7 @@ export async function restoreCommand(args: string[]): Promise<number> {
 /** `chronicle status`: role, sequence, replicas, pending write-backs, conflicts. */
 export async function statusCommand(args: string[]): Promise<number> {
   const { values } = parseCommandArgs("status", args, COMMON);
-  const layout = layoutFrom(values);
+  const layout = locateFromArgs(values);
   const live = await controlRequest(layout, "/status");
   const status = live?.ok ? await live.json() as Record<string, unknown> : offlineStatus(layout);
   if (values.json) printJson(status);

@@ -60,6 +60,36 @@ export function locateWorkspace(options: LocateOptions): WorkspaceLayout {
   );
 }
 
+/** The values `parseArgs` gives for {@linkcode LOCATE_ARGS}. */
+export interface LocateValues {
+  C?: string | undefined;
+  "data-dir"?: string | undefined;
+  database?: string | undefined;
+  "cas-dir"?: string | undefined;
+}
+
+/**
+ * Finds the workspace from a command's location flags, or else from `CHRONICLE_WORKSPACE`
+ * and `CHRONICLE_DATA_DIR` (as set in the container images), and requires its database.
+ *
+ * @throws {CliError} When no workspace or no database is found.
+ */
+export function locateFromArgs(
+  values: LocateValues,
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): WorkspaceLayout {
+  const flagged = values.C ?? values["data-dir"] ?? values.database;
+  const fromEnv = (name: string) => (flagged === undefined && env[name] ? env[name] : undefined);
+  const layout = locateWorkspace({
+    workspace: values.C ?? fromEnv("CHRONICLE_WORKSPACE"),
+    dataDir: values["data-dir"] ?? fromEnv("CHRONICLE_DATA_DIR"),
+    database: values.database,
+    casDir: values["cas-dir"],
+  });
+  requireDatabase(layout);
+  return layout;
+}
+
 /** Fails with a clear message when the layout's database does not exist yet. */
 export function requireDatabase(layout: WorkspaceLayout): void {
   if (!exists(layout.database)) {

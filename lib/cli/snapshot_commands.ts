@@ -24,7 +24,7 @@ import {
 } from "../snapshot/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { LOCATE_ARGS, locateWorkspace, requireDatabase } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 
@@ -352,13 +352,7 @@ async function withSnapshots(
   values: CommonValues,
   work: (snapshots: Snapshots, workspace: Workspace) => Promise<number>,
 ): Promise<number> {
-  const layout = locateWorkspace({
-    workspace: values.C,
-    dataDir: values["data-dir"],
-    database: values.database,
-    casDir: values["cas-dir"],
-  });
-  requireDatabase(layout);
+  const layout = locateFromArgs(values);
   const config = await retention(values, layout);
   const workspace = await Workspace.open({
     root: layout.root,

@@ -7,3 +7,4 @@
 export { DatabaseError, openDatabase, type OpenDatabaseOptions } from "./open_database.ts";
 export { migrate, type Migration } from "./migrate.ts";
 export { inTransaction } from "./transaction.ts";
+export { statementCache } from "./statement_cache.ts";

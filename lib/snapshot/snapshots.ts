@@ -1,7 +1,7 @@
 import { join, relative, resolve } from "node:path";
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { type Cas, ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
-import { DatabaseError, inTransaction, migrate } from "../db/mod.ts";
+import { DatabaseError, inTransaction, migrate, statementCache } from "../db/mod.ts";
 import type { Store } from "../store/mod.ts";
 import { messageOf } from "./_fs.ts";
 import { affectedPaths, type CaptureTarget, resolveActionPath } from "./affected_paths.ts";
@@ -176,11 +176,12 @@ export class Snapshots {
   readonly #origin: string | undefined;
   readonly #clock: () => number;
   readonly #afterCapture: SnapshotsOptions["afterCapture"];
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statement: (sql: string) => StatementSync;
 
   private constructor(options: SnapshotsOptions, root: string, db: DatabaseSync) {
     this.root = root;
     this.#db = db;
+    this.#statement = statementCache(db);
     this.#cas = options.cas;
     this.#store = options.store;
     const dataDir = realPathOr(resolve(options.dataDir ?? join(root, ".chronicle")));
@@ -904,15 +905,6 @@ export class Snapshots {
   #requireStore(): Store {
     if (!this.#store) throw new TypeError("Point-in-time restore needs the iteration store");
     return this.#store;
-  }
-
-  #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
   }
 
   #one(sql: string, ...args: SQLInputValue[]): Row | undefined {

@@ -1,5 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
-import { inTransaction, migrate, openDatabase } from "../db/mod.ts";
+import { inTransaction, migrate, openDatabase, statementCache } from "../db/mod.ts";
 import { STORE_MIGRATIONS } from "./schema.ts";
 import type { Iteration, NewIteration } from "./types.ts";
 
@@ -33,13 +33,14 @@ const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted
 export class Store {
   /** The open connection; other components migrate their own tables into it. */
   readonly db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statement: (sql: string) => StatementSync;
   readonly #listeners = new Set<Listener>();
   /** The highest sequence the listeners have been told about. */
   #announced: number;
 
   private constructor(db: DatabaseSync) {
     this.db = db;
+    this.#statement = statementCache(db);
     this.#announced = this.sequence();
   }
 
@@ -282,15 +283,6 @@ export class Store {
         else upsert.run(state.path, state.size, state.mtimeMs, state.ino, state.mode, state.hash);
       }
     });
-  }
-
-  #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
   }
 
   #one(sql: string, ...args: SQLInputValue[]): Iteration | undefined {
