@@ -5,9 +5,11 @@ import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
+import { type MasterHandle, startMaster, startReplica } from "../replication/mod.ts";
 import { Snapshots } from "../snapshot/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
+import { type ReplicationHandle, replicationRoutes } from "./replication_routes.ts";
 import { serveUnix } from "./serve_unix.ts";
 import { VERSION } from "./version.ts";
 
@@ -63,13 +65,14 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   });
   const services: Service[] = [];
   let ready = false;
+  let replication: ReplicationHandle = { kind: "none" };
   const shutdown = shutdownSignal();
   try {
     const routes: Hono[] = [
       opsRoutes({
         role,
         sequence: () => workspace.store.sequence(),
-        ready: () => ready,
+        ready: () => ready && replicaLive(replication),
         status: () => ({
           running: true,
           role,
@@ -77,18 +80,21 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
           workspace: workspace.root,
           agent_id: config.agentId ?? null,
           sequence: workspace.store.sequence(),
-          ready,
+          ready: ready && replicaLive(replication),
           ...workspace.store.stats(),
+          replication: replicationStatus(replication),
         }),
         metrics: () => {
           // Gauges that describe the store are read when scraped, not kept up to date.
           metrics.sequence.set(workspace.store.sequence());
           metrics.bytesStored.set(workspace.store.stats().bytes);
+          if (replication.kind === "master") recordReplicaMetrics(replication.master);
           return defaultRegistry.render();
         },
       }),
       filesRoutes(workspace),
       snapshotRoutes({ snapshots }),
+      replicationRoutes(() => replication),
     ];
     services.push(...await startServers(config, routes));
     const scan = await workspace.scan();
@@ -99,6 +105,13 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       sequence: workspace.store.sequence(),
     });
     await workspace.watch({ debounceMs: config.debounceMs });
+    replication = await startReplication(config, role, workspace);
+    if (replication.kind !== "none") {
+      services.push({
+        name: "replication",
+        close: () => closeReplication(replication),
+      });
+    }
     const poll = setInterval(() => workspace.store.pollExternal(), EXTERNAL_POLL_MS);
     services.push({ name: "external poll", close: () => Promise.resolve(clearInterval(poll)) });
     ready = true;
@@ -144,6 +157,70 @@ async function startServers(config: ChronicleConfig, routes: Hono[]): Promise<Se
     services.push({ name: "http", close: () => server.shutdown() });
   }
   return services;
+}
+
+/** Starts the master or replica the configuration asks for. */
+async function startReplication(
+  config: ChronicleConfig,
+  role: DaemonRole,
+  workspace: Workspace,
+): Promise<ReplicationHandle> {
+  const common = {
+    workspace,
+    token: config.token,
+    heartbeatMs: config.heartbeatMs,
+    maxWritebackBytes: config.maxWritebackBytes,
+  };
+  if (role === "master") {
+    const master = await startMaster({
+      ...common,
+      socketPath: config.socket,
+      wsListen: config.wsListen,
+      insecure: config.insecure,
+      agentId: config.agentId,
+    });
+    log("info", "replication master listening", {
+      socket: config.socket,
+      ws: config.wsListen ?? null,
+    });
+    return { kind: "master", master };
+  }
+  if (role === "replica" || role === "local-sync") {
+    const replica = await startReplica({
+      ...common,
+      connect: config.connect,
+      wsConnect: config.wsConnect,
+      sandboxId: config.sandboxId,
+      mode: role === "local-sync" ? "local-sync" : "sandbox",
+    });
+    return { kind: "replica", replica };
+  }
+  return { kind: "none" };
+}
+
+function closeReplication(replication: ReplicationHandle): Promise<void> {
+  if (replication.kind === "master") return replication.master.close();
+  if (replication.kind === "replica") return replication.replica.close();
+  return Promise.resolve();
+}
+
+/** A replica is ready once it has caught up with its master; other roles at once. */
+function replicaLive(replication: ReplicationHandle): boolean {
+  return replication.kind !== "replica" || replication.replica.status().state === "live";
+}
+
+function replicationStatus(replication: ReplicationHandle): unknown {
+  if (replication.kind === "master") return replication.master.status();
+  if (replication.kind === "replica") return replication.replica.status();
+  return null;
+}
+
+function recordReplicaMetrics(master: MasterHandle): void {
+  const replicas = master.status().replicas;
+  metrics.replicasConnected.set(replicas.filter((replica) => replica.connected).length);
+  for (const replica of replicas) {
+    metrics.replicaLag.set({ sandbox_id: replica.sandboxId }, replica.lag);
+  }
 }
 
 /** Removes CAS objects nothing references (left by a crash between capture and record). */
