@@ -1,0 +1,126 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import type { JournalEntry } from "./write_journal.ts";
+
+/** A local change the master rejected; its content stays in the replica's store. */
+export interface Conflict {
+  /** Row id. */
+  id: number;
+  /** The journal entry's local sequence. */
+  localSeq: number;
+  /** The path (a rename's source). */
+  path: string;
+  /** `write`, `delete`, `rename` or `chmod`. */
+  operation: string;
+  /** The master's reason, e.g. `conflict: "a.txt" changed at sequence 12 by "local" after 9`. */
+  reason: string;
+  /** Hash of the kept local content (read it with `chronicle cat` or from the CAS), `null` for a deletion. */
+  keptHash: string | null;
+  /** Its size. */
+  keptSize: number;
+  /** Its mode. */
+  keptMode: number;
+  /** Epoch ms of the rejection. */
+  createdMs: number;
+  /** Epoch ms of the resolution, `null` while unresolved. */
+  resolvedMs: number | null;
+  /** How it was resolved (`upstream` when a sandbox took the master's version), else `null`. */
+  resolution: string | null;
+}
+
+/**
+ * The replica's record of rejected write-backs (table `replica_conflicts`). Nothing is
+ * lost: the rejected content stays in the store under `keptHash`. Tables must be
+ * migrated first (`openReplicaTables`).
+ */
+export class ConflictLog {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  /** @param db The replica's database, already migrated. */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /**
+   * Records a rejected entry.
+   *
+   * @param entry The journal entry.
+   * @param reason The master's reason.
+   * @param resolution Set when the conflict is settled at once (a sandbox takes the
+   * master's version: `"upstream"`), else left for a person.
+   */
+  add(entry: JournalEntry, reason: string, resolution: string | null): Conflict {
+    const now = Date.now();
+    const result = this.#statement(
+      `INSERT INTO replica_conflicts
+         (local_seq, path, operation, reason, kept_hash, kept_size, kept_mode, created_ms, resolved_ms, resolution)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      entry.localSeq,
+      entry.path,
+      entry.operation,
+      reason,
+      entry.hash,
+      entry.size,
+      entry.mode,
+      now,
+      resolution === null ? null : now,
+      resolution,
+    );
+    return {
+      id: Number(result.lastInsertRowid),
+      localSeq: entry.localSeq,
+      path: entry.path,
+      operation: entry.operation,
+      reason,
+      keptHash: entry.hash,
+      keptSize: entry.size,
+      keptMode: entry.mode,
+      createdMs: now,
+      resolvedMs: resolution === null ? null : now,
+      resolution,
+    };
+  }
+
+  /** Conflicts, newest first; only unresolved ones when asked. */
+  list(options: { unresolved?: boolean; limit?: number } = {}): Conflict[] {
+    const where = options.unresolved ? "WHERE resolved_ms IS NULL" : "";
+    return (this.#statement(
+      `SELECT id, local_seq AS localSeq, path, operation, reason, kept_hash AS keptHash,
+              kept_size AS keptSize, kept_mode AS keptMode, created_ms AS createdMs,
+              resolved_ms AS resolvedMs, resolution
+       FROM replica_conflicts ${where} ORDER BY id DESC LIMIT ?`,
+    ).all(options.limit ?? 1000) as unknown as Conflict[]).map((row) => ({ ...row }));
+  }
+
+  /** Marks a conflict resolved, e.g. by `sync resolve`. */
+  resolve(id: number, resolution: string): void {
+    this.#statement(
+      "UPDATE replica_conflicts SET resolved_ms = ?, resolution = ? WHERE id = ?",
+    ).run(Date.now(), resolution, id);
+  }
+
+  /** Whether `path` (as a change's source path) has an unresolved conflict. */
+  hasUnresolved(path: string): boolean {
+    return this.#statement(
+      "SELECT 1 FROM replica_conflicts WHERE path = ? AND resolved_ms IS NULL LIMIT 1",
+    ).get(path) !== undefined;
+  }
+
+  /** How many conflicts there are, and how many are unresolved. */
+  counts(): { total: number; unresolved: number } {
+    return this.#statement(
+      `SELECT COUNT(*) AS total, COALESCE(SUM(resolved_ms IS NULL), 0) AS unresolved
+       FROM replica_conflicts`,
+    ).get() as { total: number; unresolved: number };
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}

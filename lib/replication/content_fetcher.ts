@@ -1,0 +1,189 @@
+import {
+  type Cas,
+  type ChunkManifest,
+  CorruptContentError,
+  isContentHash,
+  manifestProblem,
+} from "../cas/mod.ts";
+import type {
+  ContentFetchResponseMessage,
+  ContentNotFoundMessage,
+  WireMessage,
+} from "../wire/mod.ts";
+
+/** The master does not hold content a replica asked for. */
+export class ContentUnavailableError extends Error {
+  /** The content hash asked for. */
+  readonly hash: string;
+
+  /** @param hash The missing content's hash. */
+  constructor(hash: string) {
+    super(`The master does not hold content "${hash}"`);
+    this.name = "ContentUnavailableError";
+    this.hash = hash;
+  }
+}
+
+/** Options for {@linkcode ContentFetcher}. */
+export interface ContentFetcherOptions {
+  /** The replica's CAS, where fetched content is stored once verified. */
+  cas: Cas;
+  /** Sends a request to the master. */
+  send: (message: WireMessage) => Promise<void>;
+  /** Requests in flight at once (whole contents and chunks alike). @default {8} */
+  concurrency?: number;
+  /** Attempts per content or chunk whose bytes arrive corrupt. @default {3} */
+  attempts?: number;
+}
+
+type Answer = ContentFetchResponseMessage | ContentNotFoundMessage;
+
+/**
+ * Fetches content a replica lacks from the master, over one connection: one
+ * `ContentFetchRequest` per hash at a time, answers matched by hash, chunked content
+ * assembled from its manifest with the missing chunks fetched in parallel. Every piece
+ * is verified against its hash by the CAS before it is stored; corrupt bytes are
+ * discarded and fetched again (PROTOCOL.md §2). Nothing unverified is ever kept.
+ */
+export class ContentFetcher {
+  readonly #cas: Cas;
+  readonly #send: (message: WireMessage) => Promise<void>;
+  readonly #concurrency: number;
+  readonly #attempts: number;
+  readonly #waiting = new Map<string, { resolve: (a: Answer) => void; reject: (e: unknown) => void }[]>();
+  readonly #ensuring = new Map<string, Promise<void>>();
+  readonly #slots: (() => void)[] = [];
+  #active = 0;
+  #failed: unknown = null;
+  #bytes = 0;
+
+  /** @param options See {@linkcode ContentFetcherOptions}. */
+  constructor(options: ContentFetcherOptions) {
+    this.#cas = options.cas;
+    this.#send = options.send;
+    this.#concurrency = options.concurrency ?? 8;
+    this.#attempts = options.attempts ?? 3;
+  }
+
+  /** Bytes received in content answers so far. */
+  get bytesReceived(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * Makes sure the CAS holds `hash`, fetching what is missing. Concurrent calls for one
+   * hash share the work.
+   *
+   * @throws {ContentUnavailableError} When the master does not hold it.
+   * @throws {CorruptContentError} When it kept arriving corrupt.
+   * @throws {TransportClosedError} When the connection closed meanwhile.
+   */
+  ensure(hash: string): Promise<void> {
+    let pending = this.#ensuring.get(hash);
+    if (!pending) {
+      pending = this.#ensure(hash).finally(() => this.#ensuring.delete(hash));
+      pending.catch(() => {});
+      this.#ensuring.set(hash, pending);
+    }
+    return pending;
+  }
+
+  /** Hands an answer from the master to whoever asked for it. */
+  onAnswer(answer: Answer): void {
+    const waiters = this.#waiting.get(answer.content_hash);
+    if (!waiters) return; // an answer nobody waits for (asked by an earlier connection)
+    this.#waiting.delete(answer.content_hash);
+    if (answer.type === "ContentFetchResponse") this.#bytes += answer.content.length;
+    for (const waiter of waiters) waiter.resolve(answer);
+  }
+
+  /** Fails every request in flight and every later one (the connection is gone). */
+  fail(error: unknown): void {
+    this.#failed = error;
+    const waiting = [...this.#waiting.values()].flat();
+    this.#waiting.clear();
+    for (const waiter of waiting) waiter.reject(error);
+    for (const wake of this.#slots.splice(0)) wake();
+  }
+
+  async #ensure(hash: string): Promise<void> {
+    if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
+    if (await this.#cas.has(hash)) return;
+    for (let attempt = 1;; attempt++) {
+      const answer = await this.#request(hash);
+      if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
+      try {
+        if (answer.chunk_manifest === null) {
+          await this.#cas.putVerified(hash, answer.content);
+        } else {
+          await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
+        }
+        return;
+      } catch (error) {
+        if (!(error instanceof CorruptContentError) || attempt >= this.#attempts) throw error;
+      }
+    }
+  }
+
+  async #assemble(hash: string, manifest: ChunkManifest): Promise<void> {
+    const missing = await this.#cas.missingChunks(manifest);
+    await Promise.all(missing.map((chunk) => this.#fetchChunk(chunk.hash)));
+    await this.#cas.putManifest(hash, manifest);
+  }
+
+  async #fetchChunk(hash: string): Promise<void> {
+    for (let attempt = 1;; attempt++) {
+      const answer = await this.#request(hash);
+      if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
+      try {
+        await this.#cas.putVerified(hash, answer.content);
+        return;
+      } catch (error) {
+        if (!(error instanceof CorruptContentError) || attempt >= this.#attempts) throw error;
+      }
+    }
+  }
+
+  /** One request for `hash`, within the concurrency limit; one outstanding per hash. */
+  async #request(hash: string): Promise<Answer> {
+    await this.#acquire();
+    try {
+      if (this.#failed) throw this.#failed;
+      const answer = new Promise<Answer>((resolve, reject) => {
+        const waiters = this.#waiting.get(hash);
+        if (waiters) waiters.push({ resolve, reject });
+        else this.#waiting.set(hash, [{ resolve, reject }]);
+      });
+      if (this.#waiting.get(hash)!.length === 1) {
+        await this.#send({ type: "ContentFetchRequest", content_hash: hash });
+      }
+      return await answer;
+    } finally {
+      this.#release();
+    }
+  }
+
+  async #acquire(): Promise<void> {
+    while (this.#active >= this.#concurrency && !this.#failed) {
+      await new Promise<void>((resolve) => this.#slots.push(resolve));
+    }
+    this.#active++;
+  }
+
+  #release(): void {
+    this.#active--;
+    this.#slots.shift()?.();
+  }
+}
+
+function parseManifest(hash: string, text: string): ChunkManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CorruptContentError(hash, null, `manifest is not JSON (${(error as Error).message})`);
+  }
+  const problem = manifestProblem(value);
+  if (problem !== null) throw new CorruptContentError(hash, null, `invalid manifest: ${problem}`);
+  return value as ChunkManifest;
+}

@@ -1,0 +1,73 @@
+import { createHash } from "node:crypto";
+import { S_IFLNK, S_IFMT } from "../store/mod.ts";
+
+/** A path's recorded state, to compare with the disk. */
+export interface ExpectedState {
+  /** Content hash, `""` when deleted. */
+  hash: string;
+  /** Content size. */
+  size: number;
+  /** Full `st_mode`. */
+  mode: number;
+  /** Whether the path should be absent. */
+  deleted: boolean;
+}
+
+/**
+ * Tells whether the file at `root/path` still is what the store last recorded: the same
+ * type, permission bits and content (hashed; the size is compared first). Used before
+ * replacing a file, so that a change nobody has captured yet is never overwritten
+ * unseen (it is captured first, and then weighed as a conflict). Links are not followed.
+ *
+ * @param root The workspace root.
+ * @param path A normalized workspace path.
+ * @param expected The recorded state, `undefined` when nothing was recorded.
+ * @returns `true` when the disk matches.
+ */
+export async function diskMatches(
+  root: string,
+  path: string,
+  expected: ExpectedState | undefined,
+): Promise<boolean> {
+  const absent = expected === undefined || expected.deleted;
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(`${root}/${path}`);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return absent;
+    }
+    throw error;
+  }
+  if (info.isDirectory) return absent;
+  if (absent) return false;
+  const isLink = (expected.mode & S_IFMT) === S_IFLNK;
+  if (info.isSymlink !== isLink) return false;
+  if (isLink) {
+    const target = new TextEncoder().encode(await Deno.readLink(`${root}/${path}`));
+    return createHash("sha256").update(target).digest("hex") === expected.hash;
+  }
+  if (((info.mode ?? 0) & 0o7777) !== (expected.mode & 0o7777)) return false;
+  if (info.size !== expected.size) return false;
+  return await hashFile(`${root}/${path}`) === expected.hash;
+}
+
+async function hashFile(path: string): Promise<string | null> {
+  const hasher = createHash("sha256");
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  try {
+    const buffer = new Uint8Array(256 * 1024);
+    for (let n = await file.read(buffer); n !== null; n = await file.read(buffer)) {
+      hasher.update(buffer.subarray(0, n));
+    }
+  } finally {
+    file.close();
+  }
+  return hasher.digest("hex");
+}

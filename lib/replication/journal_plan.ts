@@ -1,0 +1,122 @@
+import type { Iteration } from "../store/mod.ts";
+import type { NewJournalEntry } from "./write_journal.ts";
+
+/** A local change the replica's capture recorded, with the iteration it replaced. */
+export interface CapturedChange {
+  /** The new iteration. */
+  current: Iteration;
+  /** The path's iteration before it, if any. */
+  previous: Iteration | undefined;
+}
+
+/** What {@linkcode planJournalEntries} needs to know about the paths involved. */
+export interface JournalPlanContext {
+  /** Per path: the master sequence of its latest master version applied here (0 if none). */
+  seen: ReadonlyMap<string, number>;
+  /** Paths holding a deferred (not yet applied) master version. */
+  deferred: ReadonlySet<string>;
+  /** Paths the replica-to-master filter excludes. */
+  filtered: ReadonlySet<string>;
+}
+
+/**
+ * Turns a batch of captured local changes into journal entries: a changed content is a
+ * `write`, a changed mode alone a `chmod`, a removal a `delete`, and a removal paired
+ * with a creation of the same content in the same batch a `rename`. Filtered paths and
+ * changes that change nothing are left out. Pure.
+ *
+ * `master_rowid_seen` is the path's applied master sequence; for a rename it is the
+ * larger of the two paths' (every master change of either path up to it was applied, as
+ * notifications apply in order), or the smaller when either path holds a deferred master
+ * version (which the replica has not applied).
+ *
+ * @param changes The batch, in recording order.
+ * @param context Per-path facts.
+ * @returns The entries, in recording order.
+ *
+ * @example A move is journaled as one rename
+ * ```ts
+ * import { planJournalEntries } from "./journal_plan.ts";
+ * const it = (path: string, deleted: boolean, sequence: number) => ({
+ *   path, iteration: 1, sequence, timestamp: 0, size: 1, hash: deleted ? "" : "h",
+ *   mode: deleted ? 0 : 0o100644, deleted, origin: "local",
+ * });
+ * const entries = planJournalEntries([
+ *   { current: it("a", true, 3), previous: it("a", false, 1) },
+ *   { current: it("b", false, 4), previous: undefined },
+ * ], { seen: new Map(), deferred: new Set(), filtered: new Set() });
+ * if (entries.length !== 1 || entries[0]!.operation !== "rename") throw new Error("no rename");
+ * ```
+ */
+export function planJournalEntries(
+  changes: CapturedChange[],
+  context: JournalPlanContext,
+): NewJournalEntry[] {
+  const seen = (path: string) => context.seen.get(path) ?? 0;
+  const deletions: CapturedChange[] = [];
+  const creations: CapturedChange[] = [];
+  const planned: NewJournalEntry[] = [];
+  for (const change of changes) {
+    const { current, previous } = change;
+    if (context.filtered.has(current.path)) continue;
+    const wasLive = previous !== undefined && !previous.deleted;
+    if (current.deleted) {
+      if (wasLive) deletions.push(change);
+      continue;
+    }
+    if (wasLive && previous.hash === current.hash) {
+      if (previous.mode !== current.mode) planned.push(entry(change, "chmod", seen(current.path)));
+      continue;
+    }
+    if (wasLive) planned.push(entry(change, "write", seen(current.path)));
+    else creations.push(change);
+  }
+  // Pair each removal with a creation of the same content: a rename.
+  const unpaired = new Set(creations);
+  for (const removal of deletions) {
+    const hash = removal.previous!.hash;
+    const target = creations.find((c) => unpaired.has(c) && c.current.hash === hash);
+    if (!target) {
+      planned.push(entry(removal, "delete", seen(removal.current.path)));
+      continue;
+    }
+    unpaired.delete(target);
+    const from = removal.current.path;
+    const to = target.current.path;
+    const both = [seen(from), seen(to)];
+    const anyDeferred = context.deferred.has(from) || context.deferred.has(to);
+    planned.push({
+      sourceSeq: Math.max(removal.current.sequence, target.current.sequence),
+      path: from,
+      operation: "rename",
+      newPath: to,
+      hash,
+      size: target.current.size,
+      mode: target.current.mode,
+      deleted: false,
+      masterSeen: anyDeferred ? Math.min(...both) : Math.max(...both),
+    });
+  }
+  for (const creation of unpaired) planned.push(entry(creation, "write", seen(creation.current.path)));
+  return planned.sort((a, b) => a.sourceSeq - b.sourceSeq);
+}
+
+function entry(
+  change: CapturedChange,
+  operation: "write" | "chmod" | "delete",
+  masterSeen: number,
+): NewJournalEntry {
+  const { current } = change;
+  const deleted = operation === "delete";
+  return {
+    sourceSeq: current.sequence,
+    path: current.path,
+    operation,
+    newPath: null,
+    hash: deleted ? null : current.hash,
+    size: deleted ? 0 : current.size,
+    mode: deleted ? 0 : current.mode,
+    deleted,
+    masterSeen,
+  };
+}

@@ -1,0 +1,498 @@
+import { type Cas, isContentHash } from "../cas/mod.ts";
+import { parseHostPort } from "../config/mod.ts";
+import type { DirectionalFilter } from "../filter/mod.ts";
+import { log } from "../log/mod.ts";
+import type { Iteration, Store } from "../store/mod.ts";
+import type { Workspace } from "../workspace/mod.ts";
+import type { WireMessage, WriteBackMessage } from "../wire/mod.ts";
+import { decideCatchup } from "./catchup_decision.ts";
+import { MasterState } from "./master_state.ts";
+import { NotificationSource } from "./notification_source.ts";
+import { orderedMap } from "./_ordered_map.ts";
+import { PushChannel } from "./push_channel.ts";
+import { sandboxIdProblem } from "./sandbox_id.ts";
+import {
+  listenUnix,
+  listenWebSocket,
+  type Transport,
+  type TransportServer,
+} from "./transports/mod.ts";
+import { WriteBackApplier } from "./writeback_applier.ts";
+
+/**
+ * Store meta key holding the oldest sequence the master can still replay after; a
+ * history pruner sets it. Catch-up from below it needs a full resync. Absent means 0.
+ */
+export const HISTORY_FLOOR_META = "history_floor";
+
+/** Options for {@linkcode startMaster}. */
+export interface MasterOptions {
+  /** The master's workspace; write-backs are applied through it. */
+  workspace: Workspace;
+  /** The master's store. @default {workspace.store} */
+  store?: Store;
+  /** The master's CAS. @default {workspace.cas} */
+  cas?: Cas;
+  /** Directional filters. @default {workspace.filter} */
+  filter?: DirectionalFilter;
+  /** Unix socket to listen on (created with mode 0600). */
+  socketPath?: string | undefined;
+  /** `HOST:PORT` for the WebSocket listener. */
+  wsListen?: string | undefined;
+  /** Bearer token WebSocket clients must present; required on non-loopback addresses. */
+  token?: string | undefined;
+  /** Allow a non-loopback WebSocket listener without a token. @default {false} */
+  insecure?: boolean;
+  /** Milliseconds between heartbeats. @default {1000} */
+  heartbeatMs?: number;
+  /** A name for this workspace in logs and status. */
+  agentId?: string | undefined;
+  /** Largest content a write-back may carry. @default {67108864} */
+  maxWritebackBytes?: number;
+  /** Per-replica queue bound in notifications; past it the queue is dropped and replay repairs. @default {10000} */
+  maxQueueItems?: number;
+  /** Per-replica queue bound in bytes. @default {33554432} */
+  maxQueueBytes?: number;
+  /** Milliseconds a barrier waits for a sequence the master has not reached. @default {30000} */
+  barrierTimeoutMs?: number;
+}
+
+/** One replica as the master's status shows it. */
+export interface ReplicaSummary {
+  /** Its identity. */
+  sandboxId: string;
+  /** Whether it is connected now. */
+  connected: boolean;
+  /** The highest sequence it acknowledged. */
+  ackedSequence: number;
+  /** The master's sequence minus the acknowledged one. */
+  lag: number;
+  /** Where it connects from. */
+  remote: string;
+  /** Epoch ms of its last message. */
+  lastSeenMs: number;
+  /** How its channel is sending (`idle`, `replay`, `live`) while connected. */
+  mode?: string;
+  /** Notifications queued for it while connected. */
+  queued?: number;
+  /** Times its queue overflowed and was repaired by replay, this connection. */
+  overflows?: number;
+}
+
+/** What {@linkcode MasterHandle.status} reports. */
+export interface MasterStatus {
+  /** Always `"master"`. */
+  role: "master";
+  /** The configured agent id, if any. */
+  agentId: string | null;
+  /** The master's sequence. */
+  sequence: number;
+  /** The Unix socket, if listening on one. */
+  socketPath: string | null;
+  /** The WebSocket listener's `HOST:PORT`, if any. */
+  wsAddress: string | null;
+  /** Every replica ever seen, connected ones first. */
+  replicas: ReplicaSummary[];
+}
+
+/** A running master. */
+export interface MasterHandle {
+  /** The WebSocket listener's bound port, when listening (useful with port 0). */
+  readonly wsPort: number | null;
+  /** Current replicas and their acknowledged sequences. */
+  status(): MasterStatus;
+  /** Stops listening, disconnects every replica and waits for work in progress. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the replication master (seed 001 "Agent Mode"): listens on a Unix socket and/or
+ * a WebSocket, pushes a notification for every new iteration to each replica, serves
+ * content from the CAS, answers catch-up, barrier and write-back requests, and records
+ * each replica's acknowledged sequence.
+ *
+ * @param options See {@linkcode MasterOptions}.
+ * @returns The running master.
+ * @throws {TypeError} For a bad `wsListen`, or a non-loopback one without a token.
+ * @throws {Deno.errors.AddrInUse} When another process listens on the socket.
+ *
+ * @example Starting and stopping
+ * ```ts ignore
+ * const workspace = await Workspace.open({ root: "/work/ws" });
+ * const master = await startMaster({ workspace, socketPath: "/work/ws/.chronicle/chronicle.sock" });
+ * console.log(master.status().replicas);
+ * await master.close();
+ * ```
+ */
+export async function startMaster(options: MasterOptions): Promise<MasterHandle> {
+  const master = new Master(options);
+  try {
+    await master.listen();
+  } catch (error) {
+    await master.close();
+    throw error;
+  }
+  return master;
+}
+
+/** Fetch answers a replica may have in progress before its messages wait. */
+const FETCH_CONCURRENCY = 8;
+/** Notifications built at once for a batch of new iterations. */
+const BUILD_CONCURRENCY = 16;
+
+class Master implements MasterHandle {
+  readonly #options: MasterOptions;
+  readonly #store: Store;
+  readonly #cas: Cas;
+  readonly #state: MasterState;
+  readonly #source: NotificationSource;
+  readonly #applier: WriteBackApplier;
+  readonly #sessions = new Set<Session>();
+  readonly #servers: TransportServer[] = [];
+  readonly #unsubscribe: () => void;
+  #publishing: Promise<void> = Promise.resolve();
+  #wsAddress: string | null = null;
+  wsPort: number | null = null;
+  #closed = false;
+
+  constructor(options: MasterOptions) {
+    this.#options = options;
+    const workspace = options.workspace;
+    this.#store = options.store ?? workspace.store;
+    this.#cas = options.cas ?? workspace.cas;
+    const filter = options.filter ?? workspace.filter;
+    this.#state = new MasterState(this.#store.db);
+    this.#source = new NotificationSource(this.#cas, filter.toReplica);
+    this.#applier = new WriteBackApplier({
+      workspace,
+      store: this.#store,
+      cas: this.#cas,
+      filter,
+      state: this.#state,
+      ...(options.maxWritebackBytes === undefined
+        ? {}
+        : { maxContentBytes: options.maxWritebackBytes }),
+    });
+    this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
+  }
+
+  async listen(): Promise<void> {
+    const onTransport = (transport: Transport) => this.#accept(transport);
+    if (this.#options.socketPath) {
+      const server = await listenUnix({ path: this.#options.socketPath, onTransport });
+      this.#servers.push(server);
+      log("info", "replication listening", { socket: server.address });
+    }
+    if (this.#options.wsListen) {
+      const { hostname, port } = parseHostPort(this.#options.wsListen);
+      const server = await listenWebSocket({
+        hostname,
+        port,
+        token: this.#options.token,
+        insecure: this.#options.insecure ?? false,
+        onTransport,
+        onRefused: (remote, reason) => log("warn", "replica refused", { remote, reason }),
+      });
+      this.#servers.push(server);
+      this.#wsAddress = server.address;
+      this.wsPort = server.port ?? null;
+      log("info", "replication listening", { websocket: server.address });
+    }
+  }
+
+  status(): MasterStatus {
+    const sequence = this.#store.sequence();
+    const live = new Map<string, Session>();
+    for (const session of this.#sessions) if (session.sandboxId) live.set(session.sandboxId, session);
+    const replicas = this.#state.replicas().map((record): ReplicaSummary => {
+      const session = live.get(record.sandboxId);
+      const acked = Math.max(record.ackedSequence, session?.acked ?? 0);
+      return {
+        sandboxId: record.sandboxId,
+        connected: session !== undefined,
+        ackedSequence: acked,
+        lag: Math.max(0, sequence - acked),
+        remote: record.remote,
+        lastSeenMs: record.lastSeenMs,
+        ...(session
+          ? {
+            mode: session.channel.mode,
+            queued: session.channel.queued,
+            overflows: session.channel.overflows,
+          }
+          : {}),
+      };
+    });
+    replicas.sort((a, b) => Number(b.connected) - Number(a.connected));
+    return {
+      role: "master",
+      agentId: this.#options.agentId ?? null,
+      sequence,
+      socketPath: this.#options.socketPath ?? null,
+      wsAddress: this.#wsAddress,
+      replicas,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unsubscribe();
+    await Promise.all(this.#servers.map((server) => server.close()));
+    for (const session of this.#sessions) session.close("master shutting down");
+    await Promise.all([...this.#sessions].map((session) => session.done));
+    await this.#publishing;
+  }
+
+  #accept(transport: Transport): void {
+    if (this.#closed) {
+      transport.close();
+      return;
+    }
+    const session = new Session(transport, this.#heartbeatMs(), this);
+    this.#sessions.add(session);
+    log("info", "replica connected", { remote: transport.remote });
+    session.done = session.run().finally(() => this.#sessions.delete(session));
+  }
+
+  #heartbeatMs(): number {
+    return this.#options.heartbeatMs ?? 1000;
+  }
+
+  /** Builds each new iteration's notification once and offers it to every live channel. */
+  #publish(recorded: Iteration[]): void {
+    this.#publishing = this.#publishing.then(async () => {
+      // A channel not live now replays from the store, which already holds these.
+      if (![...this.#sessions].some((session) => session.channel.mode === "live")) return;
+      const items = orderedMap(recorded, BUILD_CONCURRENCY, async (iteration) => ({
+        sequence: iteration.sequence,
+        frame: await this.#source.frame(iteration),
+      }));
+      for await (const item of items) {
+        for (const session of this.#sessions) session.channel.offer(item);
+      }
+    }).catch((error) => log("error", "publishing notifications failed", { error }));
+  }
+
+  // --- what sessions ask of the master ---
+
+  get store(): Store {
+    return this.#store;
+  }
+
+  get source(): NotificationSource {
+    return this.#source;
+  }
+
+  get options(): MasterOptions {
+    return this.#options;
+  }
+
+  register(session: Session, sandboxId: string): void {
+    for (const other of this.#sessions) {
+      if (other !== session && other.sandboxId === sandboxId) {
+        other.close("replaced by a newer connection of the same sandbox id");
+      }
+    }
+    this.#state.touch(sandboxId, session.transport.remote);
+  }
+
+  recordAck(sandboxId: string, sequence: number): void {
+    this.#state.recordAck(sandboxId, sequence);
+  }
+
+  catchupFloor(): number {
+    return Number(this.#store.getMeta(HISTORY_FLOOR_META) ?? "0") || 0;
+  }
+
+  applyWriteBack(message: WriteBackMessage, sandboxId: string) {
+    return this.#applier.apply(sandboxId, message.entries);
+  }
+
+  async answerFetch(hash: string, maxPayload: number): Promise<WireMessage> {
+    const notFound: WireMessage = { type: "ContentNotFound", content_hash: hash };
+    if (!isContentHash(hash)) return notFound;
+    try {
+      const manifest = await this.#cas.manifest(hash);
+      if (manifest) {
+        return {
+          type: "ContentFetchResponse",
+          content_hash: hash,
+          content: new Uint8Array(),
+          size: BigInt(manifest.total_size),
+          chunk_manifest: JSON.stringify(manifest),
+        };
+      }
+      const size = await this.#cas.objectSize(hash);
+      if (size === null) return notFound;
+      if (size + 256 > maxPayload) {
+        log("error", "stored object too large to send whole", { hash, size });
+        return notFound;
+      }
+      const content = await this.#cas.readBytes(hash);
+      return {
+        type: "ContentFetchResponse",
+        content_hash: hash,
+        content,
+        size: BigInt(content.length),
+        chunk_manifest: null,
+      };
+    } catch (error) {
+      log("warn", "cannot serve content", { hash, error });
+      return notFound;
+    }
+  }
+}
+
+/** One replica connection on the master. */
+class Session {
+  readonly transport: Transport;
+  readonly channel: PushChannel;
+  readonly #master: Master;
+  sandboxId: string | null = null;
+  acked = 0;
+  done: Promise<void> = Promise.resolve();
+  #closeReason: string | null = null;
+  #fetches = new Set<Promise<void>>();
+  #writeBacks: Promise<void> = Promise.resolve();
+
+  constructor(transport: Transport, heartbeatMs: number, master: Master) {
+    this.transport = transport;
+    this.#master = master;
+    const { store, source, options } = master;
+    this.channel = new PushChannel({
+      transport,
+      source: {
+        latestSince: (sequence) => store.latestSince(sequence),
+        sequence: () => store.sequence(),
+        frame: (iteration) => source.frame(iteration),
+      },
+      heartbeatMs,
+      ...(options.maxQueueItems === undefined ? {} : { maxQueueItems: options.maxQueueItems }),
+      ...(options.maxQueueBytes === undefined ? {} : { maxQueueBytes: options.maxQueueBytes }),
+      ...(options.barrierTimeoutMs === undefined
+        ? {}
+        : { barrierTimeoutMs: options.barrierTimeoutMs }),
+      onOverflow: (dropped) =>
+        log("warn", "replica too slow: queue dropped, replaying from the store", {
+          sandbox_id: this.sandboxId,
+          dropped,
+        }),
+    });
+  }
+
+  async run(): Promise<void> {
+    const sending = this.channel.run().catch((error) => {
+      if (!this.#closeReason) this.#closeReason = `send failed: ${message(error)}`;
+    }).finally(() => this.transport.close());
+    try {
+      for await (const msg of this.transport.messages()) {
+        const problem = await this.#handle(msg);
+        if (problem) {
+          this.close(problem);
+          break;
+        }
+      }
+    } catch (error) {
+      this.#closeReason ??= `protocol error: ${message(error)}`;
+    } finally {
+      this.channel.close();
+      this.transport.close();
+      await sending;
+      await Promise.all(this.#fetches);
+      await this.#writeBacks;
+      const fields = { remote: this.transport.remote, sandbox_id: this.sandboxId };
+      if (this.#closeReason) {
+        log("warn", "replica disconnected", { ...fields, reason: this.#closeReason });
+      } else log("info", "replica disconnected", fields);
+    }
+  }
+
+  close(reason: string): void {
+    this.#closeReason ??= reason;
+    this.channel.close();
+    this.transport.close();
+  }
+
+  /** Handles one message; returns a reason to disconnect, or `null`. */
+  async #handle(msg: WireMessage): Promise<string | null> {
+    switch (msg.type) {
+      case "CatchupRequest": {
+        const problem = this.#identify(msg.sandbox_id);
+        if (problem) return problem;
+        const since = Number(msg.since_sequence);
+        const decision = decideCatchup({
+          since: msg.since_sequence > BigInt(Number.MAX_SAFE_INTEGER) ? Infinity : since,
+          current: this.#master.store.sequence(),
+          floor: this.#master.catchupFloor(),
+        });
+        if (decision.kind === "resync") {
+          log("info", "replica must resync", { sandbox_id: this.sandboxId, reason: decision.reason });
+          this.channel.requireResync(decision.reason);
+        } else {
+          this.channel.startReplay(decision.since);
+        }
+        return null;
+      }
+      case "Ack": {
+        if (!this.sandboxId) return "Ack before CatchupRequest";
+        const sequence = Number(msg.up_to_sequence);
+        if (sequence > this.acked) {
+          this.acked = sequence;
+          this.#master.recordAck(this.sandboxId, sequence);
+        }
+        return null;
+      }
+      case "ContentFetchRequest": {
+        if (this.#fetches.size >= FETCH_CONCURRENCY) await Promise.race(this.#fetches);
+        const fetch: Promise<void> = this.#master.answerFetch(
+          msg.content_hash,
+          this.transport.maxPayload,
+        )
+          .then((answer) => this.transport.send(answer))
+          .catch(() => this.close("send failed"))
+          .finally(() => this.#fetches.delete(fetch));
+        this.#fetches.add(fetch);
+        return null;
+      }
+      case "WriteBack": {
+        const problem = this.#identify(msg.sandbox_id);
+        if (problem) return problem;
+        await this.#writeBacks; // one batch at a time per replica: reading waits meanwhile
+        const sandboxId = this.sandboxId!;
+        this.#writeBacks = this.#master.applyWriteBack(msg, sandboxId).then(async (result) => {
+          await this.transport.send({
+            type: "WriteBackResult",
+            accepted: result.accepted,
+            rejected: result.rejected,
+          });
+          if (result.disconnect) this.close(`hostile write-back: ${result.disconnect}`);
+        }).catch((error) => this.close(`write-back failed: ${message(error)}`));
+        return null;
+      }
+      case "BarrierRequest":
+        this.channel.barrier(Number(msg.sequence));
+        return null;
+      default:
+        return `unexpected ${msg.type} from a replica`;
+    }
+  }
+
+  /** Checks and registers the sandbox id; returns a reason to disconnect, or `null`. */
+  #identify(sandboxId: string): string | null {
+    const problem = sandboxIdProblem(sandboxId);
+    if (problem) return `invalid sandbox id: ${problem}`;
+    if (this.sandboxId === sandboxId) return null;
+    if (this.sandboxId !== null) {
+      return `sandbox id changed from "${this.sandboxId}" to "${sandboxId}"`;
+    }
+    this.sandboxId = sandboxId;
+    this.#master.register(this, sandboxId);
+    log("info", "replica identified", { remote: this.transport.remote, sandbox_id: sandboxId });
+    return null;
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

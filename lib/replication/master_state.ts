@@ -1,0 +1,106 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { migrate } from "../db/mod.ts";
+import { MASTER_MIGRATIONS } from "./_schema.ts";
+
+/** What the master remembers of one replica. */
+export interface ReplicaRecord {
+  /** The replica's identity. */
+  sandboxId: string;
+  /** The highest sequence it acknowledged (cumulative). */
+  ackedSequence: number;
+  /** Epoch ms of its first connection. */
+  firstSeenMs: number;
+  /** Epoch ms of its last message. */
+  lastSeenMs: number;
+  /** Where it last connected from. */
+  remote: string;
+}
+
+/** The stored answer to one write-back entry. */
+export interface WriteBackOutcome {
+  /** Whether the entry was applied. */
+  accepted: boolean;
+  /** The master sequence it became (accepted), else 0. */
+  masterSeq: number;
+  /** The wire reason (rejected), else `""`. */
+  reason: string;
+}
+
+/**
+ * The master's durable replication records in its own database: acknowledged sequences
+ * per sandbox id, and the outcome of every write-back entry so that an entry sent again
+ * (its answer was lost with a connection) is answered again, never applied twice.
+ */
+export class MasterState {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  /**
+   * @param db The master's database (the store's connection); its tables are migrated.
+   * @throws {DatabaseError} When the database holds a newer schema.
+   */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    migrate(db, "master", MASTER_MIGRATIONS);
+  }
+
+  /** Notes that `sandboxId` connected or spoke from `remote`. */
+  touch(sandboxId: string, remote: string): void {
+    const now = Date.now();
+    this.#statement(
+      `INSERT INTO master_replicas (sandbox_id, first_seen_ms, last_seen_ms, remote) VALUES (?, ?, ?, ?)
+       ON CONFLICT (sandbox_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms, remote = excluded.remote`,
+    ).run(sandboxId, now, now, remote);
+  }
+
+  /** Records a cumulative acknowledgement; a lower one than stored changes nothing. */
+  recordAck(sandboxId: string, sequence: number): void {
+    this.#statement(
+      `UPDATE master_replicas SET acked_sequence = MAX(acked_sequence, ?), last_seen_ms = ?
+       WHERE sandbox_id = ?`,
+    ).run(sequence, Date.now(), sandboxId);
+  }
+
+  /** Every replica ever seen, by id. */
+  replicas(): ReplicaRecord[] {
+    return (this.#statement(
+      `SELECT sandbox_id AS sandboxId, acked_sequence AS ackedSequence, first_seen_ms AS firstSeenMs,
+              last_seen_ms AS lastSeenMs, remote FROM master_replicas ORDER BY sandbox_id`,
+    ).all() as unknown as ReplicaRecord[]).map((row) => ({ ...row }));
+  }
+
+  /** The stored outcome of an entry, if it was decided before. */
+  outcome(sandboxId: string, localSeq: bigint): WriteBackOutcome | undefined {
+    const row = this.#statement(
+      `SELECT accepted, master_seq AS masterSeq, reason FROM master_writebacks
+       WHERE sandbox_id = ? AND local_seq = ?`,
+    ).get(sandboxId, localSeq) as
+      | { accepted: number; masterSeq: number; reason: string }
+      | undefined;
+    return row && { accepted: row.accepted === 1, masterSeq: row.masterSeq, reason: row.reason };
+  }
+
+  /** Stores the outcome of an entry. */
+  saveOutcome(sandboxId: string, localSeq: bigint, outcome: WriteBackOutcome): void {
+    this.#statement(
+      `INSERT OR REPLACE INTO master_writebacks
+         (sandbox_id, local_seq, accepted, master_seq, reason, decided_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+    ).run(
+      sandboxId,
+      localSeq,
+      outcome.accepted ? 1 : 0,
+      outcome.masterSeq,
+      outcome.reason,
+      Date.now(),
+    );
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}

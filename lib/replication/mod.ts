@@ -1,0 +1,81 @@
+/**
+ * Replication between a master (the agent host's Chronicle) and its replicas (sandboxes):
+ * push of every new iteration, content fetch, acknowledgements, heartbeats, catch-up and
+ * full resync, write-back of local changes with causal conflict detection, and barriers
+ * (seeds 000 and 001, PROTOCOL.md §3–§7).
+ *
+ * Who owns what:
+ *
+ * | layer | owns |
+ * | --- | --- |
+ * | `transports/` | bytes on sockets: one `Transport` over a Unix socket or a WebSocket |
+ * | `master.ts`, `push_channel.ts` | per-replica push channels, content answers, catch-up, barriers |
+ * | `writeback_applier.ts`, `write_back_decision.ts` | the master's verdict on each write-back entry, and its application |
+ * | `master_state.ts` | the master's durable records: acked sequences, write-back outcomes |
+ * | `replica.ts`, `apply_decision.ts`, `content_fetcher.ts` | applying notifications on a replica, fetching content |
+ * | `write_journal.ts`, `journal_plan.ts`, `writeback_loop.ts` | journaling local changes and sending them back |
+ * | `replica_paths.ts`, `conflict_log.ts` | the replica's durable per-path view of the master, and its conflicts |
+ *
+ * Decisions are pure functions tested by tables: {@linkcode decideCatchup},
+ * {@linkcode decideWriteBack}, {@linkcode decideApply}, {@linkcode planJournalEntries}.
+ *
+ * @example A master and a replica in one process
+ * ```ts ignore
+ * const master = await startMaster({ workspace: agentWorkspace, socketPath: "/tmp/c.sock" });
+ * const replica = await startReplica({ workspace: sandboxWorkspace, connect: "/tmp/c.sock" });
+ * await replica.syncWait(10_000);
+ * await replica.close();
+ * await master.close();
+ * ```
+ *
+ * @module
+ */
+export {
+  HISTORY_FLOOR_META,
+  type MasterHandle,
+  type MasterOptions,
+  type MasterStatus,
+  type ReplicaSummary,
+  startMaster,
+} from "./master.ts";
+export {
+  type ReplicaHandle,
+  type ReplicaMode,
+  type ReplicaOptions,
+  type ReplicaStatus,
+  startReplica,
+  type SyncWaitResult,
+} from "./replica.ts";
+export { type CatchupDecision, type CatchupFacts, decideCatchup } from "./catchup_decision.ts";
+export {
+  decideWriteBack,
+  entryPaths,
+  type LaterIteration,
+  reasonWord,
+  type RejectReason,
+  type WriteBackFacts,
+  type WriteBackPathFacts,
+  type WriteBackVerdict,
+} from "./write_back_decision.ts";
+export {
+  type ApplyAction,
+  type ApplyFacts,
+  decideApply,
+  type LocalVersion,
+} from "./apply_decision.ts";
+export { type CapturedChange, type JournalPlanContext, planJournalEntries } from "./journal_plan.ts";
+export {
+  type JournalEntry,
+  type JournalOperation,
+  type JournalState,
+  type NewJournalEntry,
+  WriteJournal,
+} from "./write_journal.ts";
+export { type Conflict, ConflictLog } from "./conflict_log.ts";
+export { type MasterVersion, ReplicaPaths, type ReplicaPathState } from "./replica_paths.ts";
+export { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
+export { MAX_SANDBOX_ID_BYTES, sandboxIdProblem, validateSandboxId } from "./sandbox_id.ts";
+export { MasterState, type ReplicaRecord, type WriteBackOutcome } from "./master_state.ts";
+export { INLINE_LIMIT, notificationFor } from "./notification_source.ts";
+export { type ExpectedState, diskMatches } from "./disk_check.ts";
+export * from "./transports/mod.ts";

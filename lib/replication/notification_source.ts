@@ -1,0 +1,76 @@
+import type { Cas } from "../cas/mod.ts";
+import type { PathFilter } from "../filter/mod.ts";
+import { log } from "../log/mod.ts";
+import type { Iteration } from "../store/mod.ts";
+import { encodeFrame, type NotificationMessage } from "../wire/mod.ts";
+
+/** Content below this many bytes travels inside the notification (PROTOCOL.md §2). */
+export const INLINE_LIMIT = 4096;
+
+/**
+ * The `Notification` for an iteration. Pure.
+ *
+ * @param iteration The master iteration.
+ * @param inline The content, for content under {@linkcode INLINE_LIMIT} bytes; else `null`.
+ * @returns The message.
+ */
+export function notificationFor(
+  iteration: Iteration,
+  inline: Uint8Array | null,
+): NotificationMessage {
+  return {
+    type: "Notification",
+    sequence: BigInt(iteration.sequence),
+    filepath: iteration.path,
+    content_hash: iteration.deleted ? "" : iteration.hash,
+    size: BigInt(iteration.deleted ? 0 : iteration.size),
+    permissions: BigInt(iteration.deleted ? 0 : iteration.mode),
+    is_deletion: iteration.deleted,
+    inline_content: iteration.deleted ? null : inline,
+  };
+}
+
+/**
+ * Turns master iterations into encoded `Notification` frames, once for every replica:
+ * small content is read from the CAS and inlined; filtered paths give `null`.
+ */
+export class NotificationSource {
+  readonly #cas: Cas;
+  readonly #filter: PathFilter;
+
+  /**
+   * @param cas The master's CAS.
+   * @param filter The master-to-replica filter.
+   */
+  constructor(cas: Cas, filter: PathFilter) {
+    this.#cas = cas;
+    this.#filter = filter;
+  }
+
+  /** Whether notifications for `path` are withheld from replicas. */
+  filtered(path: string): boolean {
+    return this.#filter.ignores(path);
+  }
+
+  /**
+   * The encoded notification for an iteration, or `null` when its path is filtered.
+   * Content the CAS cannot read is left out of the notification (the replica then asks
+   * for it and is told it is not found), and the problem is logged.
+   */
+  async frame(iteration: Iteration): Promise<Uint8Array | null> {
+    if (this.filtered(iteration.path)) return null;
+    let inline: Uint8Array | null = null;
+    if (!iteration.deleted && iteration.size < INLINE_LIMIT) {
+      try {
+        inline = await this.#cas.readBytes(iteration.hash);
+      } catch (error) {
+        log("warn", "cannot read content for a notification", {
+          path: iteration.path,
+          hash: iteration.hash,
+          error,
+        });
+      }
+    }
+    return encodeFrame(notificationFor(iteration, inline));
+  }
+}

@@ -1,0 +1,326 @@
+import type { Iteration } from "../store/mod.ts";
+import { encodeFrame, type WireMessage } from "../wire/mod.ts";
+import { orderedMap } from "./_ordered_map.ts";
+import type { Transport } from "./transports/mod.ts";
+
+/** One master iteration, ready for every replica: its encoded notification, or `null` when filtered. */
+export interface PushItem {
+  /** The iteration's master sequence. */
+  sequence: number;
+  /** The encoded `Notification` frame, shared by all channels; `null` for a filtered path. */
+  frame: Uint8Array | null;
+}
+
+/** What a channel reads from the master's store to replay. */
+export interface ReplaySource {
+  /** The latest iteration of each path changed after `sequence`, ascending. */
+  latestSince(sequence: number): Iteration[];
+  /** The master's current sequence. */
+  sequence(): number;
+  /** The encoded notification for an iteration, `null` when its path is filtered. */
+  frame(iteration: Iteration): Promise<Uint8Array | null>;
+}
+
+/** Options for {@linkcode PushChannel}. */
+export interface PushChannelOptions {
+  /** The replica's connection. */
+  transport: Transport;
+  /** The master's store, seen through what replay needs. */
+  source: ReplaySource;
+  /** Milliseconds between heartbeats. @default {1000} */
+  heartbeatMs?: number;
+  /** Queued notifications beyond which the queue is dropped and replay repairs. @default {10000} */
+  maxQueueItems?: number;
+  /** Queued bytes beyond which the queue is dropped and replay repairs. @default {33554432} */
+  maxQueueBytes?: number;
+  /** Milliseconds a barrier waits for an unreached sequence. @default {30000} */
+  barrierTimeoutMs?: number;
+  /** Called when the queue overflowed and was dropped. */
+  onOverflow?: (dropped: number) => void;
+}
+
+/** How a channel is sending: not yet asked, replaying from the store, or forwarding live. */
+export type ChannelMode = "idle" | "replay" | "live";
+
+/** Bytes handed to the transport before the sender waits for them to be written. */
+const IN_FLIGHT_BYTES = 1024 * 1024;
+/** Notifications built at once during replay (their inline content read from the CAS). */
+const REPLAY_CONCURRENCY = 16;
+
+interface Barrier {
+  requested: number;
+  deadline: number;
+}
+
+/**
+ * The push side of one replica's connection (seed 001 "Agent → Sandbox").
+ *
+ * Every message leaves in order through one sender loop, and the channel keeps
+ * `sentThrough`: every notification up to that sequence that this replica should get has
+ * been handed to the transport. A `Heartbeat` carries `sentThrough`, so a replica that
+ * applied everything before it holds the master's state at that sequence; a
+ * `BarrierConfirmation` is sent only once `sentThrough` has reached the master's
+ * sequence, so it certifies the same.
+ *
+ * Modes: `idle` until the replica says where it is; `replay` sends the latest iteration
+ * of every path changed after `sentThrough` straight from the store; `live` forwards new
+ * iterations from a bounded queue. When the queue overflows (a slow replica) it is dropped
+ * and the channel falls back to replay, so memory stays bounded and nothing is lost.
+ */
+export class PushChannel {
+  readonly #transport: Transport;
+  readonly #source: ReplaySource;
+  readonly #heartbeatMs: number;
+  readonly #maxItems: number;
+  readonly #maxBytes: number;
+  readonly #barrierTimeoutMs: number;
+  readonly #onOverflow: (dropped: number) => void;
+  #mode: ChannelMode = "idle";
+  #sentThrough = 0;
+  #generation = 0;
+  #queue: PushItem[] = [];
+  #queueHead = 0;
+  #queueBytes = 0;
+  #control: WireMessage[] = [];
+  #barriers: Barrier[] = [];
+  #heartbeatDue = false;
+  #closed = false;
+  #wake: (() => void) | null = null;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #inFlight: Promise<void>[] = [];
+  #inFlightBytes = 0;
+  #overflows = 0;
+
+  /** @param options See {@linkcode PushChannelOptions}. */
+  constructor(options: PushChannelOptions) {
+    this.#transport = options.transport;
+    this.#source = options.source;
+    this.#heartbeatMs = options.heartbeatMs ?? 1000;
+    this.#maxItems = options.maxQueueItems ?? 10_000;
+    this.#maxBytes = options.maxQueueBytes ?? 32 * 1024 * 1024;
+    this.#barrierTimeoutMs = options.barrierTimeoutMs ?? 30_000;
+    this.#onOverflow = options.onOverflow ?? (() => {});
+  }
+
+  /** The sending mode. */
+  get mode(): ChannelMode {
+    return this.#mode;
+  }
+
+  /** Every notification up to this sequence has been handed to the transport. */
+  get sentThrough(): number {
+    return this.#sentThrough;
+  }
+
+  /** Notifications waiting in the live queue. */
+  get queued(): number {
+    return this.#queue.length - this.#queueHead;
+  }
+
+  /** How many times the queue overflowed and was dropped. */
+  get overflows(): number {
+    return this.#overflows;
+  }
+
+  /**
+   * Offers a new master iteration, in sequence order. Kept only in live mode; replay
+   * reads the store and covers it.
+   */
+  offer(item: PushItem): void {
+    if (this.#closed || this.#mode !== "live") return;
+    this.#queue.push(item);
+    this.#queueBytes += item.frame?.length ?? 0;
+    if (this.queued > this.#maxItems || this.#queueBytes > this.#maxBytes) {
+      const dropped = this.queued;
+      this.#clearQueue();
+      this.#mode = "replay";
+      this.#overflows++;
+      this.#onOverflow(dropped);
+    }
+    this.#notify();
+  }
+
+  /** Answers a catch-up: replay every path changed after `since`, then go live. */
+  startReplay(since: number): void {
+    this.#generation++;
+    this.#clearQueue();
+    this.#sentThrough = since;
+    this.#mode = "replay";
+    this.#notify();
+  }
+
+  /** Tells the replica to reconcile from scratch (`FullResyncRequired`) and waits for its next catch-up. */
+  requireResync(reason: string): void {
+    this.#generation++;
+    this.#clearQueue();
+    this.#mode = "idle";
+    this.#control.push({
+      type: "FullResyncRequired",
+      reason,
+      current_sequence: BigInt(this.#source.sequence()),
+    });
+    this.#notify();
+  }
+
+  /**
+   * Answers a `BarrierRequest` (PROTOCOL.md §5): once the master has reached `requested`
+   * and this replica has been sent everything up to the master's sequence, with
+   * `satisfied: true`; after the barrier timeout with `satisfied: false`. Before the
+   * replica's first catch-up the answer is immediate and certifies nothing.
+   */
+  barrier(requested: number): void {
+    if (this.#mode === "idle") {
+      const current = this.#source.sequence();
+      this.#control.push(confirmation(current >= requested, current));
+    } else {
+      this.#barriers.push({ requested, deadline: Date.now() + this.#barrierTimeoutMs });
+      setTimeout(() => this.#notify(), this.#barrierTimeoutMs + 1);
+    }
+    this.#notify();
+  }
+
+  /** Stops the sender loop; the transport is left to its owner. */
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#notify();
+  }
+
+  /**
+   * Runs the sender loop until {@linkcode PushChannel.close} or a failed send.
+   *
+   * @throws {TransportClosedError} When the connection closes under it.
+   */
+  async run(): Promise<void> {
+    this.#timer = setInterval(() => {
+      this.#heartbeatDue = true;
+      this.#notify();
+    }, this.#heartbeatMs);
+    try {
+      while (!this.#closed) {
+        if (await this.#step()) continue;
+        await this.#flush();
+        if (this.#closed || this.#hasWork()) continue;
+        await new Promise<void>((resolve) => this.#wake = resolve);
+      }
+    } finally {
+      clearInterval(this.#timer);
+      this.#closed = true;
+    }
+  }
+
+  /** Does one unit of work; `false` when there was none. */
+  async #step(): Promise<boolean> {
+    if (this.#control.length > 0) {
+      await this.#send(encodeFrame(this.#control.shift()!));
+      return true;
+    }
+    if (this.#heartbeatDue) {
+      this.#heartbeatDue = false;
+      if (this.#mode !== "idle") {
+        const sequence = BigInt(this.#sentThrough);
+        await this.#send(
+          encodeFrame({ type: "Heartbeat", agent_sequence: sequence, agent_iteration: sequence }),
+        );
+      }
+      return true;
+    }
+    if (this.#mode === "replay") {
+      await this.#replay();
+      return true;
+    }
+    if (this.#mode === "live" && this.queued > 0) {
+      const item = this.#queue[this.#queueHead]!;
+      this.#queue[this.#queueHead++] = EMPTY_ITEM;
+      this.#queueBytes -= item.frame?.length ?? 0;
+      if (this.#queueHead === this.#queue.length) this.#clearQueue();
+      if (item.sequence > this.#sentThrough) {
+        if (item.frame) await this.#send(item.frame);
+        this.#sentThrough = item.sequence;
+      }
+      return true;
+    }
+    return await this.#answerBarriers();
+  }
+
+  /** Sends the store's latest version of every path changed after `sentThrough`, then goes live. */
+  async #replay(): Promise<void> {
+    const generation = this.#generation;
+    const iterations = this.#source.latestSince(this.#sentThrough);
+    if (iterations.length === 0) {
+      // Synchronous with the empty answer: every iteration recorded from now on is offered live.
+      this.#mode = "live";
+      return;
+    }
+    const frames = orderedMap(iterations, REPLAY_CONCURRENCY, async (iteration) => ({
+      sequence: iteration.sequence,
+      frame: await this.#source.frame(iteration),
+    }));
+    for await (const { sequence, frame } of frames) {
+      if (this.#closed || generation !== this.#generation) return;
+      if (frame) await this.#send(frame);
+      this.#sentThrough = sequence;
+      if (this.#heartbeatDue || this.#control.length > 0) await this.#step();
+      if (generation !== this.#generation) return;
+    }
+  }
+
+  async #answerBarriers(): Promise<boolean> {
+    if (this.#barriers.length === 0) return false;
+    const current = this.#source.sequence();
+    const now = Date.now();
+    const caughtUp = this.#mode === "live" && this.queued === 0 && this.#sentThrough >= current;
+    const remaining: Barrier[] = [];
+    const answers: WireMessage[] = [];
+    for (const barrier of this.#barriers) {
+      if (caughtUp && current >= barrier.requested) {
+        answers.push(confirmation(true, this.#sentThrough));
+      } else if (now >= barrier.deadline) {
+        answers.push(confirmation(false, current));
+      } else {
+        remaining.push(barrier);
+      }
+    }
+    this.#barriers = remaining;
+    for (const answer of answers) await this.#send(encodeFrame(answer));
+    return answers.length > 0;
+  }
+
+  #hasWork(): boolean {
+    return this.#control.length > 0 || this.#heartbeatDue || this.#mode === "replay" ||
+      (this.#mode === "live" && this.queued > 0);
+  }
+
+  /** Hands a frame to the transport, waiting only once enough bytes are in flight. */
+  async #send(frame: Uint8Array): Promise<void> {
+    this.#inFlight.push(this.#transport.send(frame));
+    this.#inFlightBytes += frame.length;
+    if (this.#inFlightBytes >= IN_FLIGHT_BYTES) await this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#inFlight.length === 0) return;
+    const pending = this.#inFlight;
+    this.#inFlight = [];
+    this.#inFlightBytes = 0;
+    await Promise.all(pending);
+  }
+
+  #clearQueue(): void {
+    this.#queue = [];
+    this.#queueHead = 0;
+    this.#queueBytes = 0;
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+}
+
+const EMPTY_ITEM: PushItem = { sequence: 0, frame: null };
+
+function confirmation(satisfied: boolean, current: number): WireMessage {
+  return { type: "BarrierConfirmation", satisfied, current_sequence: BigInt(current) };
+}

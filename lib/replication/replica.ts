@@ -1,0 +1,833 @@
+import { type Cas, CorruptContentError } from "../cas/mod.ts";
+import type { DirectionalFilter } from "../filter/mod.ts";
+import { log } from "../log/mod.ts";
+import { normalizeWorkspacePath } from "../paths/mod.ts";
+import type { Iteration, Store } from "../store/mod.ts";
+import type { Workspace } from "../workspace/mod.ts";
+import type {
+  BarrierConfirmationMessage,
+  FullResyncRequiredMessage,
+  HeartbeatMessage,
+  NotificationMessage,
+  WireMessage,
+} from "../wire/mod.ts";
+import { decideApply } from "./apply_decision.ts";
+import type { Conflict } from "./conflict_log.ts";
+import { ContentFetcher, ContentUnavailableError } from "./content_fetcher.ts";
+import { diskMatches } from "./disk_check.ts";
+import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
+import { SyncProgress } from "./progress.ts";
+import type { MasterVersion } from "./replica_paths.ts";
+import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
+import { validateSandboxId } from "./sandbox_id.ts";
+import { AsyncQueue } from "./transports/_async_queue.ts";
+import {
+  type Connector,
+  connectUnix,
+  connectWebSocket,
+  type Transport,
+} from "./transports/mod.ts";
+import type { JournalEntry, JournalState } from "./write_journal.ts";
+import { reasonWord } from "./write_back_decision.ts";
+import { WritebackLoop } from "./writeback_loop.ts";
+
+/** How a replica treats a rejected write-back (PROTOCOL.md §6). */
+export type ReplicaMode = "sandbox" | "local-sync";
+
+/** Options for {@linkcode startReplica}. */
+export interface ReplicaOptions {
+  /** The replica's workspace: notifications are applied through it, its captures are journaled. */
+  workspace: Workspace;
+  /** The replica's store. @default {workspace.store} */
+  store?: Store;
+  /** The replica's CAS. @default {workspace.cas} */
+  cas?: Cas;
+  /** Directional filters. @default {workspace.filter} */
+  filter?: DirectionalFilter;
+  /** The master's Unix socket. */
+  connect?: string | undefined;
+  /** The master's WebSocket URL (`ws://…` or `wss://…`). */
+  wsConnect?: string | undefined;
+  /** Bearer token for the WebSocket. */
+  token?: string | undefined;
+  /** How to reach the master, instead of `connect`/`wsConnect`. */
+  connector?: Connector;
+  /** The replica's identity. @default {the stored one, or a new `sandbox-<uuid>` stored for next time} */
+  sandboxId?: string | undefined;
+  /** `sandbox` takes the master's version on a conflict; `local-sync` leaves it to a person. @default {"sandbox"} */
+  mode?: ReplicaMode;
+  /** The master's heartbeat interval; a master silent for 5 of them (at least 3 s) is reconnected. @default {1000} */
+  heartbeatMs?: number;
+  /** Largest content written back; larger local writes are refused here and listed. @default {67108864} */
+  maxWritebackBytes?: number;
+  /** First reconnect delay. @default {100} */
+  backoffMinMs?: number;
+  /** Longest reconnect delay. @default {5000} */
+  backoffMaxMs?: number;
+  /** Progress bar (`true`), log lines (`false`) or by terminal (`"auto"`). @default {"auto"} */
+  progress?: boolean | "auto";
+}
+
+/** What {@linkcode ReplicaHandle.status} reports. */
+export interface ReplicaStatus {
+  /** `replica` (sandbox mode) or `local-sync`. */
+  role: "replica" | "local-sync";
+  /** The replica's identity. */
+  sandboxId: string;
+  /** Where the master is. */
+  master: string;
+  /** Whether a connection is up. */
+  connected: boolean;
+  /** `connecting`, `syncing` (catching up), `resyncing`, `live` or `closed`. */
+  state: string;
+  /** The highest master sequence applied here. */
+  appliedSequence: number;
+  /** The master's sequence as last heard. */
+  masterSequence: number;
+  /** Local changes not yet answered by the master. */
+  pendingWriteBacks: number;
+  /** Journal entries per state. */
+  journal: Record<JournalState, number>;
+  /** Rejected write-backs, newest first. */
+  conflicts: Conflict[];
+  /** Local changes refused here (too large), newest first. */
+  refused: { path: string; size: number; reason: string; localSeq: number }[];
+  /** Recent paths that could not be applied, with the reason. */
+  problems: { path: string; reason: string }[];
+  /** Connections made so far. */
+  connections: number;
+}
+
+/** What {@linkcode ReplicaHandle.syncWait} found. */
+export interface SyncWaitResult {
+  /** Whether the replica holds everything the master held when asked. */
+  satisfied: boolean;
+  /** The master's sequence at the barrier. */
+  masterSequence: number;
+  /** The replica's applied sequence on return. */
+  appliedSequence: number;
+}
+
+/** A running replica. */
+export interface ReplicaHandle {
+  /** The replica's identity. */
+  readonly sandboxId: string;
+  /** Connection, sequences, write-backs and conflicts. */
+  status(): ReplicaStatus;
+  /**
+   * Resolves once the replica holds everything the master held when asked (a barrier),
+   * or with `satisfied: false` after `timeoutMs`.
+   */
+  syncWait(timeoutMs: number): Promise<SyncWaitResult>;
+  /** Disconnects and stops; journaled changes stay for the next start. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a replica (seed 001 "Sandbox Mode"): connects to the master, catches up and
+ * applies its notifications to real files (atomically, content verified), fetches what
+ * it lacks, acknowledges, journals local changes and writes them back, and reconnects
+ * with exponential backoff after any failure, resuming from its last applied sequence.
+ *
+ * @param options See {@linkcode ReplicaOptions}.
+ * @returns The running replica.
+ * @throws {TypeError} For a bad sandbox id, or when no way to reach the master is given.
+ *
+ * @example Following a master
+ * ```ts ignore
+ * const workspace = await Workspace.open({ root: "/sandbox/ws" });
+ * const replica = await startReplica({ workspace, connect: "/run/chronicle.sock" });
+ * await replica.syncWait(30_000);
+ * await replica.close();
+ * ```
+ */
+export function startReplica(options: ReplicaOptions): Promise<ReplicaHandle> {
+  const replica = new Replica(options);
+  replica.start();
+  return Promise.resolve(replica);
+}
+
+const APPLIED_META = "replica.applied_sequence";
+const SANDBOX_META = "replica.sandbox_id";
+const RESYNC_META = "replica.resync_pending";
+/** A catch-up spanning at least this many sequences shows progress. */
+const PROGRESS_MIN_SEQUENCES = 500;
+/** Acks sent at least this often while applying a long replay. */
+const ACK_EVERY = 256;
+const MAX_PROBLEMS = 100;
+
+type ApplyItem =
+  | NotificationMessage
+  | HeartbeatMessage
+  | BarrierConfirmationMessage
+  | FullResyncRequiredMessage
+  | { type: "Release"; paths: { path: string; restore: boolean }[] };
+
+class Replica implements ReplicaHandle {
+  readonly sandboxId: string;
+  readonly workspace: Workspace;
+  readonly store: Store;
+  readonly cas: Cas;
+  readonly filter: DirectionalFilter;
+  readonly tables: ReplicaTables;
+  readonly mode: ReplicaMode;
+  readonly options: ReplicaOptions;
+  readonly #connector: Connector;
+  readonly #master: string;
+  applied: number;
+  masterSequence = 0;
+  problems: { path: string; reason: string }[] = [];
+  #session: ReplicaSession | null = null;
+  #sessionWaiters: (() => void)[] = [];
+  #connections = 0;
+  #closed = false;
+  #wakeClosed!: () => void;
+  readonly #closedSignal = new Promise<void>((resolve) => this.#wakeClosed = resolve);
+  #loop: Promise<void> = Promise.resolve();
+  #unsubscribe: () => void = () => {};
+
+  constructor(options: ReplicaOptions) {
+    this.options = options;
+    this.workspace = options.workspace;
+    this.store = options.store ?? options.workspace.store;
+    this.cas = options.cas ?? options.workspace.cas;
+    this.filter = options.filter ?? options.workspace.filter;
+    this.mode = options.mode ?? "sandbox";
+    this.tables = openReplicaTables(this.store.db);
+    const stored = this.store.getMeta(SANDBOX_META);
+    this.sandboxId = validateSandboxId(
+      options.sandboxId ?? stored ?? `sandbox-${crypto.randomUUID()}`,
+    );
+    if (stored !== this.sandboxId) this.store.setMeta(SANDBOX_META, this.sandboxId);
+    this.applied = Number(this.store.getMeta(APPLIED_META) ?? "0") || 0;
+    if (options.connector) {
+      this.#connector = options.connector;
+      this.#master = "custom connector";
+    } else if (options.connect) {
+      const path = options.connect;
+      this.#connector = () => connectUnix(path);
+      this.#master = `unix:${path}`;
+    } else if (options.wsConnect) {
+      const url = options.wsConnect;
+      const token = options.token;
+      this.#connector = () => connectWebSocket(url, { token });
+      this.#master = url;
+    } else {
+      throw new TypeError("A replica needs the master's address: give connect or wsConnect");
+    }
+  }
+
+  start(): void {
+    // Journal local changes captured while no replica ran (or before a crash), then
+    // every new capture: both in this same tick, so none falls between.
+    const missed = this.store.changesSince(this.tables.journal.sourceHighWater())
+      .filter((iteration) => iteration.origin === this.workspace.origin);
+    this.journalCaptured(missed);
+    this.#unsubscribe = this.workspace.onCaptured((recorded) => this.journalCaptured(recorded));
+    this.#loop = this.#connectLoop();
+  }
+
+  /** Turns captured local changes into journal entries. */
+  journalCaptured(recorded: Iteration[]): void {
+    if (this.#closed || recorded.length === 0) return;
+    const { paths, journal } = this.tables;
+    const changes: CapturedChange[] = [];
+    const seen = new Map<string, number>();
+    const deferred = new Set<string>();
+    const filtered = new Set<string>();
+    for (const current of recorded) {
+      if (current.origin !== this.workspace.origin) continue;
+      const previous = current.iteration > 1
+        ? this.store.iteration(current.path, current.iteration - 1)
+        : undefined;
+      changes.push({ current, previous });
+      const state = paths.get(current.path);
+      seen.set(current.path, state.applied.sequence);
+      if (state.deferred) deferred.add(current.path);
+      if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
+    }
+    journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
+  }
+
+  status(): ReplicaStatus {
+    const { journal, conflicts } = this.tables;
+    const counts = journal.counts();
+    const session = this.#session;
+    return {
+      role: this.mode === "sandbox" ? "replica" : "local-sync",
+      sandboxId: this.sandboxId,
+      master: this.#master,
+      connected: session !== null,
+      state: this.#closed ? "closed" : session?.state ?? "connecting",
+      appliedSequence: this.applied,
+      masterSequence: Math.max(this.masterSequence, this.applied),
+      pendingWriteBacks: counts.pending + counts.sent,
+      journal: counts,
+      conflicts: conflicts.list({ limit: 100 }),
+      refused: journal.list("refused", 100).map((entry) => ({
+        path: entry.path,
+        size: entry.size,
+        reason: entry.reason ?? "",
+        localSeq: entry.localSeq,
+      })),
+      problems: [...this.problems],
+      connections: this.#connections,
+    };
+  }
+
+  async syncWait(timeoutMs: number): Promise<SyncWaitResult> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#closed && Date.now() < deadline) {
+      const session = await this.#currentSession(deadline);
+      if (!session) break;
+      const result = await session.barrier(deadline);
+      if (result) return result;
+    }
+    return {
+      satisfied: false,
+      masterSequence: this.masterSequence,
+      appliedSequence: this.applied,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unsubscribe();
+    this.#wakeClosed();
+    this.#session?.close("replica shutting down");
+    await this.#loop;
+    this.saveApplied();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  saveApplied(): void {
+    if (this.store.db.isOpen) this.store.setMeta(APPLIED_META, String(this.applied));
+  }
+
+  get resyncPending(): boolean {
+    return this.store.getMeta(RESYNC_META) === "1";
+  }
+
+  set resyncPending(value: boolean) {
+    this.store.setMeta(RESYNC_META, value ? "1" : "0");
+  }
+
+  noteProblem(path: string, reason: string): void {
+    log("warn", "not applied", { path, reason });
+    this.problems.push({ path, reason });
+    if (this.problems.length > MAX_PROBLEMS) this.problems.shift();
+  }
+
+  async #connectLoop(): Promise<void> {
+    const min = this.options.backoffMinMs ?? 100;
+    const max = this.options.backoffMaxMs ?? 5000;
+    let delay = min;
+    let failures = 0;
+    while (!this.#closed) {
+      let transport: Transport | null = null;
+      try {
+        transport = await this.#connector();
+      } catch (error) {
+        if (failures++ === 0) {
+          log("warn", "cannot reach the master; retrying", { master: this.#master, error });
+        }
+      }
+      if (transport) {
+        failures = 0;
+        this.#connections++;
+        const session = new ReplicaSession(this, transport);
+        this.#session = session;
+        for (const wake of this.#sessionWaiters.splice(0)) wake();
+        const outcome = await session.run();
+        this.#session = null;
+        if (this.#closed) break;
+        log("warn", "disconnected from the master; reconnecting", {
+          master: this.#master,
+          reason: outcome.reason,
+        });
+        if (outcome.reachedLive) delay = min;
+      }
+      // Full jitter keeps many replicas from reconnecting in step after a master restart.
+      const wait = delay / 2 + Math.random() * delay / 2;
+      delay = Math.min(delay * 2, max);
+      await Promise.race([this.#closedSignal, new Promise((r) => setTimeout(r, wait))]);
+    }
+  }
+
+  #currentSession(deadline: number): Promise<ReplicaSession | null> {
+    if (this.#session) return Promise.resolve(this.#session);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), Math.max(0, deadline - Date.now()));
+      this.#sessionWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(this.#session);
+      });
+    });
+  }
+}
+
+/** A certified master sequence: everything up to it has been sent before (PushChannel). */
+interface Resync {
+  /** The master sequence the reconciliation must reach, once known. */
+  target: number | null;
+  /** Paths the master mentioned since the reconciliation began. */
+  seen: Set<string>;
+}
+
+/** One connection of a replica to the master. */
+class ReplicaSession {
+  readonly #replica: Replica;
+  readonly #transport: Transport;
+  readonly #fetcher: ContentFetcher;
+  readonly #writeback: WritebackLoop;
+  readonly #items = new AsyncQueue<ApplyItem>();
+  readonly #barriers: {
+    purpose: "probe" | "wait";
+    resolve: (result: SyncWaitResult | null) => void;
+  }[] = [];
+  #resync: Resync | null = null;
+  #progress: SyncProgress | null = null;
+  #reachedLive = false;
+  #closeReason: string | null = null;
+  #lastMessageAt = Date.now();
+  #lastAcked = 0;
+  #sinceAck = 0;
+  #askedForResync = false;
+  #since = 0;
+
+  constructor(replica: Replica, transport: Transport) {
+    this.#replica = replica;
+    this.#transport = transport;
+    const send = (message: WireMessage) => transport.send(message);
+    this.#fetcher = new ContentFetcher({ cas: replica.cas, send });
+    const maxWriteback = Math.min(
+      replica.options.maxWritebackBytes ?? 64 * 1024 * 1024,
+      transport.maxPayload - 64 * 1024,
+    );
+    this.#writeback = new WritebackLoop({
+      journal: replica.tables.journal,
+      cas: replica.cas,
+      sandboxId: replica.sandboxId,
+      send,
+      maxContentBytes: maxWriteback,
+      onResolved: (entries) => this.#resolved(entries),
+      onRefused: (entry) =>
+        log("warn", "local change refused for write-back", {
+          path: entry.path,
+          size: entry.size,
+          reason: entry.reason,
+        }),
+    });
+  }
+
+  get state(): string {
+    if (this.#resync) return "resyncing";
+    return this.#reachedLive ? "live" : "syncing";
+  }
+
+  close(reason: string): void {
+    this.#closeReason ??= reason;
+    this.#transport.close();
+  }
+
+  /** Runs the connection until it ends; never throws. */
+  async run(): Promise<{ reachedLive: boolean; reason: string }> {
+    const replica = this.#replica;
+    log("info", "connected to the master", {
+      remote: this.#transport.remote,
+      sandbox_id: replica.sandboxId,
+      applied: replica.applied,
+    });
+    const applying = this.#applyLoop().catch((error) => this.close(`apply failed: ${text(error)}`));
+    const writing = this.#writeback.run().catch((error) =>
+      this.close(`write-back failed: ${text(error)}`)
+    );
+    const heartbeatMs = replica.options.heartbeatMs ?? 1000;
+    const silence = Math.max(3000, 5 * heartbeatMs);
+    const watchdog = setInterval(() => {
+      if (Date.now() - this.#lastMessageAt > silence) {
+        this.close(`master silent for more than ${silence} ms`);
+      }
+    }, Math.min(heartbeatMs, 1000));
+    try {
+      const resync = replica.resyncPending;
+      if (resync) this.#resync = { target: null, seen: new Set() };
+      this.#since = resync ? 0 : replica.applied;
+      // The probe tells how far the master is, for progress; it certifies nothing.
+      this.#barriers.push({ purpose: "probe", resolve: () => {} });
+      await this.#transport.send({ type: "BarrierRequest", sequence: 0n });
+      await this.#transport.send({
+        type: "CatchupRequest",
+        sandbox_id: replica.sandboxId,
+        since_sequence: BigInt(this.#since),
+      });
+      for await (const msg of this.#transport.messages()) {
+        this.#lastMessageAt = Date.now();
+        const problem = this.#dispatch(msg);
+        if (problem) {
+          this.close(problem);
+          break;
+        }
+      }
+    } catch (error) {
+      this.#closeReason ??= text(error);
+    } finally {
+      clearInterval(watchdog);
+      this.#transport.close();
+      this.#fetcher.fail(new Error("connection closed"));
+      this.#writeback.stop();
+      this.#items.end();
+      await applying;
+      await writing;
+      for (const barrier of this.#barriers.splice(0)) barrier.resolve(null);
+      this.#progress?.finish();
+      replica.saveApplied();
+    }
+    return { reachedLive: this.#reachedLive, reason: this.#closeReason ?? "connection closed" };
+  }
+
+  /** Sends a barrier and waits for its certified answer, the connection's end, or the deadline. */
+  barrier(deadline: number): Promise<SyncWaitResult | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), Math.max(0, deadline - Date.now()));
+      this.#barriers.push({
+        purpose: "wait",
+        resolve: (result) => {
+          clearTimeout(timer);
+          resolve(result);
+        },
+      });
+      this.#transport.send({ type: "BarrierRequest", sequence: 0n }).catch(() => {});
+    });
+  }
+
+  /** Routes a message: answers go straight to their owners, the rest is applied in order. */
+  #dispatch(msg: WireMessage): string | null {
+    switch (msg.type) {
+      case "Notification": {
+        const path = msg.filepath;
+        try {
+          if (normalizeWorkspacePath(path, { dataDir: this.#replica.workspace.layout.dataDirInside }) !== path) {
+            return `notification for a path that is not normalized: "${path}"`;
+          }
+        } catch (error) {
+          return `notification for an invalid path: ${text(error)}`;
+        }
+        this.#prefetch(msg);
+        this.#items.push(msg);
+        return null;
+      }
+      case "Heartbeat":
+      case "BarrierConfirmation":
+      case "FullResyncRequired":
+        this.#items.push(msg);
+        return null;
+      case "ContentFetchResponse":
+      case "ContentNotFound":
+        this.#fetcher.onAnswer(msg);
+        return null;
+      case "WriteBackResult":
+        this.#writeback.onResult(msg);
+        return null;
+      default:
+        return `unexpected ${msg.type} from the master`;
+    }
+  }
+
+  /** Starts fetching content a notification will need, so fetches overlap. */
+  #prefetch(msg: NotificationMessage): void {
+    if (msg.is_deletion || msg.inline_content !== null) return;
+    const { store, filter } = this.#replica;
+    if (filter.toReplica.ignores(msg.filepath)) return;
+    if (store.latest(msg.filepath)?.hash === msg.content_hash) return;
+    this.#fetcher.ensure(msg.content_hash).catch(() => {});
+  }
+
+  async #applyLoop(): Promise<void> {
+    for await (const item of this.#items) {
+      switch (item.type) {
+        case "Notification":
+          await this.#applyNotification(item);
+          break;
+        case "Heartbeat":
+          await this.#certified(Number(item.agent_sequence), true);
+          break;
+        case "BarrierConfirmation":
+          await this.#confirmation(item);
+          break;
+        case "FullResyncRequired":
+          await this.#startResync(item);
+          break;
+        case "Release":
+          for (const { path, restore } of item.paths) await this.#release(path, restore);
+          break;
+      }
+      if (this.#items.size === 0 || ++this.#sinceAck >= ACK_EVERY) await this.#ack();
+    }
+  }
+
+  async #applyNotification(msg: NotificationMessage): Promise<void> {
+    const sequence = Number(msg.sequence);
+    const path = msg.filepath;
+    this.#resync?.seen.add(path);
+    await this.#applyVersion(path, {
+      sequence,
+      hash: msg.content_hash,
+      mode: Number(msg.permissions),
+      deleted: msg.is_deletion,
+    }, msg.inline_content);
+    // A replay crosses sequences in order: everything up to this one is applied. During
+    // a resync the position waits for the sweep of paths the master no longer has.
+    if (!this.#resync && sequence > this.#replica.applied) this.#replica.applied = sequence;
+    this.#progress?.update(sequence, Number(msg.size));
+  }
+
+  /** Everything up to `sequence` has been received (a heartbeat or a satisfied barrier). */
+  async #certified(sequence: number, heartbeat: boolean): Promise<void> {
+    const replica = this.#replica;
+    replica.masterSequence = sequence;
+    if (this.#resync) {
+      if (this.#resync.target !== null && sequence >= this.#resync.target) {
+        await this.#finishResync(sequence);
+      }
+      return;
+    }
+    if (sequence < replica.applied) {
+      // The master is behind what we applied: it was replaced. Ask; it will require a resync.
+      if (heartbeat && !this.#askedForResync) {
+        this.#askedForResync = true;
+        await this.#transport.send({
+          type: "CatchupRequest",
+          sandbox_id: replica.sandboxId,
+          since_sequence: BigInt(replica.applied),
+        });
+      }
+      return;
+    }
+    replica.applied = sequence;
+    if (!this.#reachedLive) {
+      this.#reachedLive = true;
+      this.#progress?.finish();
+      this.#progress = null;
+      log("info", "replica in sync", { sequence });
+    }
+  }
+
+  async #confirmation(msg: BarrierConfirmationMessage): Promise<void> {
+    const barrier = this.#barriers.shift();
+    const current = Number(msg.current_sequence);
+    if (!barrier) return;
+    if (barrier.purpose === "probe") {
+      this.#replica.masterSequence = current;
+      if (this.#resync && this.#resync.target === null) this.#resync.target = current;
+      if (current - this.#since >= PROGRESS_MIN_SEQUENCES) {
+        this.#progress = new SyncProgress({
+          label: this.#resync ? "full resync" : this.#since === 0 ? "initial sync" : "catch-up",
+          from: this.#since,
+          to: current,
+          tty: this.#replica.options.progress ?? "auto",
+        });
+      }
+      return;
+    }
+    if (msg.satisfied) await this.#certified(current, false);
+    const replica = this.#replica;
+    barrier.resolve({
+      satisfied: msg.satisfied && !this.#resync && replica.applied >= current,
+      masterSequence: current,
+      appliedSequence: replica.applied,
+    });
+  }
+
+  async #startResync(msg: FullResyncRequiredMessage): Promise<void> {
+    const replica = this.#replica;
+    const target = Number(msg.current_sequence);
+    log("warn", "full resync required", { reason: msg.reason, master_sequence: target });
+    replica.resyncPending = true;
+    this.#resync = { target, seen: new Set() };
+    this.#since = 0;
+    this.#progress?.finish();
+    this.#progress = target >= PROGRESS_MIN_SEQUENCES
+      ? new SyncProgress({
+        label: "full resync",
+        from: 0,
+        to: target,
+        tty: replica.options.progress ?? "auto",
+      })
+      : null;
+    await this.#transport.send({
+      type: "CatchupRequest",
+      sandbox_id: replica.sandboxId,
+      since_sequence: 0n,
+    });
+  }
+
+  /**
+   * Ends a resync: every path the master mentioned is applied; remove local files it no
+   * longer has, except filtered paths and local changes still waiting for write-back.
+   */
+  async #finishResync(sequence: number): Promise<void> {
+    const replica = this.#replica;
+    const seen = this.#resync!.seen;
+    const { journal, paths } = replica.tables;
+    let removed = 0;
+    for (const iteration of replica.store.list()) {
+      const path = iteration.path;
+      if (seen.has(path) || journal.hasOpen(path)) continue;
+      if (replica.filter.toReplica.ignores(path) || replica.filter.local.ignores(path)) continue;
+      try {
+        await replica.workspace.remove(path, { origin: "master" });
+        paths.setApplied(path, { sequence, hash: "", mode: 0, deleted: true });
+        removed++;
+      } catch (error) {
+        replica.noteProblem(path, `cannot remove during resync: ${text(error)}`);
+      }
+    }
+    this.#resync = null;
+    replica.applied = sequence;
+    replica.resyncPending = false;
+    replica.saveApplied();
+    log("info", "full resync done", { sequence, removed });
+    this.#progress?.finish();
+    this.#progress = null;
+    this.#reachedLive = true;
+  }
+
+  /** After write-back answers: apply what was held back, or take the master's version. */
+  async #release(path: string, restore: boolean): Promise<void> {
+    const { journal, paths } = this.#replica.tables;
+    if (journal.hasOpen(path)) return;
+    const state = paths.get(path);
+    const target = state.deferred ?? (restore ? state.applied : null);
+    if (target) await this.#applyVersion(path, target, null);
+  }
+
+  /** Applies one master version of a path: decide, check the disk, fetch, write. */
+  async #applyVersion(
+    path: string,
+    version: MasterVersion,
+    inline: Uint8Array | null,
+    attempt = 0,
+  ): Promise<void> {
+    const replica = this.#replica;
+    const { store, filter, workspace, tables } = replica;
+    const latest = store.latest(path);
+    const action = decideApply({
+      version,
+      local: latest ?? { hash: "", mode: 0, deleted: true },
+      state: tables.paths.get(path),
+      pendingWriteBack: tables.journal.hasOpen(path),
+      filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
+      unresolvedConflict: replica.mode === "local-sync" && tables.conflicts.hasUnresolved(path),
+    });
+    switch (action) {
+      case "skip-filtered":
+      case "skip-superseded":
+        return;
+      case "noop":
+        tables.paths.setApplied(path, version);
+        return;
+      case "defer":
+        if (!version.deleted && !(await this.#holdContent(path, version.hash, inline))) return;
+        tables.paths.defer(path, version);
+        return;
+    }
+    if (!(await diskMatches(workspace.root, path, latest))) {
+      // A local change not recorded yet: record it (it is then journaled and this
+      // version deferred), never overwrite it unseen.
+      if (attempt >= 2) {
+        replica.noteProblem(path, "the file keeps changing on disk; left as it is");
+        return;
+      }
+      await workspace.settled();
+      if (!(await diskMatches(workspace.root, path, store.latest(path)))) await workspace.scan();
+      return await this.#applyVersion(path, version, inline, attempt + 1);
+    }
+    try {
+      if (action === "remove") {
+        await workspace.remove(path, { origin: "master" });
+      } else {
+        if (!(await this.#holdContent(path, version.hash, inline))) return;
+        // RACE: a local write landing between the disk check and the rename is replaced;
+        // the window is a few microseconds and the watcher still records the write's event.
+        await workspace.writeContent(path, version.hash, version.mode, { origin: "master" });
+      }
+      tables.paths.setApplied(path, version);
+    } catch (error) {
+      replica.noteProblem(path, text(error));
+    }
+  }
+
+  /** Puts the content in the CAS (inline bytes verified, else fetched); `false` when unavailable. */
+  async #holdContent(path: string, hash: string, inline: Uint8Array | null): Promise<boolean> {
+    if (inline !== null) {
+      try {
+        await this.#replica.cas.putVerified(hash, inline);
+        return true;
+      } catch (error) {
+        if (!(error instanceof CorruptContentError)) throw error;
+        log("warn", "inline content does not match its hash; fetching it", { path, hash });
+      }
+    }
+    try {
+      await this.#fetcher.ensure(hash);
+      return true;
+    } catch (error) {
+      if (error instanceof ContentUnavailableError || error instanceof CorruptContentError) {
+        this.#replica.noteProblem(path, error.message);
+        return false;
+      }
+      throw error;
+    }
+  }
+
+  async #ack(): Promise<void> {
+    this.#sinceAck = 0;
+    const replica = this.#replica;
+    if (replica.applied <= this.#lastAcked) return;
+    // Durable before acknowledged.
+    replica.saveApplied();
+    this.#lastAcked = replica.applied;
+    await this.#transport.send({ type: "Ack", up_to_sequence: BigInt(replica.applied) })
+      .catch(() => {});
+  }
+
+  /** Records the master's answers and queues what they release. */
+  #resolved(entries: JournalEntry[]): void {
+    const replica = this.#replica;
+    const { paths, conflicts } = replica.tables;
+    const release: { path: string; restore: boolean }[] = [];
+    for (const entry of entries) {
+      const touched = entry.newPath === null ? [entry.path] : [entry.path, entry.newPath];
+      if (entry.state === "accepted") {
+        for (const path of touched) {
+          paths.setAccepted(path, entry.masterSeq ?? 0);
+          release.push({ path, restore: false });
+        }
+        continue;
+      }
+      const reason = entry.reason ?? "rejected";
+      const conflict = reasonWord(reason) === "conflict";
+      const takeUpstream = replica.mode === "sandbox" && conflict;
+      conflicts.add(entry, reason, takeUpstream ? "upstream" : null);
+      log("warn", "write-back rejected", {
+        path: entry.path,
+        operation: entry.operation,
+        reason,
+        kept_hash: entry.hash,
+      });
+      if (replica.mode === "sandbox") {
+        for (const path of touched) release.push({ path, restore: conflict });
+      }
+    }
+    if (release.length > 0) this.#items.push({ type: "Release", paths: release });
+  }
+}
+
+function text(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

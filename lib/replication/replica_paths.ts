@@ -1,0 +1,148 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+
+/** A path's content as the master has it: what a notification carries. */
+export interface MasterVersion {
+  /** The master sequence of that version. */
+  sequence: number;
+  /** Content hash, `""` for a deletion. */
+  hash: string;
+  /** Full `st_mode`, 0 for a deletion. */
+  mode: number;
+  /** Whether the master deleted the path. */
+  deleted: boolean;
+}
+
+/** What a replica knows of one path's master side. */
+export interface ReplicaPathState {
+  /** The path. */
+  path: string;
+  /** The master's version last applied here (`sequence` 0 when none). */
+  applied: MasterVersion;
+  /** The master sequence of this replica's own latest accepted write to the path, or 0. */
+  acceptedSeq: number;
+  /** A newer master version held back while write-backs of the path await an answer. */
+  deferred: MasterVersion | null;
+}
+
+type Row = {
+  path: string;
+  master_seq: number;
+  hash: string;
+  mode: number;
+  deleted: number;
+  accepted_seq: number;
+  deferred_seq: number | null;
+  deferred_hash: string | null;
+  deferred_mode: number | null;
+  deferred_deleted: number | null;
+};
+
+/**
+ * The replica's per-path view of the master (table `replica_paths`, see `_schema.ts`):
+ * which master version of each path it applied (the `master_rowid_seen` of the next local
+ * write), its own accepted writes, and notifications deferred while its own write-backs
+ * of the path are unanswered. Tables must be migrated first (`openReplicaTables`).
+ */
+export class ReplicaPaths {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  /** @param db The replica's database, already migrated. */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /** The path's state; a path never heard of has `applied.sequence` 0 and no deferral. */
+  get(path: string): ReplicaPathState {
+    const row = this.#statement("SELECT * FROM replica_paths WHERE path = ?").get(path) as
+      | Row
+      | undefined;
+    if (!row) {
+      return {
+        path,
+        applied: { sequence: 0, hash: "", mode: 0, deleted: true },
+        acceptedSeq: 0,
+        deferred: null,
+      };
+    }
+    return toState(row);
+  }
+
+  /** The `master_rowid_seen` for a local write of `path`. */
+  seen(path: string): number {
+    const row = this.#statement("SELECT master_seq FROM replica_paths WHERE path = ?").get(
+      path,
+    ) as { master_seq: number } | undefined;
+    return row?.master_seq ?? 0;
+  }
+
+  /**
+   * Records that the master's `version` of `path` is now applied (written, or already
+   * there). A deferral at or below that sequence is dropped.
+   */
+  setApplied(path: string, version: MasterVersion): void {
+    this.#statement(
+      `INSERT INTO replica_paths (path, master_seq, hash, mode, deleted) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (path) DO UPDATE SET master_seq = excluded.master_seq, hash = excluded.hash,
+         mode = excluded.mode, deleted = excluded.deleted`,
+    ).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
+    this.#statement(
+      `UPDATE replica_paths SET deferred_seq = NULL, deferred_hash = NULL, deferred_mode = NULL,
+         deferred_deleted = NULL WHERE path = ? AND deferred_seq <= ?`,
+    ).run(path, version.sequence);
+  }
+
+  /** Holds back the master's `version` of `path` (it replaces an older deferral). */
+  defer(path: string, version: MasterVersion): void {
+    this.#statement(
+      `INSERT INTO replica_paths (path, deferred_seq, deferred_hash, deferred_mode, deferred_deleted)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (path) DO UPDATE SET deferred_seq = excluded.deferred_seq,
+         deferred_hash = excluded.deferred_hash, deferred_mode = excluded.deferred_mode,
+         deferred_deleted = excluded.deferred_deleted
+       WHERE deferred_seq IS NULL OR deferred_seq < excluded.deferred_seq`,
+    ).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
+  }
+
+  /** Records that the master accepted this replica's write of `path` as `sequence`. */
+  setAccepted(path: string, sequence: number): void {
+    this.#statement(
+      `INSERT INTO replica_paths (path, accepted_seq) VALUES (?, ?)
+       ON CONFLICT (path) DO UPDATE SET accepted_seq = MAX(accepted_seq, excluded.accepted_seq)`,
+    ).run(path, sequence);
+  }
+
+  /** Paths with a deferred master version. */
+  deferredPaths(): string[] {
+    return (this.#statement("SELECT path FROM replica_paths WHERE deferred_seq IS NOT NULL")
+      .all() as { path: string }[]).map((row) => row.path);
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+function toState(row: Row): ReplicaPathState {
+  return {
+    path: row.path,
+    applied: {
+      sequence: row.master_seq,
+      hash: row.hash,
+      mode: row.mode,
+      deleted: row.deleted === 1,
+    },
+    acceptedSeq: row.accepted_seq,
+    deferred: row.deferred_seq === null ? null : {
+      sequence: row.deferred_seq,
+      hash: row.deferred_hash ?? "",
+      mode: row.deferred_mode ?? 0,
+      deleted: row.deferred_deleted === 1,
+    },
+  };
+}

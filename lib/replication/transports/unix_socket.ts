@@ -1,0 +1,232 @@
+import {
+  encodeFrame,
+  MAX_FRAME_PAYLOAD,
+  readFrames,
+  type WireMessage,
+  WireError,
+} from "../../wire/mod.ts";
+import {
+  type Transport,
+  TransportClosedError,
+  type TransportHandler,
+  type TransportServer,
+} from "./transport.ts";
+
+/** Frames queued while a write is in flight are joined into writes of about this size. */
+const COALESCE_BYTES = 256 * 1024;
+
+/**
+ * A {@linkcode Transport} over a connected Unix domain socket: frames are written back
+ * to back on the stream (several small frames coalesced into one write) and read with
+ * the wire codec's streaming frame reader, which refuses an oversized length header
+ * before buffering its payload.
+ */
+export class UnixSocketTransport implements Transport {
+  /** @inheritdoc */
+  readonly remote: string;
+  /** @inheritdoc */
+  readonly maxPayload: number = MAX_FRAME_PAYLOAD;
+  /** @inheritdoc */
+  readonly closed: Promise<void>;
+  readonly #conn: Deno.Conn;
+  #pending: Uint8Array[] = [];
+  #waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  #writing = false;
+  #frames: AsyncGenerator<WireMessage, void, undefined> | null = null;
+  #isClosed = false;
+  #markClosed!: () => void;
+
+  /**
+   * @param conn A connected Unix socket.
+   * @param remote How to name the peer in logs.
+   */
+  constructor(conn: Deno.Conn, remote: string) {
+    this.#conn = conn;
+    this.remote = remote;
+    this.closed = new Promise((resolve) => this.#markClosed = resolve);
+  }
+
+  /** @inheritdoc */
+  send(message: WireMessage | Uint8Array): Promise<void> {
+    if (this.#isClosed) return Promise.reject(new TransportClosedError(this.remote));
+    const frame = message instanceof Uint8Array ? message : encodeFrame(message);
+    this.#pending.push(frame);
+    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    if (!this.#writing) this.#flush();
+    return done;
+  }
+
+  /** @inheritdoc */
+  messages(): AsyncIterable<WireMessage> {
+    // No `return()`: leaving a `for await` early must not close the connection.
+    const next = () => this.#next();
+    return { [Symbol.asyncIterator]: () => ({ next }) };
+  }
+
+  async #next(): Promise<IteratorResult<WireMessage>> {
+    this.#frames ??= readFrames(this.#conn.readable);
+    try {
+      const result = await this.#frames.next();
+      if (result.done) this.close();
+      return result;
+    } catch (error) {
+      const ours = this.#isClosed && !(error instanceof WireError);
+      this.close();
+      // A read interrupted by our own close() is an ordinary end, not a fault.
+      if (ours) return { done: true, value: undefined };
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  close(): void {
+    if (this.#isClosed) return;
+    this.#isClosed = true;
+    try {
+      this.#conn.close();
+    } catch { /* already closed by the runtime */ }
+    this.#failWaiters(new TransportClosedError(this.remote));
+    this.#markClosed();
+  }
+
+  async #flush(): Promise<void> {
+    this.#writing = true;
+    try {
+      while (this.#pending.length > 0 && !this.#isClosed) {
+        // Take frames up to COALESCE_BYTES (at least one) and write them as one buffer.
+        let count = 0;
+        let bytes = 0;
+        while (count < this.#pending.length && (count === 0 || bytes < COALESCE_BYTES)) {
+          bytes += this.#pending[count]!.length;
+          count++;
+        }
+        const frames = this.#pending.splice(0, count);
+        const waiters = this.#waiters.splice(0, count);
+        try {
+          await this.#writeAll(frames.length === 1 ? frames[0]! : join(frames, bytes));
+        } catch (error) {
+          for (const waiter of waiters) waiter.reject(error);
+          throw error;
+        }
+        for (const waiter of waiters) waiter.resolve();
+      }
+    } catch (error) {
+      this.close();
+      this.#failWaiters(error);
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  async #writeAll(bytes: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < bytes.length) offset += await this.#conn.write(bytes.subarray(offset));
+  }
+
+  #failWaiters(error: unknown): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    this.#pending = [];
+    for (const waiter of waiters) waiter.reject(error);
+  }
+}
+
+function join(frames: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const frame of frames) {
+    out.set(frame, offset);
+    offset += frame.length;
+  }
+  return out;
+}
+
+/** Options for {@linkcode listenUnix}. */
+export interface ListenUnixOptions {
+  /** The socket file to create. A stale socket left by a dead process is replaced. */
+  path: string;
+  /** Called with each accepted connection. */
+  onTransport: TransportHandler;
+}
+
+/**
+ * Listens on a Unix socket created with mode 0600 (PROTOCOL.md §7).
+ *
+ * @returns The listener.
+ * @throws {Deno.errors.AddrInUse} When another live process listens on `path`.
+ *
+ * @example Listening and connecting
+ * ```ts ignore
+ * const server = await listenUnix({ path: "/tmp/c.sock", onTransport: (t) => t.close() });
+ * const client = await connectUnix("/tmp/c.sock");
+ * await client.closed;
+ * await server.close();
+ * ```
+ */
+export async function listenUnix(options: ListenUnixOptions): Promise<TransportServer> {
+  const { path, onTransport } = options;
+  await removeStaleSocket(path);
+  // The umask makes the socket file 0600 from its creation: no window with wider access.
+  const previous = Deno.umask(0o177);
+  let listener: Deno.Listener;
+  try {
+    listener = Deno.listen({ transport: "unix", path });
+  } finally {
+    Deno.umask(previous);
+  }
+  await Deno.chmod(path, 0o600);
+  let connections = 0;
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        connections++;
+        onTransport(new UnixSocketTransport(conn, `unix:${path}#${connections}`));
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.BadResource)) throw error;
+    }
+  })();
+  return {
+    address: path,
+    async close() {
+      try {
+        listener.close();
+      } catch { /* already closed */ }
+      await accepting.catch(() => {});
+      await Deno.remove(path).catch(() => {});
+    },
+  };
+}
+
+/**
+ * Connects to a master's Unix socket.
+ *
+ * @param path The socket file.
+ * @returns The connected transport.
+ * @throws {Deno.errors.NotFound | Deno.errors.ConnectionRefused} When nothing listens there.
+ */
+export async function connectUnix(path: string): Promise<Transport> {
+  const conn = await Deno.connect({ transport: "unix", path });
+  return new UnixSocketTransport(conn, `unix:${path}`);
+}
+
+async function removeStaleSocket(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return;
+    throw error;
+  }
+  if (!info.isSocket) {
+    throw new Deno.errors.AlreadyExists(`"${path}" exists and is not a socket`);
+  }
+  try {
+    const probe = await Deno.connect({ transport: "unix", path });
+    probe.close();
+    throw new Deno.errors.AddrInUse(`Another process is listening on "${path}"`);
+  } catch (error) {
+    if (error instanceof Deno.errors.AddrInUse) throw error;
+    await Deno.remove(path).catch(() => {});
+  }
+}

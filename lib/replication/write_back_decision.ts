@@ -1,0 +1,178 @@
+import type { WriteBackEntry } from "../wire/mod.ts";
+import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
+
+/** The reasons a write-back entry is rejected, as the first word of the wire reason. */
+export type RejectReason =
+  | "conflict"
+  | "invalid path"
+  | "filtered"
+  | "too large"
+  | "invalid content"
+  | "failed";
+
+/** An iteration of a path that the master recorded after the entry's `master_rowid_seen`. */
+export interface LaterIteration {
+  /** Its master sequence. */
+  sequence: number;
+  /** Who made it: a sandbox id, `"local"`, `"master"`. */
+  origin: string;
+}
+
+/** What the master knows about one path of an entry. */
+export interface WriteBackPathFacts {
+  /** Whether the master's replica-to-master filter excludes the path. */
+  filtered: boolean;
+  /** The path's iterations newer than the entry's `master_rowid_seen`, oldest first. */
+  later: LaterIteration[];
+}
+
+/** Everything {@linkcode decideWriteBack} needs, gathered by the caller. */
+export interface WriteBackFacts {
+  /** The sending replica. */
+  sandboxId: string;
+  /** Chronicle's data folder inside the workspace, if it is inside. */
+  dataDir?: string | undefined;
+  /** Largest content a write-back may carry, in bytes. */
+  maxContentBytes: number;
+  /**
+   * The state of a `Write`'s content: its bytes hash to `content_hash` (`verified`), they
+   * do not (`mismatch`), no bytes came but the master holds the hash (`stored`), or
+   * neither (`missing`). Ignored for other operations.
+   */
+  content: "verified" | "mismatch" | "stored" | "missing";
+  /** Facts per normalized path (both paths of a `Rename`). */
+  paths: Record<string, WriteBackPathFacts>;
+}
+
+/** The outcome for one entry. */
+export type WriteBackVerdict =
+  | { accept: true; paths: string[] }
+  | {
+    accept: false;
+    reason: RejectReason;
+    /** The wire reason: the reason word, then a colon and the details. */
+    message: string;
+    /** A path that tries to leave the workspace: the sender is hostile or broken. */
+    disconnect: boolean;
+  };
+
+/**
+ * The normalized paths an entry touches (one, or two for a `Rename`), or why they are
+ * unacceptable (PROTOCOL.md §7). A path must arrive already normalized. Pure.
+ *
+ * @param entry The entry.
+ * @param dataDir The data folder inside the workspace, if any.
+ * @returns The paths, or a problem; `escapes` marks an absolute path or a `..` segment.
+ */
+export function entryPaths(
+  entry: WriteBackEntry,
+  dataDir?: string,
+): { paths: string[] } | { problem: string; escapes: boolean } {
+  const raw = entry.operation.type === "Rename"
+    ? [entry.filepath, entry.operation.new_path]
+    : [entry.filepath];
+  const paths: string[] = [];
+  for (const path of raw) {
+    if (path.startsWith("/") || path.split("/").includes("..")) {
+      return { problem: `path "${printable(path)}" leaves the workspace`, escapes: true };
+    }
+    try {
+      const normalized = normalizeWorkspacePath(path, { dataDir });
+      if (normalized !== path) {
+        return { problem: `path "${printable(path)}" is not normalized`, escapes: false };
+      }
+      paths.push(normalized);
+    } catch (error) {
+      if (error instanceof PathError) return { problem: error.message, escapes: false };
+      throw error;
+    }
+  }
+  if (paths.length === 2 && paths[0] === paths[1]) {
+    return { problem: `rename of "${paths[0]}" onto itself`, escapes: false };
+  }
+  return { paths };
+}
+
+/**
+ * Decides one write-back entry by the causal rule of PROTOCOL.md §6: it is accepted when
+ * no iteration of its path (both paths for a `Rename`) newer than `master_rowid_seen`
+ * came from another origin; the replica's own earlier writes never conflict. Before that,
+ * paths must be valid and unfiltered and a `Write` must carry (or name stored) content
+ * within the size limit. Pure: no I/O, never throws.
+ *
+ * @param entry The entry as received.
+ * @param facts What the master knows (see {@linkcode WriteBackFacts}).
+ * @returns Accept with the normalized paths, or reject with a reason.
+ *
+ * @example An agent edit after the replica's view makes a conflict
+ * ```ts
+ * import { decideWriteBack } from "./write_back_decision.ts";
+ * const verdict = decideWriteBack({
+ *   local_seq: 1n, filepath: "a.txt", operation: { type: "Delete" }, content_hash: null,
+ *   content_bytes: null, size: 0n, permissions: 0n, is_deletion: true, master_rowid_seen: 3n,
+ * }, {
+ *   sandboxId: "sb", maxContentBytes: 1024, content: "missing",
+ *   paths: { "a.txt": { filtered: false, later: [{ sequence: 4, origin: "local" }] } },
+ * });
+ * if (verdict.accept || verdict.reason !== "conflict") throw new Error("expected a conflict");
+ * ```
+ */
+export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): WriteBackVerdict {
+  const located = entryPaths(entry, facts.dataDir);
+  if ("problem" in located) return reject("invalid path", located.problem, located.escapes);
+  const { paths } = located;
+  for (const path of paths) {
+    if (facts.paths[path]?.filtered) {
+      return reject("filtered", `"${path}" is excluded from replica-to-master replication`);
+    }
+  }
+  if (entry.operation.type === "Write") {
+    const declared = entry.content_bytes?.length ?? Number(entry.size);
+    if (declared > facts.maxContentBytes) {
+      return reject(
+        "too large",
+        `${declared} bytes exceed the write-back limit of ${facts.maxContentBytes}`,
+      );
+    }
+    if (entry.content_hash === null) return reject("invalid content", "a write without a hash");
+    if (facts.content === "mismatch") {
+      return reject("invalid content", `bytes do not hash to "${entry.content_hash}"`);
+    }
+    if (facts.content === "missing") {
+      return reject("invalid content", `no bytes sent and "${entry.content_hash}" is not stored`);
+    }
+    if (entry.content_bytes !== null && BigInt(entry.content_bytes.length) !== entry.size) {
+      return reject(
+        "invalid content",
+        `${entry.content_bytes.length} bytes sent for a declared size of ${entry.size}`,
+      );
+    }
+  }
+  const seen = Number(entry.master_rowid_seen);
+  for (const path of paths) {
+    const foreign = (facts.paths[path]?.later ?? []).find((it) =>
+      it.sequence > seen && it.origin !== facts.sandboxId
+    );
+    if (foreign) {
+      return reject(
+        "conflict",
+        `"${path}" changed at sequence ${foreign.sequence} by "${foreign.origin}" after ${seen}`,
+      );
+    }
+  }
+  return { accept: true, paths };
+}
+
+/** The reason word of a wire reason (`"conflict: …"` → `"conflict"`). */
+export function reasonWord(message: string): string {
+  const colon = message.indexOf(":");
+  return colon === -1 ? message : message.slice(0, colon);
+}
+
+function reject(reason: RejectReason, detail: string, disconnect = false): WriteBackVerdict {
+  return { accept: false, reason, message: `${reason}: ${detail}`, disconnect };
+}
+
+function printable(path: string): string {
+  return path.replace(/\p{Cc}/gu, "?").slice(0, 200);
+}

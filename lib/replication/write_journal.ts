@@ -1,0 +1,264 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { inTransaction } from "../db/mod.ts";
+
+/** What a journaled local change does. */
+export type JournalOperation = "write" | "delete" | "rename" | "chmod";
+
+/**
+ * Where an entry stands: waiting to be sent, sent without an answer yet, applied by the
+ * master, rejected by it, or refused here (too large to send).
+ */
+export type JournalState = "pending" | "sent" | "accepted" | "rejected" | "refused";
+
+/** A local change to journal. */
+export interface NewJournalEntry {
+  /** The replica store's sequence of the captured iteration (the larger one for a rename). */
+  sourceSeq: number;
+  /** The changed path (a rename's source). */
+  path: string;
+  /** What happened. */
+  operation: JournalOperation;
+  /** A rename's destination, else `null`. */
+  newPath: string | null;
+  /** The content hash after the change, `null` for a deletion. */
+  hash: string | null;
+  /** The content size after the change. */
+  size: number;
+  /** Full `st_mode` after the change, 0 for a deletion. */
+  mode: number;
+  /** Whether the change is a deletion. */
+  deleted: boolean;
+  /** The master sequence of the path's latest master version applied here (`master_rowid_seen`). */
+  masterSeen: number;
+}
+
+/** A journaled local change. */
+export interface JournalEntry extends NewJournalEntry {
+  /** The journal's number for it (`local_seq` on the wire). */
+  localSeq: number;
+  /** Where it stands. */
+  state: JournalState;
+  /** Why it was rejected or refused. */
+  reason: string | null;
+  /** The master sequence it became, when accepted. */
+  masterSeq: number | null;
+  /** Epoch ms when journaled. */
+  createdMs: number;
+}
+
+const OPEN = "state IN ('pending', 'sent')";
+const COLUMNS =
+  "local_seq, source_seq, path, operation, new_path, hash, size, mode, deleted, master_seen, state, reason, master_seq, created_ms";
+
+/**
+ * The durable write journal of a replica (table `replica_journal`): every local write,
+ * deletion, rename and chmod is stored here before it is sent anywhere, and keeps its
+ * state until the master answers. Entries are sent oldest first; an entry answered once
+ * is never sent again. Tables must be migrated first (`openReplicaTables`).
+ */
+export class WriteJournal {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+  /** Open (pending or sent) entries per path, rename destinations included. */
+  readonly #openByPath = new Map<string, number>();
+  readonly #listeners = new Set<() => void>();
+
+  /** @param db The replica's database, already migrated. */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    const rows = this.#statement(`SELECT path, new_path FROM replica_journal WHERE ${OPEN}`)
+      .all() as { path: string; new_path: string | null }[];
+    for (const row of rows) this.#count(row.path, row.new_path, 1);
+  }
+
+  /**
+   * Journals local changes in one transaction, in order.
+   *
+   * @returns The entries with their local sequence numbers.
+   */
+  append(entries: NewJournalEntry[]): JournalEntry[] {
+    if (entries.length === 0) return [];
+    const now = Date.now();
+    const insert = this.#statement(
+      `INSERT INTO replica_journal
+         (source_seq, path, operation, new_path, hash, size, mode, deleted, master_seen, created_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const out = inTransaction(this.#db, () =>
+      entries.map((entry): JournalEntry => {
+        const result = insert.run(
+          entry.sourceSeq,
+          entry.path,
+          entry.operation,
+          entry.newPath,
+          entry.hash,
+          entry.size,
+          entry.mode,
+          entry.deleted ? 1 : 0,
+          entry.masterSeen,
+          now,
+        );
+        return {
+          ...entry,
+          localSeq: Number(result.lastInsertRowid),
+          state: "pending",
+          reason: null,
+          masterSeq: null,
+          createdMs: now,
+        };
+      }));
+    for (const entry of out) this.#count(entry.path, entry.newPath, 1);
+    for (const listener of this.#listeners) listener();
+    return out;
+  }
+
+  /** Calls `listener` after every append; returns an unsubscribe. */
+  onAppend(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The oldest open (pending or sent) entries, at most `limit`. */
+  open(limit = 256): JournalEntry[] {
+    return this.#all(`SELECT ${COLUMNS} FROM replica_journal WHERE ${OPEN} ORDER BY local_seq LIMIT ?`, limit);
+  }
+
+  /** Marks entries as sent. */
+  markSent(localSeqs: number[]): void {
+    const update = this.#statement(
+      "UPDATE replica_journal SET state = 'sent' WHERE local_seq = ? AND state = 'pending'",
+    );
+    inTransaction(this.#db, () => {
+      for (const seq of localSeqs) update.run(seq);
+    });
+  }
+
+  /**
+   * Records the master's answer. Entries not open (already answered) are ignored, so an
+   * answer that arrives twice changes nothing.
+   *
+   * @param accepted `[localSeq, masterSeq]` pairs.
+   * @param rejected `[localSeq, reason]` pairs.
+   * @returns The entries this answer resolved, with their new state.
+   */
+  resolve(accepted: [number, number][], rejected: [number, string][]): JournalEntry[] {
+    const now = Date.now();
+    const select = this.#statement(
+      `SELECT ${COLUMNS} FROM replica_journal WHERE local_seq = ? AND ${OPEN}`,
+    );
+    const update = this.#statement(
+      "UPDATE replica_journal SET state = ?, reason = ?, master_seq = ?, resolved_ms = ? WHERE local_seq = ?",
+    );
+    const resolved = inTransaction(this.#db, () => {
+      const out: JournalEntry[] = [];
+      const apply = (seq: number, state: JournalState, reason: string | null, master: number | null) => {
+        const row = select.get(seq) as Record<string, unknown> | undefined;
+        if (!row) return;
+        update.run(state, reason, master, now, seq);
+        out.push({ ...toEntry(row), state, reason, masterSeq: master });
+      };
+      for (const [seq, master] of accepted) apply(seq, "accepted", null, master);
+      for (const [seq, reason] of rejected) apply(seq, "rejected", reason, null);
+      return out;
+    });
+    for (const entry of resolved) this.#count(entry.path, entry.newPath, -1);
+    return resolved.sort((a, b) => a.localSeq - b.localSeq);
+  }
+
+  /** Refuses an open entry here, without sending it (e.g. too large). */
+  refuse(localSeq: number, reason: string): JournalEntry | undefined {
+    const row = this.#statement(
+      `SELECT ${COLUMNS} FROM replica_journal WHERE local_seq = ? AND ${OPEN}`,
+    ).get(localSeq) as Record<string, unknown> | undefined;
+    if (!row) return undefined;
+    this.#statement(
+      "UPDATE replica_journal SET state = 'refused', reason = ?, resolved_ms = ? WHERE local_seq = ?",
+    ).run(reason, Date.now(), localSeq);
+    const entry = toEntry(row);
+    this.#count(entry.path, entry.newPath, -1);
+    return { ...entry, state: "refused", reason };
+  }
+
+  /** Whether `path` has entries the master has not answered yet. */
+  hasOpen(path: string): boolean {
+    return (this.#openByPath.get(path) ?? 0) > 0;
+  }
+
+  /** How many entries the master has not answered yet. */
+  openCount(): number {
+    return (this.#statement(`SELECT COUNT(*) AS n FROM replica_journal WHERE ${OPEN}`).get() as {
+      n: number;
+    }).n;
+  }
+
+  /** The highest replica store sequence journaled so far, 0 when none. */
+  sourceHighWater(): number {
+    return (this.#statement("SELECT COALESCE(MAX(source_seq), 0) AS s FROM replica_journal")
+      .get() as { s: number }).s;
+  }
+
+  /** Entries in one state, newest first, at most `limit`. */
+  list(state: JournalState, limit = 1000): JournalEntry[] {
+    return this.#all(
+      `SELECT ${COLUMNS} FROM replica_journal WHERE state = ? ORDER BY local_seq DESC LIMIT ?`,
+      state,
+      limit,
+    );
+  }
+
+  /** How many entries are in each state. */
+  counts(): Record<JournalState, number> {
+    const out: Record<JournalState, number> = {
+      pending: 0,
+      sent: 0,
+      accepted: 0,
+      rejected: 0,
+      refused: 0,
+    };
+    const rows = this.#statement(
+      "SELECT state, COUNT(*) AS n FROM replica_journal GROUP BY state",
+    ).all() as { state: JournalState; n: number }[];
+    for (const row of rows) out[row.state] = row.n;
+    return out;
+  }
+
+  #count(path: string, newPath: string | null, delta: number): void {
+    for (const p of newPath === null ? [path] : [path, newPath]) {
+      const n = (this.#openByPath.get(p) ?? 0) + delta;
+      if (n <= 0) this.#openByPath.delete(p);
+      else this.#openByPath.set(p, n);
+    }
+  }
+
+  #all(sql: string, ...args: (string | number)[]): JournalEntry[] {
+    return (this.#statement(sql).all(...args) as Record<string, unknown>[]).map(toEntry);
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+function toEntry(row: Record<string, unknown>): JournalEntry {
+  return {
+    localSeq: row.local_seq as number,
+    sourceSeq: row.source_seq as number,
+    path: row.path as string,
+    operation: row.operation as JournalOperation,
+    newPath: (row.new_path as string | null) ?? null,
+    hash: (row.hash as string | null) ?? null,
+    size: row.size as number,
+    mode: row.mode as number,
+    deleted: row.deleted === 1,
+    masterSeen: row.master_seen as number,
+    state: row.state as JournalState,
+    reason: (row.reason as string | null) ?? null,
+    masterSeq: (row.master_seq as number | null) ?? null,
+    createdMs: row.created_ms as number,
+  };
+}
