@@ -171,22 +171,23 @@ export class Store {
   /** Live (not deleted) paths with their latest iteration, sorted by path. */
   list(options: ListOptions = {}): Iteration[] {
     const dir = options.dir ?? "";
-    const under = dir === "" ? "" : "AND (i.path = ? OR substr(i.path, 1, ?) = ?)";
-    const dirArgs = dir === "" ? [] : [dir, dir.length + 1, dir + "/"];
     if (options.atSequence === undefined) {
+      const [where, args] = underFolder("p.path", dir);
       return this.#all(
         `SELECT ${prefixed("i")} FROM paths p JOIN iterations i ON i.sequence = p.sequence
-         WHERE p.deleted = 0 ${under} ORDER BY i.path`,
-        ...dirArgs,
+         WHERE p.deleted = 0 AND ${where} ORDER BY p.path`,
+        ...args,
       );
     }
+    const [where, args] = underFolder("path", dir);
     return this.#all(
       `SELECT ${prefixed("i")} FROM iterations i
-       JOIN (SELECT path, MAX(sequence) AS s FROM iterations WHERE sequence <= ? GROUP BY path) m
+       JOIN (SELECT path, MAX(sequence) AS s FROM iterations
+             WHERE sequence <= ? AND ${where} GROUP BY path) m
          ON i.sequence = m.s
-       WHERE i.deleted = 0 ${under} ORDER BY i.path`,
+       WHERE i.deleted = 0 ORDER BY i.path`,
       options.atSequence,
-      ...dirArgs,
+      ...args,
     );
   }
 
@@ -262,11 +263,12 @@ export class Store {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Every file state the scanner remembers, by path. */
-  fileStates(): Map<string, FileState> {
+  /** The file states the scanner remembers at or beneath `dir` (all of them for `""`), by path. */
+  fileStates(dir = ""): Map<string, FileState> {
+    const [where, args] = underFolder("path", dir);
     const rows = this.#statement(
-      "SELECT path, size, mtime_ms AS mtimeMs, ino, mode, hash FROM file_state",
-    ).all() as unknown as FileState[];
+      `SELECT path, size, mtime_ms AS mtimeMs, ino, mode, hash FROM file_state WHERE ${where}`,
+    ).all(...args) as unknown as FileState[];
     return new Map(rows.map((row) => [row.path, { ...row }]));
   }
 
@@ -293,6 +295,16 @@ export class Store {
   #all(sql: string, ...args: SQLInputValue[]): Iteration[] {
     return (this.#statement(sql).all(...args) as Row[]).map(toIteration);
   }
+}
+
+/**
+ * A condition selecting `column` equal to `dir` or beneath it, as a range the path index
+ * can answer ('0' is the character after '/', so `dir/` ≤ path < `dir0` is everything
+ * beneath). `""` selects everything.
+ */
+function underFolder(column: string, dir: string): [string, SQLInputValue[]] {
+  if (dir === "") return ["1 = 1", []];
+  return [`(${column} = ? OR (${column} >= ? AND ${column} < ?))`, [dir, `${dir}/`, `${dir}0`]];
 }
 
 function prefixed(alias: string): string {

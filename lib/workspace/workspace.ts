@@ -277,13 +277,14 @@ export class Workspace {
     const problems: CaptureResult["problems"] = [];
     const seen = new Map<string, SeenFile>();
     const live = new Set<string>();
+    const known = new Map<string, FileState>();
     for (const scope of dedupeScopes(scopes)) {
       await this.#observeScope(scope, seen, problems);
-      for (const iteration of this.store.list(scope === "" ? {} : { dir: scope })) {
+      for (const iteration of this.store.list({ dir: scope })) {
         if (!this.filter.local.ignores(iteration.path)) live.add(iteration.path);
       }
+      for (const [path, state] of this.store.fileStates(scope)) known.set(path, state);
     }
-    const known = this.store.fileStates();
     const plan = planCapture([...seen.values()], known, live);
     const now = Date.now();
     const changes: NewIteration[] = [];
@@ -396,8 +397,8 @@ export class Workspace {
 
   #carryFileStates(from: string, to: string): void {
     const moved: FileState[] = [];
-    for (const [path, state] of this.store.fileStates()) {
-      if (isInside(path, from)) moved.push({ ...state, path: to + path.slice(from.length) });
+    for (const [path, state] of this.store.fileStates(from)) {
+      moved.push({ ...state, path: to + path.slice(from.length) });
     }
     this.store.saveFileStates(moved);
   }

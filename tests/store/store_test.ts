@@ -171,3 +171,23 @@ Deno.test("Store.pollExternal() announces iterations another connection recorded
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Store.list() and fileStates() select a folder by range, not by prefix text", () =>
+  withStore((store) => {
+    store.record(["a", "a/b", "a/b/c", "a.txt", "a0", "a-b", "ab/c"].map((p) => file(p, H1)));
+    assert.deepEqual(store.list({ dir: "a" }).map((i) => i.path), ["a", "a/b", "a/b/c"]);
+    assert.deepEqual(store.list({ dir: "a/b" }).map((i) => i.path), ["a/b", "a/b/c"]);
+    assert.deepEqual(store.list({ dir: "a", atSequence: 2 }).map((i) => i.path), ["a", "a/b"]);
+    store.saveFileStates(
+      ["a/x", "a0", "a.x"].map((path) => ({
+        path,
+        size: 1,
+        mtimeMs: 1,
+        ino: 1,
+        mode: 1,
+        hash: H1,
+      })),
+    );
+    assert.deepEqual([...store.fileStates("a").keys()], ["a/x"]);
+    assert.equal(store.fileStates().size, 3);
+  }));
