@@ -10,7 +10,9 @@ import {
   restoreCommand,
   statusCommand,
 } from "./history_commands.ts";
+import { conflictsCommand } from "./replication_commands.ts";
 import { snapshotCommands } from "./snapshot_commands.ts";
+import { syncCommand } from "./sync_commands.ts";
 import { wireCommand } from "./wire_command.ts";
 
 /** A subcommand: its arguments in (and the binary's role, if any), its exit code out. */
@@ -29,5 +31,7 @@ export const COMMANDS: Record<string, Command> = {
   checkpoint: checkpointCommand,
   rehydrate: rehydrateCommand,
   wire: (args) => wireCommand(args),
+  conflicts: conflictsCommand,
+  sync: syncCommand,
   ...snapshotCommands,
 };

@@ -8,9 +8,15 @@ export interface OpsSource {
   ready(): boolean;
   status(): Record<string, unknown>;
   metrics(): string;
+  /** Starts a graceful shutdown, as SIGTERM does. */
+  shutdown(): void;
 }
 
-/** `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, `/metrics`. */
+/**
+ * `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, `/metrics`,
+ * and `POST /shutdown` (a graceful stop, used by `chronicle sync stop`; like every write
+ * over `--http` it needs the token).
+ */
 export function opsRoutes(source: OpsSource): Hono {
   const app = new Hono();
   const started = Date.now();
@@ -32,5 +38,9 @@ export function opsRoutes(source: OpsSource): Hono {
     (c) =>
       c.body(source.metrics(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
   );
+  app.post("/shutdown", (c) => {
+    source.shutdown();
+    return c.json({ stopping: true }, 202);
+  });
   return app;
 }

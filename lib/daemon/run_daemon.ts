@@ -73,6 +73,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         role,
         sequence: () => workspace.store.sequence(),
         ready: () => ready && replicaLive(replication),
+        shutdown: () => shutdown.request("POST /shutdown"),
         status: () => ({
           running: true,
           role,
@@ -254,8 +255,12 @@ async function closeAll(services: Service[], workspace: Workspace): Promise<void
   clearTimeout(timer);
 }
 
-/** Resolves with the first SIGINT or SIGTERM. */
-function shutdownSignal(): { received: Promise<string>; dispose(): void } {
+/** Resolves with the first SIGINT or SIGTERM, or a `request()` (the `POST /shutdown` route). */
+function shutdownSignal(): {
+  received: Promise<string>;
+  request(reason: string): void;
+  dispose(): void;
+} {
   let resolve: (signal: string) => void = () => {};
   const received = new Promise<string>((r) => (resolve = r));
   const handlers = (["SIGINT", "SIGTERM"] as const).map((signal) => {
@@ -265,6 +270,7 @@ function shutdownSignal(): { received: Promise<string>; dispose(): void } {
   });
   return {
     received,
+    request: (reason) => resolve(reason),
     dispose: () =>
       handlers.forEach(([signal, handler]) => Deno.removeSignalListener(signal, handler)),
   };

@@ -1,0 +1,183 @@
+import { basename, resolve } from "node:path";
+import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
+import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
+import { CliError, UsageError } from "./errors.ts";
+import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
+import { printJson, println } from "./output.ts";
+import { parseCommandArgs } from "./parse_command_args.ts";
+import { syncWaitCommand } from "./replication_commands.ts";
+
+const USAGE = `Usage:
+  chronicle sync --wait [--timeout SECONDS]
+  chronicle sync start [DIR] (--connect PATH | --ws-connect URL) [--token T] [--debounce-ms N] [--ignore P]…
+  chronicle sync stop|status [-C DIR]
+  chronicle sync resolve PATH --keep local|upstream|merged [-C DIR]`;
+
+/** How a person settles a local-sync conflict. */
+export type Keep = "local" | "upstream" | "merged";
+
+/**
+ * `chronicle sync …`: the barrier (`--wait`) on any replica, and local-sync control, the
+ * command-line twin of the desktop client's start, stop, status and resolve.
+ */
+export function syncCommand(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case "start":
+      return syncStart(rest);
+    case "stop":
+      return syncStop(rest);
+    case "status":
+      return syncStatus(rest);
+    case "resolve":
+      return syncResolve(rest);
+    default:
+      if (args.some((arg) => arg === "--wait")) return syncWaitCommand(args);
+      throw new UsageError(USAGE);
+  }
+}
+
+/** Longest `sync start` waits for the new replica to answer on its control socket. */
+const START_TIMEOUT_MS = 30_000;
+
+async function syncStart(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("sync start", args, {
+    connect: { type: "string" },
+    "ws-connect": { type: "string" },
+    token: { type: "string" },
+    "data-dir": { type: "string" },
+    "debounce-ms": { type: "string" },
+    ignore: { type: "string", multiple: true },
+    "sandbox-id": { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (positionals.length > 1 || (!values.connect && !values["ws-connect"])) {
+    throw new UsageError(USAGE);
+  }
+  const root = resolve(positionals[0] ?? ".");
+  await Deno.mkdir(root, { recursive: true });
+  const layout = resolveLayout({ root, dataDir: values["data-dir"] });
+  if (await controlRequest(layout, "/health")) {
+    throw new CliError(`Chronicle is already running on "${root}"`);
+  }
+  const daemonArgs = [root, "--local-sync"];
+  const pass = ["connect", "ws-connect", "token", "data-dir", "debounce-ms", "sandbox-id"] as const;
+  for (const name of pass) {
+    if (values[name] !== undefined) daemonArgs.push(`--${name}`, values[name]!);
+  }
+  for (const pattern of values.ignore ?? []) daemonArgs.push("--ignore", pattern);
+  await Deno.mkdir(layout.dataDir, { recursive: true });
+  const logPath = `${layout.dataDir}/local-sync.log`;
+  spawnDetached(daemonArgs, logPath);
+  const status = await waitUntilRunning(layout);
+  if (values.json) printJson(status);
+  else println(`local-sync running on ${root} (log: ${logPath})`);
+  return 0;
+}
+
+async function syncStop(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs("sync stop", args, { ...LOCATE_ARGS });
+  const layout = locateFromArgs(values);
+  await jsonOrFail(await requireRunning(layout, "/shutdown", { method: "POST" }));
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (await controlRequest(layout, "/health")) {
+    if (Date.now() > deadline) throw new CliError(`Chronicle on "${layout.root}" did not stop`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  println(`stopped Chronicle on ${layout.root}`);
+  return 0;
+}
+
+async function syncStatus(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs("sync status", args, {
+    ...LOCATE_ARGS,
+    json: { type: "boolean" },
+  });
+  const layout = locateFromArgs(values);
+  const status = await jsonOrFail<Record<string, unknown>>(
+    await requireRunning(layout, "/sync/status"),
+  );
+  if (values.json) printJson(status);
+  else printSyncStatus(status);
+  return 0;
+}
+
+async function syncResolve(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs("sync resolve", args, {
+    ...LOCATE_ARGS,
+    keep: { type: "string" },
+    json: { type: "boolean" },
+  });
+  const keep = values.keep;
+  if (positionals.length !== 1 || (keep !== "local" && keep !== "upstream" && keep !== "merged")) {
+    throw new UsageError(USAGE);
+  }
+  const layout = locateFromArgs(values);
+  const response = await requireRunning(layout, "/sync/resolve", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ path: positionals[0], keep }),
+  });
+  const result = await jsonOrFail<{ path: string; state: string; message: string }>(response);
+  if (values.json) printJson(result);
+  else println(result.message);
+  return 0;
+}
+
+function printSyncStatus(status: Record<string, unknown>): void {
+  const conflicts =
+    (status.conflicts as Array<{ path: string; reason: string; resolvedMs: number | null }>) ?? [];
+  const open = conflicts.filter((conflict) => conflict.resolvedMs === null);
+  println(`role: ${status.role}`);
+  println(
+    `master: ${status.master ?? "-"} (${
+      status.connected ? "connected" : "disconnected"
+    }, ${status.state})`,
+  );
+  println(`sequence: applied ${status.appliedSequence} of ${status.masterSequence}`);
+  println(`pending uploads: ${status.pendingWriteBacks}`);
+  println(`open conflicts: ${open.length}`);
+  for (const conflict of open) println(`  ${conflict.path}: ${conflict.reason}`);
+}
+
+/**
+ * Starts Chronicle in the background, detached from this process, its output appended to
+ * a log file. The shell does the redirection: a pipe to this short-lived process would
+ * break when it exits.
+ */
+function spawnDetached(args: string[], logPath: string): void {
+  const compiled = !basename(Deno.execPath()).startsWith("deno");
+  const permissions = ["--allow-read", "--allow-write", "--allow-net", "--allow-env"];
+  const program = compiled
+    ? [Deno.execPath()]
+    : [Deno.execPath(), "run", ...permissions, Deno.mainModule];
+  const child = new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'log="$1"; shift; exec "$@" >>"$log" 2>&1',
+      "chronicle-sync",
+      logPath,
+      ...program,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+    detached: true,
+  }).spawn();
+  child.unref();
+}
+
+async function waitUntilRunning(layout: WorkspaceLayout): Promise<unknown> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const response = await controlRequest(layout, "/sync/status").catch(() => undefined);
+    if (response?.ok) return await response.json();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new CliError(
+    `Local-sync did not start within ${
+      START_TIMEOUT_MS / 1000
+    } s: see ${layout.dataDir}/local-sync.log`,
+  );
+}
