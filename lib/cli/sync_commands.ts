@@ -147,7 +147,12 @@ function printSyncStatus(status: Record<string, unknown>): void {
  */
 function spawnDetached(args: string[], logPath: string): void {
   const compiled = !basename(Deno.execPath()).startsWith("deno");
-  const permissions = ["--allow-read", "--allow-write", "--allow-net", "--allow-env"];
+  const permissions = [
+    "--allow-read",
+    "--allow-write",
+    "--allow-net",
+    "--allow-env",
+  ];
   const program = compiled
     ? [Deno.execPath()]
     : [Deno.execPath(), "run", ...permissions, Deno.mainModule];

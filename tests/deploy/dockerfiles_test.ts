@@ -157,7 +157,12 @@ for (const role of ROLES) {
 Deno.test("the compile tasks grant the same explicit, minimal permissions and cover both targets", () => {
   const tasks = compileTasks();
   const expected = binaryPermissions();
-  assertEquals(expected, ["--allow-read", "--allow-write", "--allow-net", "--allow-env"]);
+  assertEquals(expected, [
+    "--allow-read",
+    "--allow-write",
+    "--allow-net",
+    "--allow-env",
+  ]);
   for (const role of ROLES) {
     for (const suffix of ["", ":x86_64", ":aarch64"]) {
       const name = `compile:${role}${suffix}`;

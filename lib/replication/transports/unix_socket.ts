@@ -2,8 +2,8 @@ import {
   encodeFrame,
   MAX_FRAME_PAYLOAD,
   readFrames,
-  type WireMessage,
   WireError,
+  type WireMessage,
 } from "../../wire/mod.ts";
 import {
   type Transport,
@@ -166,14 +166,11 @@ export interface ListenUnixOptions {
 export async function listenUnix(options: ListenUnixOptions): Promise<TransportServer> {
   const { path, onTransport } = options;
   await removeStaleSocket(path);
-  // The umask makes the socket file 0600 from its creation: no window with wider access.
-  const previous = Deno.umask(0o177);
-  let listener: Deno.Listener;
-  try {
-    listener = Deno.listen({ transport: "unix", path });
-  } finally {
-    Deno.umask(previous);
-  }
+  const listener = Deno.listen({ transport: "unix", path });
+  // RACE: until this chmod the socket has the umask's mode. Connecting needs write access,
+  // which a usual umask (022) denies to others, and the default data folder is 0700. Not
+  // narrowing the umask instead keeps the binaries free of --allow-sys, and avoids changing
+  // a process-wide setting while other files are being created.
   await Deno.chmod(path, 0o600);
   let connections = 0;
   const accepting = (async () => {
