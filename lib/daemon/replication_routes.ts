@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { HttpError } from "../http/mod.ts";
-import type { MasterHandle, ReplicaHandle } from "../replication/mod.ts";
+import { PathError } from "../paths/mod.ts";
+import { type MasterHandle, type ReplicaHandle, ResolveError } from "../replication/mod.ts";
 
 /** The replication side of a running Chronicle, if any. */
 export type ReplicationHandle =
@@ -14,7 +15,8 @@ const MAX_WAIT_MS = 10 * 60_000;
 /**
  * Replication control for the CLI and desktop clients: `GET /sync/status`, `POST
  * /sync/wait?timeout_ms=N` (a barrier: returns once this replica holds everything the
- * master held when asked), and `GET /conflicts`.
+ * master held when asked), `POST /sync/resolve` `{"path","keep"}` (local-sync conflicts),
+ * and `GET /conflicts`.
  */
 export function replicationRoutes(handle: () => ReplicationHandle): Hono {
   const app = new Hono();
@@ -36,6 +38,30 @@ export function replicationRoutes(handle: () => ReplicationHandle): Hono {
       );
     }
     return c.json(await replica.syncWait(timeoutMs));
+  });
+  app.post("/sync/resolve", async (c) => {
+    const replica = requireReplica(handle());
+    const body = await c.req.json().catch(() => undefined) as
+      | { path?: unknown; keep?: unknown }
+      | undefined;
+    const keep = body?.keep;
+    if (
+      typeof body?.path !== "string" ||
+      (keep !== "local" && keep !== "upstream" && keep !== "merged")
+    ) {
+      throw new HttpError(
+        400,
+        "bad_request",
+        'Expected {"path": "...", "keep": "local" | "upstream" | "merged"}',
+      );
+    }
+    try {
+      return c.json(await replica.resolveConflict(body.path, keep));
+    } catch (error) {
+      if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
+      if (error instanceof ResolveError) throw new HttpError(409, "cannot_resolve", error.message);
+      throw error;
+    }
   });
   app.get("/conflicts", (c) => {
     const replica = requireReplica(handle());

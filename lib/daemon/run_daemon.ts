@@ -7,6 +7,7 @@ import { defaultRegistry, metrics } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
 import { type MasterHandle, startMaster, startReplica } from "../replication/mod.ts";
 import { Snapshots } from "../snapshot/mod.ts";
+import { EDITOR_NOISE_PATTERNS, LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
 import { type ReplicationHandle, replicationRoutes } from "./replication_routes.ts";
@@ -43,13 +44,17 @@ export function roleOf(config: ChronicleConfig): DaemonRole {
 export async function runDaemon(config: ChronicleConfig): Promise<number> {
   configureLogging({ format: config.logFormat, quiet: config.quiet });
   const role = roleOf(config);
+  const localSync = role === "local-sync";
   const workspace = await Workspace.open({
     root: config.workspace,
     dataDir: config.dataDir,
     database: config.database,
     casDir: config.casDir,
-    ignore: config.ignore,
+    ignore: localSync ? [...EDITOR_NOISE_PATTERNS, ...config.ignore] : config.ignore,
   });
+  const debounceMs = localSync && config.sources.debounceMs.source === "default"
+    ? LOCAL_SYNC_DEBOUNCE_MS
+    : config.debounceMs;
   workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
   workspace.store.setMeta("role", role);
   workspace.store.onRecorded((recorded) => metrics.iterations.inc(recorded.length));
@@ -105,7 +110,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       problems: scan.problems.length,
       sequence: workspace.store.sequence(),
     });
-    await workspace.watch({ debounceMs: config.debounceMs });
+    await workspace.watch({ debounceMs });
     replication = await startReplication(config, role, workspace);
     if (replication.kind !== "none") {
       services.push({

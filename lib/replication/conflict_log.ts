@@ -100,6 +100,12 @@ export class ConflictLog {
     ).run(Date.now(), resolution, id);
   }
 
+  /** Notes progress on an open conflict (e.g. `merging`) without closing it. */
+  note(id: number, resolution: string): void {
+    this.#statement("UPDATE replica_conflicts SET resolution = ? WHERE id = ? AND resolved_ms IS NULL")
+      .run(resolution, id);
+  }
+
   /** Whether `path` (as a change's source path) has an unresolved conflict. */
   hasUnresolved(path: string): boolean {
     return this.#statement(
@@ -109,10 +115,11 @@ export class ConflictLog {
 
   /** How many conflicts there are, and how many are unresolved. */
   counts(): { total: number; unresolved: number } {
-    return this.#statement(
+    const row = this.#statement(
       `SELECT COUNT(*) AS total, COALESCE(SUM(resolved_ms IS NULL), 0) AS unresolved
        FROM replica_conflicts`,
     ).get() as { total: number; unresolved: number };
+    return { total: row.total, unresolved: row.unresolved };
   }
 
   #statement(sql: string): StatementSync {

@@ -63,7 +63,11 @@ export {
   decideApply,
   type LocalVersion,
 } from "./apply_decision.ts";
-export { type CapturedChange, type JournalPlanContext, planJournalEntries } from "./journal_plan.ts";
+export {
+  type CapturedChange,
+  type JournalPlanContext,
+  planJournalEntries,
+} from "./journal_plan.ts";
 export {
   type JournalEntry,
   type JournalOperation,
@@ -72,10 +76,17 @@ export {
   WriteJournal,
 } from "./write_journal.ts";
 export { type Conflict, ConflictLog } from "./conflict_log.ts";
+export {
+  type ConflictChoice,
+  MERGE_ORIGIN,
+  resolveConflict,
+  ResolveError,
+  type ResolveOutcome,
+} from "./resolve_conflict.ts";
 export { type MasterVersion, ReplicaPaths, type ReplicaPathState } from "./replica_paths.ts";
 export { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 export { MAX_SANDBOX_ID_BYTES, sandboxIdProblem, validateSandboxId } from "./sandbox_id.ts";
 export { MasterState, type ReplicaRecord, type WriteBackOutcome } from "./master_state.ts";
 export { INLINE_LIMIT, notificationFor } from "./notification_source.ts";
-export { type ExpectedState, diskMatches } from "./disk_check.ts";
+export { diskMatches, type ExpectedState } from "./disk_check.ts";
 export * from "./transports/mod.ts";

@@ -15,18 +15,14 @@ import { decideApply } from "./apply_decision.ts";
 import type { Conflict } from "./conflict_log.ts";
 import { ContentFetcher, ContentUnavailableError } from "./content_fetcher.ts";
 import { diskMatches } from "./disk_check.ts";
+import { type ConflictChoice, resolveConflict, type ResolveOutcome } from "./resolve_conflict.ts";
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import { SyncProgress } from "./progress.ts";
 import type { MasterVersion } from "./replica_paths.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 import { validateSandboxId } from "./sandbox_id.ts";
 import { AsyncQueue } from "./transports/_async_queue.ts";
-import {
-  type Connector,
-  connectUnix,
-  connectWebSocket,
-  type Transport,
-} from "./transports/mod.ts";
+import { type Connector, connectUnix, connectWebSocket, type Transport } from "./transports/mod.ts";
 import type { JournalEntry, JournalState } from "./write_journal.ts";
 import { reasonWord } from "./write_back_decision.ts";
 import { WritebackLoop } from "./writeback_loop.ts";
@@ -119,6 +115,8 @@ export interface ReplicaHandle {
    * or with `satisfied: false` after `timeoutMs`.
    */
   syncWait(timeoutMs: number): Promise<SyncWaitResult>;
+  /** Settles a local-sync conflict of `path` as a person chose (see {@linkcode resolveConflict}). */
+  resolveConflict(path: string, keep: ConflictChoice): Promise<ResolveOutcome>;
   /** Disconnects and stops; journaled changes stay for the next start. */
   close(): Promise<void>;
 }
@@ -155,6 +153,8 @@ const PROGRESS_MIN_SEQUENCES = 500;
 /** Acks sent at least this often while applying a long replay. */
 const ACK_EVERY = 256;
 const MAX_PROBLEMS = 100;
+/** Notifications queued for the applier beyond which reading from the master pauses. */
+const MAX_QUEUED = 4096;
 
 type ApplyItem =
   | NotificationMessage
@@ -282,12 +282,18 @@ class Replica implements ReplicaHandle {
       if (!session) break;
       const result = await session.barrier(deadline);
       if (result) return result;
+      // Asked before the connection's catch-up or during a resync: ask again shortly.
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return {
       satisfied: false,
       masterSequence: this.masterSequence,
       appliedSequence: this.applied,
     };
+  }
+
+  resolveConflict(path: string, keep: ConflictChoice): Promise<ResolveOutcome> {
+    return resolveConflict(this, path, keep);
   }
 
   async close(): Promise<void> {
@@ -370,7 +376,7 @@ class Replica implements ReplicaHandle {
   }
 }
 
-/** A certified master sequence: everything up to it has been sent before (PushChannel). */
+/** A reconciliation from scratch in progress (PROTOCOL.md §4). */
 interface Resync {
   /** The master sequence the reconciliation must reach, once known. */
   target: number | null;
@@ -393,11 +399,15 @@ class ReplicaSession {
   #progress: SyncProgress | null = null;
   #reachedLive = false;
   #closeReason: string | null = null;
+  #closing = false;
   #lastMessageAt = Date.now();
   #lastAcked = 0;
   #sinceAck = 0;
   #askedForResync = false;
   #since = 0;
+  /** Inline contents being stored ahead of the applier, by hash: resolves `true` once held. */
+  readonly #storing = new Map<string, Promise<boolean>>();
+  readonly #storeSlots = new Slots(16);
 
   constructor(replica: Replica, transport: Transport) {
     this.#replica = replica;
@@ -431,6 +441,7 @@ class ReplicaSession {
 
   close(reason: string): void {
     this.#closeReason ??= reason;
+    this.#closing = true;
     this.#transport.close();
   }
 
@@ -457,14 +468,18 @@ class ReplicaSession {
       const resync = replica.resyncPending;
       if (resync) this.#resync = { target: null, seen: new Set() };
       this.#since = resync ? 0 : replica.applied;
-      // The probe tells how far the master is, for progress; it certifies nothing.
+      // The probe tells how far the master is, for progress; it certifies nothing. Both
+      // are queued at once, so no barrier of syncWait() can slip in before the catch-up
+      // (the master answers a barrier before a catch-up at once, certifying nothing).
       this.#barriers.push({ purpose: "probe", resolve: () => {} });
-      await this.#transport.send({ type: "BarrierRequest", sequence: 0n });
-      await this.#transport.send({
-        type: "CatchupRequest",
-        sandbox_id: replica.sandboxId,
-        since_sequence: BigInt(this.#since),
-      });
+      await Promise.all([
+        this.#transport.send({ type: "BarrierRequest", sequence: 0n }),
+        this.#transport.send({
+          type: "CatchupRequest",
+          sandbox_id: replica.sandboxId,
+          since_sequence: BigInt(this.#since),
+        }),
+      ]);
       for await (const msg of this.#transport.messages()) {
         this.#lastMessageAt = Date.now();
         const problem = this.#dispatch(msg);
@@ -472,11 +487,20 @@ class ReplicaSession {
           this.close(problem);
           break;
         }
+        // Back-pressure: stop reading while the applier is far behind, unless content
+        // answers it waits for are still to come (they arrive on this same stream).
+        while (
+          this.#items.size > MAX_QUEUED && this.#fetcher.inFlight === 0 && !this.#closing
+        ) {
+          this.#lastMessageAt = Date.now(); // we are the ones not reading
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
       }
     } catch (error) {
       this.#closeReason ??= text(error);
     } finally {
       clearInterval(watchdog);
+      this.#closing = true;
       this.#transport.close();
       this.#fetcher.fail(new Error("connection closed"));
       this.#writeback.stop();
@@ -510,12 +534,20 @@ class ReplicaSession {
     switch (msg.type) {
       case "Notification": {
         const path = msg.filepath;
+        if (path.startsWith("/") || path.split("/").includes("..")) {
+          return `notification for a path leaving the workspace: "${path}"`;
+        }
+        const dataDir = this.#replica.workspace.layout.dataDirInside;
+        let normalized: string | null = null;
         try {
-          if (normalizeWorkspacePath(path, { dataDir: this.#replica.workspace.layout.dataDirInside }) !== path) {
-            return `notification for a path that is not normalized: "${path}"`;
-          }
+          normalized = normalizeWorkspacePath(path, { dataDir });
         } catch (error) {
-          return `notification for an invalid path: ${text(error)}`;
+          this.#replica.noteProblem(path, `not applied: ${text(error)}`);
+        }
+        if (normalized === null) return null; // a later heartbeat moves the position past it
+        if (normalized !== path) {
+          this.#replica.noteProblem(path, "not applied: the path is not normalized");
+          return null;
         }
         this.#prefetch(msg);
         this.#items.push(msg);
@@ -540,15 +572,29 @@ class ReplicaSession {
 
   /** Starts fetching content a notification will need, so fetches overlap. */
   #prefetch(msg: NotificationMessage): void {
-    if (msg.is_deletion || msg.inline_content !== null) return;
-    const { store, filter } = this.#replica;
+    if (msg.is_deletion) return;
+    const { store, filter, cas } = this.#replica;
     if (filter.toReplica.ignores(msg.filepath)) return;
     if (store.latest(msg.filepath)?.hash === msg.content_hash) return;
-    this.#fetcher.ensure(msg.content_hash).catch(() => {});
+    if (msg.inline_content === null) {
+      this.#fetcher.ensure(msg.content_hash).catch(() => {});
+      return;
+    }
+    // Store inline content now, many at once, so the in-order applier finds it held.
+    const hash = msg.content_hash;
+    const bytes = msg.inline_content;
+    if (this.#storing.has(hash)) return;
+    const stored = this.#storeSlots.run(() => cas.putVerified(hash, bytes)).then(
+      () => true,
+      () => false,
+    ).finally(() => this.#storing.delete(hash));
+    this.#storing.set(hash, stored);
   }
 
   async #applyLoop(): Promise<void> {
     for await (const item of this.#items) {
+      // Items left when the connection ends are dropped: catch-up sends them again.
+      if (this.#closing) return;
       switch (item.type) {
         case "Notification":
           await this.#applyNotification(item);
@@ -634,13 +680,16 @@ class ReplicaSession {
       }
       return;
     }
-    if (msg.satisfied) await this.#certified(current, false);
+    if (!msg.satisfied) {
+      barrier.resolve(null); // not certified (asked too early): syncWait asks again
+      return;
+    }
+    await this.#certified(current, false);
     const replica = this.#replica;
-    barrier.resolve({
-      satisfied: msg.satisfied && !this.#resync && replica.applied >= current,
-      masterSequence: current,
-      appliedSequence: replica.applied,
-    });
+    const done = !this.#resync && replica.applied >= current;
+    barrier.resolve(
+      done ? { satisfied: true, masterSequence: current, appliedSequence: replica.applied } : null,
+    );
   }
 
   async #startResync(msg: FullResyncRequiredMessage): Promise<void> {
@@ -747,11 +796,12 @@ class ReplicaSession {
       if (!(await diskMatches(workspace.root, path, store.latest(path)))) await workspace.scan();
       return await this.#applyVersion(path, version, inline, attempt + 1);
     }
+    // A fetch that fails with the connection propagates: the position must not pass it.
+    if (action === "write" && !(await this.#holdContent(path, version.hash, inline))) return;
     try {
       if (action === "remove") {
         await workspace.remove(path, { origin: "master" });
       } else {
-        if (!(await this.#holdContent(path, version.hash, inline))) return;
         // RACE: a local write landing between the disk check and the rename is replaced;
         // the window is a few microseconds and the watcher still records the write's event.
         await workspace.writeContent(path, version.hash, version.mode, { origin: "master" });
@@ -764,6 +814,7 @@ class ReplicaSession {
 
   /** Puts the content in the CAS (inline bytes verified, else fetched); `false` when unavailable. */
   async #holdContent(path: string, hash: string, inline: Uint8Array | null): Promise<boolean> {
+    if (inline !== null && await this.#storing.get(hash)) return true;
     if (inline !== null) {
       try {
         await this.#replica.cas.putVerified(hash, inline);
@@ -825,6 +876,28 @@ class ReplicaSession {
       }
     }
     if (release.length > 0) this.#items.push({ type: "Release", paths: release });
+  }
+}
+
+/** At most `limit` tasks at once; the rest wait their turn. */
+class Slots {
+  readonly #limit: number;
+  #active = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#active >= this.#limit) await new Promise<void>((r) => this.#waiting.push(r));
+    this.#active++;
+    try {
+      return await task();
+    } finally {
+      this.#active--;
+      this.#waiting.shift()?.();
+    }
   }
 }
 

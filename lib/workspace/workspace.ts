@@ -144,6 +144,16 @@ export class Workspace {
   }
 
   /**
+   * Records what changed on disk at these paths now, as the watcher would, and reports it
+   * to {@linkcode Workspace.onCaptured} listeners.
+   */
+  capture(paths: string[]): Promise<CaptureResult> {
+    return this.#queue.run(() =>
+      this.#capture(paths.map((path) => this.checkPath(path)), { emit: true })
+    );
+  }
+
+  /**
    * Watches the workspace and records changes in debounced batches, rescanning whenever
    * the OS reports lost events.
    */
