@@ -50,7 +50,10 @@ export class ContentFetcher {
   readonly #send: (message: WireMessage) => Promise<void>;
   readonly #concurrency: number;
   readonly #attempts: number;
-  readonly #waiting = new Map<string, { resolve: (a: Answer) => void; reject: (e: unknown) => void }[]>();
+  readonly #waiting = new Map<
+    string,
+    { resolve: (a: Answer) => void; reject: (e: unknown) => void }[]
+  >();
   readonly #ensuring = new Map<string, Promise<void>>();
   readonly #slots: (() => void)[] = [];
   #active = 0;
@@ -63,6 +66,11 @@ export class ContentFetcher {
     this.#send = options.send;
     this.#concurrency = options.concurrency ?? 8;
     this.#attempts = options.attempts ?? 3;
+  }
+
+  /** Requests sent and not answered yet, or waiting for a slot. */
+  get inFlight(): number {
+    return this.#active + this.#slots.length;
   }
 
   /** Bytes received in content answers so far. */

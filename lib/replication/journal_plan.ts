@@ -97,7 +97,9 @@ export function planJournalEntries(
       masterSeen: anyDeferred ? Math.min(...both) : Math.max(...both),
     });
   }
-  for (const creation of unpaired) planned.push(entry(creation, "write", seen(creation.current.path)));
+  for (const creation of unpaired) {
+    planned.push(entry(creation, "write", seen(creation.current.path)));
+  }
   return planned.sort((a, b) => a.sourceSeq - b.sourceSeq);
 }
 

@@ -203,7 +203,9 @@ class Master implements MasterHandle {
   status(): MasterStatus {
     const sequence = this.#store.sequence();
     const live = new Map<string, Session>();
-    for (const session of this.#sessions) if (session.sandboxId) live.set(session.sandboxId, session);
+    for (const session of this.#sessions) {
+      if (session.sandboxId) live.set(session.sandboxId, session);
+    }
     const replicas = this.#state.replicas().map((record): ReplicaSummary => {
       const session = live.get(record.sandboxId);
       const acked = Math.max(record.ackedSequence, session?.acked ?? 0);
@@ -427,7 +429,10 @@ class Session {
           floor: this.#master.catchupFloor(),
         });
         if (decision.kind === "resync") {
-          log("info", "replica must resync", { sandbox_id: this.sandboxId, reason: decision.reason });
+          log("info", "replica must resync", {
+            sandbox_id: this.sandboxId,
+            reason: decision.reason,
+          });
           this.channel.requireResync(decision.reason);
         } else {
           this.channel.startReplay(decision.since);

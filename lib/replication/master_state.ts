@@ -2,6 +2,9 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { migrate } from "../db/mod.ts";
 import { MASTER_MIGRATIONS } from "./_schema.ts";
 
+/** How long the outcome of a write-back entry is kept for answering a resend: 30 days. */
+export const OUTCOME_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
 /** What the master remembers of one replica. */
 export interface ReplicaRecord {
   /** The replica's identity. */
@@ -34,6 +37,7 @@ export interface WriteBackOutcome {
 export class MasterState {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
+  #saves = 0;
 
   /**
    * @param db The master's database (the store's connection); its tables are migrated.
@@ -80,8 +84,16 @@ export class MasterState {
     return row && { accepted: row.accepted === 1, masterSeq: row.masterSeq, reason: row.reason };
   }
 
-  /** Stores the outcome of an entry. */
+  /**
+   * Stores the outcome of an entry. Outcomes older than {@linkcode OUTCOME_RETENTION_MS}
+   * are forgotten now and then: a replica resends an entry only until its answer arrives.
+   */
   saveOutcome(sandboxId: string, localSeq: bigint, outcome: WriteBackOutcome): void {
+    if (++this.#saves % 1000 === 0) {
+      this.#statement("DELETE FROM master_writebacks WHERE decided_ms < ?").run(
+        Date.now() - OUTCOME_RETENTION_MS,
+      );
+    }
     this.#statement(
       `INSERT OR REPLACE INTO master_writebacks
          (sandbox_id, local_seq, accepted, master_seq, reason, decided_ms) VALUES (?, ?, ?, ?, ?, ?)`,

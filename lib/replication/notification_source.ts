@@ -63,6 +63,8 @@ export class NotificationSource {
     if (!iteration.deleted && iteration.size < INLINE_LIMIT) {
       try {
         inline = await this.#cas.readBytes(iteration.hash);
+        // A size noted by a capture racing its writer can be stale: the bytes decide.
+        if (inline.length >= INLINE_LIMIT) inline = null;
       } catch (error) {
         log("warn", "cannot read content for a notification", {
           path: iteration.path,

@@ -92,7 +92,9 @@ export class SyncProgress {
     const filled = Math.round(this.fraction * width);
     const bar = "#".repeat(filled) + "-".repeat(width - filled);
     const mib = (this.#bytes / 1048576).toFixed(1);
-    const line = `\r${this.#label} [${bar}] ${Math.floor(this.fraction * 100)}% ${this.#files} files ${mib} MiB`;
+    const line = `\r${this.#label} [${bar}] ${
+      Math.floor(this.fraction * 100)
+    }% ${this.#files} files ${mib} MiB`;
     Deno.stderr.writeSync(new TextEncoder().encode(line));
   }
 }

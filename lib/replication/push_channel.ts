@@ -165,13 +165,13 @@ export class PushChannel {
   /**
    * Answers a `BarrierRequest` (PROTOCOL.md §5): once the master has reached `requested`
    * and this replica has been sent everything up to the master's sequence, with
-   * `satisfied: true`; after the barrier timeout with `satisfied: false`. Before the
-   * replica's first catch-up the answer is immediate and certifies nothing.
+   * `satisfied: true`; after the barrier timeout with `satisfied: false`. While the
+   * channel is idle (before the replica's catch-up request) nothing can be certified: the
+   * answer is immediate, `satisfied: false`, with the master's current sequence.
    */
   barrier(requested: number): void {
     if (this.#mode === "idle") {
-      const current = this.#source.sequence();
-      this.#control.push(confirmation(current >= requested, current));
+      this.#control.push(confirmation(false, this.#source.sequence()));
     } else {
       this.#barriers.push({ requested, deadline: Date.now() + this.#barrierTimeoutMs });
       setTimeout(() => this.#notify(), this.#barrierTimeoutMs + 1);
@@ -250,6 +250,7 @@ export class PushChannel {
     if (iterations.length === 0) {
       // Synchronous with the empty answer: every iteration recorded from now on is offered live.
       this.#mode = "live";
+      this.#heartbeatDue = true; // tell the replica at once that it is caught up
       return;
     }
     const frames = orderedMap(iterations, REPLAY_CONCURRENCY, async (iteration) => ({

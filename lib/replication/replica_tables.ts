@@ -25,5 +25,9 @@ export interface ReplicaTables {
  */
 export function openReplicaTables(db: DatabaseSync): ReplicaTables {
   migrate(db, "replica", REPLICA_MIGRATIONS);
-  return { paths: new ReplicaPaths(db), journal: new WriteJournal(db), conflicts: new ConflictLog(db) };
+  return {
+    paths: new ReplicaPaths(db),
+    journal: new WriteJournal(db),
+    conflicts: new ConflictLog(db),
+  };
 }

@@ -48,8 +48,12 @@ export const MERGE_ORIGIN = "local-sync-merge";
  *   version. A clean merge is written and written back; one with overlapping changes is
  *   written with conflict markers and the conflict stays open (`merging`) until the
  *   person edits the markers away and resolves again (`--keep merged` or `--keep local`).
+ *   Should the master's version change meanwhile, that second `merged` merges the
+ *   person's edit with the change (against the version the markers were made from)
+ *   instead of writing over it.
  *
- * @throws {ResolveError} When the path has no open conflict, or a merge is impossible.
+ * @throws {ResolveError} When the path has no open conflict, or a merge is impossible
+ * (binary content, a deletion on one side, markers not yet edited away).
  */
 export async function resolveConflict(
   context: ResolveContext,
@@ -58,12 +62,17 @@ export async function resolveConflict(
 ): Promise<ResolveOutcome> {
   const { workspace, tables } = context;
   const normalized = workspace.checkPath(path);
-  const open = tables.conflicts.list({ unresolved: true }).filter((conflict) =>
-    conflict.path === normalized
-  );
-  if (open.length === 0) throw new ResolveError(`No open conflict for "${normalized}"`);
+  const openConflicts = () =>
+    tables.conflicts.list({ unresolved: true }).filter((conflict) => conflict.path === normalized);
+  if (openConflicts().length === 0) {
+    throw new ResolveError(`No open conflict for "${normalized}"`);
+  }
   await workspace.settled();
   await answered(tables, normalized);
+  // Listed only now: an edit captured above (the person fixing merge markers, say) is
+  // written back and rejected while we wait, which opens one more conflict to close.
+  const open = openConflicts();
+  if (open.length === 0) throw new ResolveError(`No open conflict for "${normalized}"`);
   const state = tables.paths.get(normalized);
   const upstream = state.deferred ?? state.applied;
   const close = (resolution: string) =>
@@ -71,30 +80,34 @@ export async function resolveConflict(
   if (keep === "upstream") {
     await writeVersion(context, normalized, upstream);
     tables.paths.setApplied(normalized, upstream);
+    forgetMergeBase(context, normalized);
     close("upstream");
     return done(normalized, keep, "resolved", `took the master's version of ${normalized}`);
   }
-  if (keep === "merged" && !open.some((conflict) => conflict.resolution === "merging")) {
-    const merged = await mergeVersions(context, normalized, state.applied, upstream);
-    if (merged.kind === "conflicted") {
+  if (keep === "merged") {
+    const merging = open.some((conflict) => conflict.resolution === "merging");
+    if (merging) await refuseMarkers(context, normalized);
+    // First time: merge against the version both sides last agreed on. After markers:
+    // only when the master's version moved on since they were written, merge the
+    // person's edit with that change, against the version the markers came from.
+    const base = merging ? mergeBase(context, normalized) : state.applied;
+    if (base !== undefined && (!merging || base.sequence < upstream.sequence)) {
+      const merged = await mergeVersions(context, normalized, base, upstream);
       await workspace.writeBytes(normalized, merged.bytes, { origin: MERGE_ORIGIN });
-      open.forEach((conflict) => tables.conflicts.note(conflict.id, "merging"));
-      return done(
-        normalized,
-        keep,
-        "merging",
-        `wrote ${normalized} with conflict markers: edit it, then run sync resolve ${normalized} --keep merged`,
-      );
-    }
-    await workspace.writeBytes(normalized, merged.bytes, { origin: MERGE_ORIGIN });
-  } else if (keep === "merged") {
-    const current = context.store.latest(normalized);
-    if (
-      current && !current.deleted && hasConflictMarkers(await context.cas.readBytes(current.hash))
-    ) {
-      throw new ResolveError(`"${normalized}" still holds conflict markers: edit them away first`);
+      if (merged.kind === "conflicted") {
+        rememberMergeBase(context, normalized, upstream);
+        open.forEach((conflict) => tables.conflicts.note(conflict.id, "merging"));
+        const again = merging ? ` (the master's version changed while you edited it)` : "";
+        return done(
+          normalized,
+          keep,
+          "merging",
+          `wrote ${normalized} with conflict markers${again}: edit it, then run sync resolve ${normalized} --keep merged`,
+        );
+      }
     }
   }
+  forgetMergeBase(context, normalized);
   await writeBackLocal(context, normalized, upstream);
   close(keep);
   return done(
@@ -103,6 +116,34 @@ export async function resolveConflict(
     "resolved",
     `kept ${keep === "local" ? "the local" : "the merged"} ${normalized}; writing it back`,
   );
+}
+
+/** Store metadata naming the master version a path's conflict markers were merged from. */
+const MERGE_BASE_META = "localsync.merge_base:";
+
+function rememberMergeBase(context: ResolveContext, path: string, version: MasterVersion): void {
+  context.store.setMeta(MERGE_BASE_META + path, JSON.stringify(version));
+}
+
+function mergeBase(context: ResolveContext, path: string): MasterVersion | undefined {
+  const text = context.store.getMeta(MERGE_BASE_META + path);
+  return text ? JSON.parse(text) as MasterVersion : undefined;
+}
+
+function forgetMergeBase(context: ResolveContext, path: string): void {
+  if (context.store.getMeta(MERGE_BASE_META + path)) {
+    context.store.setMeta(MERGE_BASE_META + path, "");
+  }
+}
+
+/** Refuses to settle a merge whose file still holds the markers written for the person. */
+async function refuseMarkers(context: ResolveContext, path: string): Promise<void> {
+  const current = context.store.latest(path);
+  if (
+    current && !current.deleted && hasConflictMarkers(await context.cas.readBytes(current.hash))
+  ) {
+    throw new ResolveError(`"${path}" still holds conflict markers: edit them away first`);
+  }
 }
 
 /** Longest a resolution waits for earlier write-backs of the path to be answered. */
@@ -174,6 +215,13 @@ async function mergeVersions(
   upstream: MasterVersion,
 ) {
   const local = context.store.latest(path);
+  // Both sides created the file: merged against empty. One side deleted it: no merge
+  // could say which lines the deletion kept, so the person chooses a side.
+  if (!base.deleted && (!local || local.deleted || upstream.deleted)) {
+    throw new ResolveError(
+      `"${path}" was deleted on one side and cannot be merged: keep local or upstream`,
+    );
+  }
   const read = async (
     hash: string | null,
   ) => (hash ? await context.cas.readBytes(hash) : new Uint8Array());

@@ -49,6 +49,9 @@ export function validateSandboxId(id: string): string {
 }
 
 function printable(id: string): string {
-  return String(id).replace(/\p{Cc}/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
+  return String(id).replace(
+    /\p{Cc}/gu,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  )
     .slice(0, 160);
 }

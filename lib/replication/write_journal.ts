@@ -120,7 +120,10 @@ export class WriteJournal {
 
   /** The oldest open (pending or sent) entries, at most `limit`. */
   open(limit = 256): JournalEntry[] {
-    return this.#all(`SELECT ${COLUMNS} FROM replica_journal WHERE ${OPEN} ORDER BY local_seq LIMIT ?`, limit);
+    return this.#all(
+      `SELECT ${COLUMNS} FROM replica_journal WHERE ${OPEN} ORDER BY local_seq LIMIT ?`,
+      limit,
+    );
   }
 
   /** Marks entries as sent. */
@@ -151,7 +154,12 @@ export class WriteJournal {
     );
     const resolved = inTransaction(this.#db, () => {
       const out: JournalEntry[] = [];
-      const apply = (seq: number, state: JournalState, reason: string | null, master: number | null) => {
+      const apply = (
+        seq: number,
+        state: JournalState,
+        reason: string | null,
+        master: number | null,
+      ) => {
         const row = select.get(seq) as Record<string, unknown> | undefined;
         if (!row) return;
         update.run(state, reason, master, now, seq);

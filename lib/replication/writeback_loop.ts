@@ -129,14 +129,15 @@ export class WritebackLoop {
     for (const entry of this.#o.journal.open(this.#o.maxEntries)) {
       let content: Uint8Array | null = null;
       if (entry.operation === "write") {
-        if (entry.size > this.#o.maxContentBytes) {
+        const size = await this.#o.cas.objectSize(entry.hash!) ?? entry.size;
+        if (size > this.#o.maxContentBytes) {
           this.#refuse(
             entry,
-            `too large: ${entry.size} bytes exceed the write-back limit of ${this.#o.maxContentBytes}`,
+            `too large: ${size} bytes exceed the write-back limit of ${this.#o.maxContentBytes}`,
           );
           continue;
         }
-        if (batch.length > 0 && bytes + entry.size > this.#o.maxBatchBytes) break;
+        if (batch.length > 0 && bytes + size > this.#o.maxBatchBytes) break;
         try {
           content = await this.#o.cas.readBytes(entry.hash!);
         } catch (error) {
@@ -177,7 +178,8 @@ export function toWire(entry: JournalEntry, content: Uint8Array | null): WriteBa
     operation,
     content_hash: entry.hash,
     content_bytes: content,
-    size: BigInt(entry.size),
+    // The bytes are the truth: a capture racing a writer may have noted a stale size.
+    size: BigInt(content?.length ?? entry.size),
     permissions: BigInt(entry.mode),
     is_deletion: entry.deleted,
     master_rowid_seen: BigInt(entry.masterSeen),

@@ -1,5 +1,5 @@
-import { timingSafeEqual } from "node:crypto";
 import { isLoopback } from "../../config/mod.ts";
+import { sameSecret } from "../../http/mod.ts";
 import { decodeWsMessage, encodeFrame, type WireMessage } from "../../wire/mod.ts";
 import { AsyncQueue } from "./_async_queue.ts";
 import {
@@ -137,11 +137,13 @@ export interface ListenWebSocketOptions {
  * await server.close();
  * ```
  */
-export async function listenWebSocket(options: ListenWebSocketOptions): Promise<TransportServer> {
+export function listenWebSocket(options: ListenWebSocketOptions): Promise<TransportServer> {
   const { hostname, token, onTransport } = options;
   if (!token && !options.insecure && !isLoopback(hostname)) {
-    throw new TypeError(
-      `Refusing to listen on non-loopback address "${hostname}" without a token (give --token or CHRONICLE_TOKEN, or --insecure)`,
+    return Promise.reject(
+      new TypeError(
+        `Refusing to listen on non-loopback address "${hostname}" without a token (give --token or CHRONICLE_TOKEN, or --insecure)`,
+      ),
     );
   }
   const abort = new AbortController();
@@ -165,14 +167,14 @@ export async function listenWebSocket(options: ListenWebSocketOptions): Promise<
     },
   );
   const port = server.addr.port;
-  return {
+  return Promise.resolve({
     address: `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
     port,
     async close() {
       abort.abort();
       await server.finished.catch(() => {});
     },
-  };
+  });
 }
 
 /** Options for {@linkcode connectWebSocket}. */
@@ -231,10 +233,7 @@ function tokenMatches(request: Request, token: string): boolean {
   const header = request.headers.get("authorization") ?? "";
   const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
   const given = bearer ?? new URL(request.url).searchParams.get("token") ?? "";
-  const a = new TextEncoder().encode(given);
-  const b = new TextEncoder().encode(token);
-  // timingSafeEqual needs equal lengths; comparing b with itself keeps the time flat.
-  return a.length === b.length ? timingSafeEqual(a, b) : (timingSafeEqual(b, b), false);
+  return sameSecret(given, token);
 }
 
 function formatAddress(addr: Deno.Addr): string {

@@ -1,0 +1,357 @@
+/**
+ * Replication benchmark, master → replica, with master and replica as separate
+ * processes (the test runners `tests/replication/_master.ts` and `_replica.ts`):
+ *
+ * - initial sync of a tree over a Unix socket, against `tar -c | tar -x` through a pipe
+ *   and `rsync -a` of the same tree, measured in the same run;
+ * - propagation latency from a write on the master's disk to the file on the replica's
+ *   disk, p50 and p99, over a Unix socket and over WebSocket;
+ * - bytes sent when one byte of a large file changes (counted by a proxy);
+ * - the master's memory (RSS) with replicas connected.
+ *
+ * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs tiny sizes in a few seconds.
+ *
+ * Run: `deno run -A bench/replication_bench.ts`
+ *
+ * @module
+ */
+import {
+  formatMiB,
+  formatNumber,
+  type LatencySummary,
+  makeTree,
+  peerUnavailable,
+  quickMode,
+  runPeer,
+  summarize,
+  syncDisks,
+} from "./_lib/mod.ts";
+import { CuttingProxy } from "../tests/replication/_cutting_proxy.ts";
+import { Peer, pseudoRandomBytes, waitForSameTrees } from "../tests/replication/_harness.ts";
+import type { MasterStatus, ReplicaStatus } from "../lib/replication/mod.ts";
+
+const MiB = 1024 * 1024;
+
+/** Sizes for one run. */
+interface Sizes {
+  treeFiles: number;
+  latencyWrites: number;
+  bigFileBytes: number;
+  replicas: number;
+}
+
+const FULL: Sizes = {
+  treeFiles: 10_000,
+  latencyWrites: 1000,
+  bigFileBytes: 100 * MiB,
+  replicas: 10,
+};
+const QUICK: Sizes = { treeFiles: 200, latencyWrites: 30, bigFileBytes: 6 * MiB, replicas: 2 };
+
+/**
+ * Runs the benchmark.
+ *
+ * @param quick Tiny sizes.
+ * @returns Printable result lines.
+ */
+export async function run(quick: boolean): Promise<string[]> {
+  const sizes = quick ? QUICK : FULL;
+  const lines: string[] = [];
+  const base = await Deno.makeTempDir({ prefix: "chronicle-repl-bench-" });
+  try {
+    lines.push(await durableWriteFloor(base));
+    lines.push(...await initialSync(base, sizes));
+    lines.push(...await latency(base, sizes, "unix"));
+    lines.push(...await latency(base, sizes, "websocket"));
+    lines.push(...await oneByteChange(base, sizes));
+    lines.push(...await masterMemory(base, sizes));
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+  return lines;
+}
+
+function masterArgs(root: string, socket: string, extra: string[] = []): string[] {
+  return ["--root", root, "--socket", socket, ...extra];
+}
+
+async function fresh(base: string, name: string): Promise<string> {
+  const dir = `${base}/${name}`;
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/**
+ * What one durable small-file write costs on this disk (temp file, fsync, rename, fsync
+ * of the folder), the way the CAS and the workspace write: every replicated file pays a
+ * few of these, which bounds the figures below.
+ */
+async function durableWriteFloor(base: string): Promise<string> {
+  const dir = await fresh(base, "fsync");
+  const samples: number[] = [];
+  const bytes = new Uint8Array(200);
+  for (let i = 0; i < 50; i++) {
+    const start = performance.now();
+    const file = await Deno.open(`${dir}/t${i}`, { write: true, createNew: true });
+    await file.write(bytes);
+    await file.sync();
+    file.close();
+    await Deno.rename(`${dir}/t${i}`, `${dir}/f${i}`);
+    const folder = await Deno.open(dir, { read: true });
+    await folder.sync();
+    folder.close();
+    samples.push(performance.now() - start);
+  }
+  const summary = summarize(samples);
+  return `durable small write on this disk (write, fsync, rename, fsync folder): p50 ${
+    formatNumber(summary.p50, 2)
+  } ms, p99 ${formatNumber(summary.p99, 2)} ms`;
+}
+
+/** Initial sync of a tree over a Unix socket, against tar through a pipe and rsync. */
+async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
+  const source = await fresh(base, "tree");
+  const files = await makeTree(source, { files: sizes.treeFiles, seed: 7, maxSize: 16384 });
+  const bytes = files.reduce((sum, f) => sum + f.size, 0);
+  const label = `${formatNumber(files.length)} files, ${formatMiB(bytes)}`;
+  const lines: string[] = [];
+
+  await syncDisks();
+  const tarTarget = await fresh(base, "tar-copy");
+  let start = performance.now();
+  const tarOk = await runPeer("bash", [
+    "-c",
+    `tar -C '${source}' -cf - . | tar -C '${tarTarget}' -xf -`,
+  ]).catch(() => false);
+  const tarMs = performance.now() - start;
+
+  await syncDisks();
+  const rsyncTarget = await fresh(base, "rsync-copy");
+  start = performance.now();
+  const rsyncOk = await runPeer("rsync", ["-a", `${source}/`, `${rsyncTarget}/`]);
+  const rsyncMs = performance.now() - start;
+  await Deno.remove(tarTarget, { recursive: true });
+  await Deno.remove(rsyncTarget, { recursive: true });
+
+  // The master scans the tree before it listens: that is not part of the sync.
+  const master = await Peer.start("master", "_master.ts", masterArgs(source, `${base}/sync.sock`));
+  const target = await fresh(base, "replica-copy");
+  try {
+    const { sequence } = await master.command<{ sequence: number }>("settle");
+    await syncDisks();
+    start = performance.now();
+    const replica = await Peer.start("replica", "_replica.ts", [
+      "--root",
+      target,
+      "--connect",
+      `${base}/sync.sock`,
+    ]);
+    try {
+      // Polled cheaply through the replica's status; trees are compared once afterwards.
+      while ((await replica.command<ReplicaStatus>("status")).appliedSequence < sequence) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const ms = performance.now() - start;
+      await waitForSameTrees([source, target], { peers: [master, replica] });
+      lines.push(`initial sync over a Unix socket (${label}): ${formatNumber(ms)} ms`);
+      lines.push(
+        tarOk
+          ? `  tar -c | tar -x through a pipe: ${formatNumber(tarMs)} ms (Chronicle ${
+            formatNumber(ms / tarMs, 2)
+          }x tar's time)`
+          : `  tar pipe: ${peerUnavailable("tar")}`,
+      );
+      lines.push(
+        rsyncOk
+          ? `  rsync -a: ${formatNumber(rsyncMs)} ms (Chronicle ${
+            formatNumber(ms / rsyncMs, 2)
+          }x rsync's time)`
+          : `  rsync: ${peerUnavailable("rsync")}`,
+      );
+    } finally {
+      await replica.stop();
+    }
+  } finally {
+    await master.stop();
+    await Deno.remove(target, { recursive: true });
+  }
+  return lines;
+}
+
+/**
+ * Latency from writing `count` small files under `writeRoot` to each appearing, whole,
+ * under `readRoot`, one write at a time. Exported for the write-back benchmark.
+ *
+ * @param writeRoot Where the files are written.
+ * @param readRoot Where they must appear.
+ * @param count How many writes.
+ * @returns The latency summary in milliseconds.
+ */
+export async function propagationLatency(
+  writeRoot: string,
+  readRoot: string,
+  count: number,
+): Promise<LatencySummary> {
+  await Deno.mkdir(`${writeRoot}/latency`, { recursive: true });
+  const watcher = Deno.watchFs(readRoot, { recursive: true });
+  const waker: { wake: (() => void) | null } = { wake: null };
+  const watching = (async () => {
+    for await (const _event of watcher) {
+      const wake = waker.wake;
+      waker.wake = null;
+      wake?.();
+    }
+  })();
+  const samples: number[] = [];
+  const decoder = new TextDecoder();
+  try {
+    for (let i = 0; i < count; i++) {
+      const path = `latency/f${i}.txt`;
+      const content = `write ${i} ${crypto.randomUUID()}\n`;
+      const start = performance.now();
+      await Deno.writeTextFile(`${writeRoot}/${path}`, content);
+      const deadline = start + 20_000;
+      while (true) {
+        const arrived = await Deno.readFile(`${readRoot}/${path}`).then((b) => decoder.decode(b))
+          .catch(() => null);
+        if (arrived === content) break;
+        if (performance.now() > deadline) throw new Error(`write ${i} did not arrive in 20 s`);
+        // Woken by the watcher; the timeout only covers an event that came before we waited.
+        await new Promise<void>((resolve) => {
+          waker.wake = resolve;
+          setTimeout(resolve, 10);
+        });
+      }
+      samples.push(performance.now() - start);
+    }
+  } finally {
+    watcher.close();
+    await watching;
+  }
+  return summarize(samples);
+}
+
+function latencyLine(label: string, summary: LatencySummary): string {
+  return `${label}: p50 ${formatNumber(summary.p50, 2)} ms, p99 ${
+    formatNumber(summary.p99, 2)
+  } ms (${summary.count} writes, mean ${formatNumber(summary.mean, 2)} ms)`;
+}
+
+/** Master-disk to replica-disk latency over one transport. */
+async function latency(
+  base: string,
+  sizes: Sizes,
+  transport: "unix" | "websocket",
+): Promise<string[]> {
+  const m = await fresh(base, `lat-m-${transport}`);
+  const r = await fresh(base, `lat-r-${transport}`);
+  const socket = `${base}/lat-${transport}.sock`;
+  const ws = transport === "websocket" ? ["--ws", "127.0.0.1:0"] : [];
+  const master = await Peer.start(
+    "master",
+    "_master.ts",
+    masterArgs(m, socket, ["--debounce", "1", ...ws]),
+  );
+  const connect = transport === "websocket"
+    ? ["--ws-connect", `ws://127.0.0.1:${master.info.wsPort}/`]
+    : ["--connect", socket];
+  const replica = await Peer.start("replica", "_replica.ts", ["--root", r, ...connect]);
+  try {
+    await replica.command("sync-wait 20000");
+    const summary = await propagationLatency(m, r, sizes.latencyWrites);
+    return [latencyLine(`propagation latency, master disk → replica disk, ${transport}`, summary)];
+  } finally {
+    await replica.stop();
+    await master.stop();
+  }
+}
+
+/** Bytes crossing the connection when one byte of a large file changes. */
+async function oneByteChange(base: string, sizes: Sizes): Promise<string[]> {
+  const m = await fresh(base, "big-m");
+  const r = await fresh(base, "big-r");
+  const content = pseudoRandomBytes(sizes.bigFileBytes, 99);
+  await Deno.writeFile(`${m}/big.bin`, content);
+  const socket = `${base}/big.sock`;
+  const master = await Peer.start("master", "_master.ts", masterArgs(m, socket));
+  const proxy = CuttingProxy.start({
+    listen: `${base}/big-proxy.sock`,
+    upstream: socket,
+    seed: 1,
+    maxBytes: 1,
+  });
+  proxy.cutting = false;
+  const replica = await Peer.start("replica", "_replica.ts", [
+    "--root",
+    r,
+    "--connect",
+    `${base}/big-proxy.sock`,
+  ]);
+  try {
+    await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 300_000 });
+    const before = proxy.bytes;
+    const file = await Deno.open(`${m}/big.bin`, { write: true });
+    await file.seek(Math.floor(sizes.bigFileBytes / 2), Deno.SeekMode.Start);
+    await file.write(new Uint8Array([content[Math.floor(sizes.bigFileBytes / 2)]! ^ 0xff]));
+    file.close();
+    await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 300_000 });
+    const sent = proxy.bytes - before;
+    return [
+      `bytes sent for a one-byte change in a ${formatMiB(sizes.bigFileBytes, 0)} file: ${
+        formatMiB(sent, 2)
+      } (${formatNumber((sent / sizes.bigFileBytes) * 100, 2)}% of the file)`,
+    ];
+  } finally {
+    await replica.stop();
+    proxy.close();
+    await master.stop();
+  }
+}
+
+/** The master's resident memory with replicas connected. */
+async function masterMemory(base: string, sizes: Sizes): Promise<string[]> {
+  const m = await fresh(base, "mem-m");
+  await makeTree(m, { files: Math.min(sizes.treeFiles, 1000), seed: 3, maxSize: 8192 });
+  const socket = `${base}/mem.sock`;
+  const master = await Peer.start("master", "_master.ts", masterArgs(m, socket));
+  const replicas: Peer[] = [];
+  try {
+    const idle = await rssBytes(master);
+    for (let i = 0; i < sizes.replicas; i++) {
+      const r = await fresh(base, `mem-r${i}`);
+      replicas.push(
+        await Peer.start(`replica-${i}`, "_replica.ts", ["--root", r, "--connect", socket]),
+      );
+    }
+    await Promise.all(replicas.map((replica) => replica.command("sync-wait 120000", 180_000)));
+    const status = await master.command<MasterStatus>("status");
+    const connected = status.replicas.filter((s) => s.connected).length;
+    // Churn while they are all connected: every replica gets every change.
+    for (let i = 0; i < 200; i++) {
+      await Deno.writeTextFile(`${m}/churn-${i % 20}.txt`, `churn ${i}`);
+    }
+    await master.command("settle");
+    await Promise.all(replicas.map((replica) => replica.command("sync-wait 120000", 180_000)));
+    const loaded = await rssBytes(master);
+    return [
+      `master memory: ${formatMiB(idle)} RSS with no replica, ${
+        formatMiB(loaded)
+      } with ${connected} replicas connected and synced`,
+    ];
+  } finally {
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    await master.stop();
+  }
+}
+
+async function rssBytes(peer: Peer): Promise<number> {
+  const pid = peer.info.pid as number;
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0");
+  return kb * 1024;
+}
+
+if (import.meta.main) {
+  for (const line of await run(quickMode())) console.log(line);
+}

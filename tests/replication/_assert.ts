@@ -1,0 +1,62 @@
+/**
+ * Small assertions for the replication tests (jsr:@std/assert is unreachable here), built
+ * on `node:assert` so that failures print a diff.
+ *
+ * @module
+ */
+import nodeAssert from "node:assert/strict";
+
+/** Fails unless `condition` is truthy. */
+export function assert(condition: unknown, message = "Assertion failed"): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+/** Deep strict equality with a diff on failure. */
+export function assertEquals<T>(actual: T, expected: T, message?: string): void {
+  nodeAssert.deepStrictEqual(actual, expected, message);
+}
+
+/** Awaits `fn` and returns the error it rejects with, checking its class and message. */
+export async function assertRejects<E extends Error = Error>(
+  fn: () => Promise<unknown>,
+  // deno-lint-ignore no-explicit-any -- any error constructor, whatever its parameters
+  errorClass?: new (...args: any[]) => E,
+  includes?: string,
+): Promise<E> {
+  try {
+    await fn();
+  } catch (error) {
+    if (errorClass && !(error instanceof errorClass)) {
+      throw new Error(`Expected ${errorClass.name}, got ${String(error)}`);
+    }
+    if (includes && !(error as Error).message.includes(includes)) {
+      throw new Error(
+        `Expected message to include "${includes}", got "${(error as Error).message}"`,
+      );
+    }
+    return error as E;
+  }
+  throw new Error("Expected a rejection, but the promise resolved");
+}
+
+/**
+ * Polls `condition` until it returns true (or a truthy value), failing after `timeoutMs`
+ * with `describe()`'s account of the last state.
+ */
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  describe: () => string | Promise<string> = () => "condition",
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 5;
+  while (true) {
+    const value = await condition();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) {
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for: ${await describe()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 100);
+  }
+}

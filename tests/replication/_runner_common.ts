@@ -1,0 +1,65 @@
+/**
+ * Shared by the runner programs `_master.ts` and `_replica.ts`: argument parsing and the
+ * line protocol on stdin/stdout through which tests drive them. Each command line gets
+ * exactly one answer line: `OK <json>` or `ERR <message>`.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { TextLineStream } from "./_text_lines.ts";
+
+/** Parses runner flags (all strings, `--ignore`-style ones repeatable). */
+export function runnerArgs(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      root: { type: "string" },
+      socket: { type: "string" },
+      ws: { type: "string" },
+      connect: { type: "string" },
+      "ws-connect": { type: "string" },
+      token: { type: "string" },
+      "sandbox-id": { type: "string" },
+      mode: { type: "string" },
+      heartbeat: { type: "string" },
+      debounce: { type: "string" },
+      ignore: { type: "string", multiple: true },
+      "to-replica": { type: "string", multiple: true },
+      "to-master": { type: "string", multiple: true },
+      "max-queue": { type: "string" },
+      "max-writeback": { type: "string" },
+      "barrier-timeout": { type: "string" },
+      "backoff-max": { type: "string" },
+      "die-after-writeback": { type: "boolean" },
+    },
+  }).values;
+}
+
+/** Answers commands from stdin until it closes or `handler` returns `"exit"`. */
+export async function serveCommands(
+  handler: (command: string, arg: string) => Promise<unknown>,
+): Promise<void> {
+  const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).pipeThrough(
+    new TextLineStream(),
+  );
+  const encoder = new TextEncoder();
+  for await (const line of lines) {
+    const [command = "", ...rest] = line.trim().split(" ");
+    if (command === "") continue;
+    let answer: string;
+    try {
+      const result = await handler(command, rest.join(" "));
+      answer = `OK ${JSON.stringify(result ?? null)}`;
+      await Deno.stdout.write(encoder.encode(answer + "\n"));
+      if (command === "exit") return;
+    } catch (error) {
+      answer = `ERR ${error instanceof Error ? error.message : String(error)}`;
+      await Deno.stdout.write(encoder.encode(answer + "\n"));
+    }
+  }
+}
+
+/** Prints the ready line tests wait for. */
+export async function ready(info: unknown): Promise<void> {
+  await Deno.stdout.write(new TextEncoder().encode(`READY ${JSON.stringify(info)}\n`));
+}

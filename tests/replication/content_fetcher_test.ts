@@ -1,0 +1,147 @@
+/**
+ * The replica's content fetcher against a responder serving a real CAS over a real Unix
+ * socket, including answers corrupted on the way.
+ */
+import { assert, assertEquals, assertRejects } from "./_assert.ts";
+import { pseudoRandomBytes } from "./_harness.ts";
+import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
+import { ContentFetcher, ContentUnavailableError } from "../../lib/replication/content_fetcher.ts";
+import { connectUnix, listenUnix, type Transport } from "../../lib/replication/mod.ts";
+import type { WireMessage } from "../../lib/wire/mod.ts";
+
+interface Setup {
+  source: Cas;
+  target: Cas;
+  fetcher: ContentFetcher;
+  /** Hashes whose next answer is corrupted (one flipped byte), with a count per hash. */
+  corrupt: Map<string, number>;
+  requests: string[];
+}
+
+async function withFetcher(work: (setup: Setup) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "chronicle-fetch-" });
+  const source = await Cas.open(`${dir}/source`);
+  const target = await Cas.open(`${dir}/target`);
+  const corrupt = new Map<string, number>();
+  const requests: string[] = [];
+  let serverSide: Transport | undefined;
+  const server = await listenUnix({
+    path: `${dir}/s.sock`,
+    onTransport: async (transport) => {
+      serverSide = transport;
+      for await (const message of transport.messages()) {
+        if (message.type !== "ContentFetchRequest") continue;
+        const hash = message.content_hash;
+        requests.push(hash);
+        const answer = await answerFrom(source, hash);
+        const left = corrupt.get(hash) ?? 0;
+        if (left > 0 && answer.type === "ContentFetchResponse" && answer.content.length > 0) {
+          corrupt.set(hash, left - 1);
+          answer.content = answer.content.slice();
+          answer.content[0]! ^= 0xff;
+        }
+        await transport.send(answer);
+      }
+    },
+  });
+  const client = await connectUnix(`${dir}/s.sock`);
+  const fetcher = new ContentFetcher({ cas: target, send: (m) => client.send(m), concurrency: 4 });
+  const reading = (async () => {
+    for await (const message of client.messages()) {
+      if (message.type === "ContentFetchResponse" || message.type === "ContentNotFound") {
+        fetcher.onAnswer(message);
+      }
+    }
+  })();
+  try {
+    await work({ source, target, fetcher, corrupt, requests });
+  } finally {
+    client.close();
+    serverSide?.close();
+    await reading;
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function answerFrom(cas: Cas, hash: string): Promise<WireMessage> {
+  const manifest = await cas.manifest(hash);
+  if (manifest) {
+    return {
+      type: "ContentFetchResponse",
+      content_hash: hash,
+      content: new Uint8Array(),
+      size: BigInt(manifest.total_size),
+      chunk_manifest: JSON.stringify(manifest),
+    };
+  }
+  if (!(await cas.has(hash))) return { type: "ContentNotFound", content_hash: hash };
+  const content = await cas.readBytes(hash);
+  return {
+    type: "ContentFetchResponse",
+    content_hash: hash,
+    content,
+    size: BigInt(content.length),
+    chunk_manifest: null,
+  };
+}
+
+Deno.test("ContentFetcher fetches whole content and shares concurrent requests", async () => {
+  await withFetcher(async ({ source, target, fetcher, requests }) => {
+    const bytes = pseudoRandomBytes(100_000, 1);
+    const { hash } = await source.putBytes(bytes);
+    await Promise.all([fetcher.ensure(hash), fetcher.ensure(hash), fetcher.ensure(hash)]);
+    assertEquals(await target.readBytes(hash), bytes);
+    assertEquals(requests, [hash]);
+    await fetcher.ensure(hash); // already held: no request
+    assertEquals(requests.length, 1);
+  });
+});
+
+Deno.test("ContentFetcher assembles chunked content, fetching only missing chunks", async () => {
+  await withFetcher(async ({ source, target, fetcher, requests }) => {
+    const bytes = pseudoRandomBytes(9 * 1024 * 1024, 2);
+    const { hash, chunked } = await source.putBytes(bytes);
+    assert(chunked);
+    const manifest = (await source.manifest(hash))!;
+    // The replica already holds the first chunk.
+    const first = manifest.chunks[0]!;
+    await target.putVerified(first.hash, bytes.subarray(first.offset, first.offset + first.size));
+    await fetcher.ensure(hash);
+    assertEquals(sha256Hex(await target.readBytes(hash)), hash);
+    assert(!requests.includes(first.hash), "a held chunk was fetched again");
+    assertEquals(requests.length, 1 + new Set(manifest.chunks.slice(1).map((c) => c.hash)).size);
+  });
+});
+
+Deno.test("ContentFetcher discards corrupt answers and fetches again", async () => {
+  await withFetcher(async ({ source, target, fetcher, corrupt, requests }) => {
+    const bytes = pseudoRandomBytes(50_000, 3);
+    const { hash } = await source.putBytes(bytes);
+    corrupt.set(hash, 2);
+    await fetcher.ensure(hash);
+    assertEquals(await target.readBytes(hash), bytes);
+    assertEquals(requests.length, 3);
+    // Corrupt on every attempt: the fetch fails and nothing is stored.
+    const other = await source.putBytes(pseudoRandomBytes(50_000, 4));
+    corrupt.set(other.hash, 10);
+    await assertRejects(() => fetcher.ensure(other.hash), Error, "corrupt");
+    assert(!(await target.has(other.hash)));
+  });
+});
+
+Deno.test("ContentFetcher reports content the master does not hold", async () => {
+  await withFetcher(async ({ fetcher }) => {
+    const missing = "cd".repeat(32);
+    const error = await assertRejects(() => fetcher.ensure(missing), ContentUnavailableError);
+    assertEquals(error.hash, missing);
+  });
+});
+
+Deno.test("ContentFetcher fails requests in flight when the connection goes", async () => {
+  await withFetcher(async ({ source, fetcher }) => {
+    const { hash } = await source.putBytes(pseudoRandomBytes(10, 5));
+    fetcher.fail(new Error("connection closed"));
+    await assertRejects(() => fetcher.ensure(hash), Error, "connection closed");
+  });
+});

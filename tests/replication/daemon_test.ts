@@ -1,0 +1,77 @@
+/**
+ * The real daemon (`main.ts`) as master and replica, driven the way a sandbox is: files on
+ * disk, `chronicle sync --wait` before reading, `chronicle conflicts` afterwards.
+ */
+import { assert, assertEquals } from "./_assert.ts";
+import { put, waitForSameTrees, withDirs } from "./_harness.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+function daemon(args: string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-check", `${ROOT}main.ts`, ...args, "--quiet"],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+}
+
+async function stop(child: Deno.ChildProcess): Promise<string> {
+  try {
+    child.kill("SIGTERM");
+  } catch { /* already gone */ }
+  const output = await child.output();
+  return new TextDecoder().decode(output.stderr);
+}
+
+/** Runs one of this task's CLI commands in a child process, as `chronicle` would. */
+async function cli(command: "syncWaitCommand" | "conflictsCommand", args: string[]) {
+  const module = `${ROOT}lib/cli/replication_commands.ts`;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `import { ${command} } from "${module}"; Deno.exit(await ${command}(${
+        JSON.stringify(args)
+      }));`,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+Deno.test("main.ts master and replica: sync --wait, write-back and conflicts", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    await put(m, "a.txt", "from the agent");
+    const socket = `${base}/m.sock`;
+    const master = daemon([m, "--replication", "--socket", socket]);
+    const replica = daemon([r, "--connect", socket, "--sandbox-id", "sb-daemon"]);
+    let logs = "";
+    try {
+      // sync --wait retries until the replica is up and holds what the master held.
+      let waited = await cli("syncWaitCommand", ["--wait", "-C", r, "--timeout", "20", "--json"]);
+      for (let tries = 0; waited.code !== 0 && tries < 100; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100)); // the daemon is starting
+        waited = await cli("syncWaitCommand", ["--wait", "-C", r, "--timeout", "20", "--json"]);
+      }
+      assertEquals(waited.code, 0, waited.stderr);
+      assertEquals(JSON.parse(waited.stdout).satisfied, true);
+      assertEquals(await Deno.readTextFile(`${r}/a.txt`), "from the agent");
+      await put(r, "built.txt", "made in the sandbox");
+      await waitForSameTrees([m, r]);
+      const listed = await cli("conflictsCommand", ["-C", r, "--json"]);
+      assertEquals(listed.code, 0, listed.stderr);
+      assertEquals(JSON.parse(listed.stdout), { conflicts: [], refused: [] });
+      const usage = await cli("syncWaitCommand", ["-C", r]);
+      assertEquals(usage.code !== 0, true);
+    } finally {
+      logs += await stop(replica);
+      logs += await stop(master);
+    }
+    assert(!/ ERROR /.test(logs), logs);
+  });
+});

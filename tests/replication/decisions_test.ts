@@ -1,0 +1,401 @@
+/** The pure decisions of replication, tested by tables. */
+import { assertEquals } from "./_assert.ts";
+import {
+  type ApplyAction,
+  type ApplyFacts,
+  type CatchupDecision,
+  decideApply,
+  decideCatchup,
+  decideWriteBack,
+  type JournalPlanContext,
+  type MasterVersion,
+  planJournalEntries,
+  reasonWord,
+  sandboxIdProblem,
+  type WriteBackFacts,
+} from "../../lib/replication/mod.ts";
+import type { Iteration } from "../../lib/store/mod.ts";
+import type { WriteBackEntry } from "../../lib/wire/mod.ts";
+
+Deno.test("decideCatchup() replays when it can and requires a resync when it cannot", () => {
+  const table: {
+    description: string;
+    input: Parameters<typeof decideCatchup>[0];
+    expected: CatchupDecision["kind"];
+  }[] = [
+    { description: "new replica", input: { since: 0, current: 50, floor: 0 }, expected: "replay" },
+    { description: "behind", input: { since: 10, current: 50, floor: 0 }, expected: "replay" },
+    { description: "up to date", input: { since: 50, current: 50, floor: 0 }, expected: "replay" },
+    {
+      description: "ahead of the master",
+      input: { since: 51, current: 50, floor: 0 },
+      expected: "resync",
+    },
+    {
+      description: "history gone",
+      input: { since: 10, current: 50, floor: 20 },
+      expected: "resync",
+    },
+    {
+      description: "at the floor",
+      input: { since: 20, current: 50, floor: 20 },
+      expected: "replay",
+    },
+    {
+      description: "new replica, history pruned",
+      input: { since: 0, current: 50, floor: 20 },
+      expected: "replay",
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    assertEquals(decideCatchup(input).kind, expected, description);
+  }
+});
+
+function entry(overrides: Partial<WriteBackEntry> = {}): WriteBackEntry {
+  return {
+    local_seq: 1n,
+    filepath: "src/a.ts",
+    operation: { type: "Write" },
+    content_hash: "ab".repeat(32),
+    content_bytes: new Uint8Array([1, 2, 3]),
+    size: 3n,
+    permissions: 0o100644n,
+    is_deletion: false,
+    master_rowid_seen: 10n,
+    ...overrides,
+  };
+}
+
+function facts(overrides: Partial<WriteBackFacts> = {}): WriteBackFacts {
+  return {
+    sandboxId: "sb-1",
+    dataDir: ".chronicle",
+    maxContentBytes: 1000,
+    content: "verified",
+    paths: {
+      "src/a.ts": { filtered: false, later: [] },
+      "src/b.ts": { filtered: false, later: [] },
+    },
+    ...overrides,
+  };
+}
+
+Deno.test("decideWriteBack() applies the causal rule and the entry checks", () => {
+  const later = (origin: string, sequence = 11) => ({
+    filtered: false,
+    later: [{ sequence, origin }],
+  });
+  const table: {
+    description: string;
+    entry: WriteBackEntry;
+    facts: WriteBackFacts;
+    expected: string;
+  }[] = [
+    { description: "nothing newer", entry: entry(), facts: facts(), expected: "accept" },
+    {
+      description: "the replica's own later write never conflicts",
+      entry: entry(),
+      facts: facts({ paths: { "src/a.ts": later("sb-1") } }),
+      expected: "accept",
+    },
+    {
+      description: "an agent edit after master_rowid_seen conflicts",
+      entry: entry(),
+      facts: facts({ paths: { "src/a.ts": later("local") } }),
+      expected: "conflict",
+    },
+    {
+      description: "another sandbox's write conflicts",
+      entry: entry(),
+      facts: facts({ paths: { "src/a.ts": later("sb-2") } }),
+      expected: "conflict",
+    },
+    {
+      description: "an iteration at master_rowid_seen itself was seen",
+      entry: entry(),
+      facts: facts({ paths: { "src/a.ts": later("local", 10) } }),
+      expected: "accept",
+    },
+    {
+      description: "a rename checks its destination too",
+      entry: entry({ operation: { type: "Rename", new_path: "src/b.ts" }, content_bytes: null }),
+      facts: facts({
+        paths: { "src/a.ts": { filtered: false, later: [] }, "src/b.ts": later("local") },
+      }),
+      expected: "conflict",
+    },
+    {
+      description: "a rename with both paths untouched",
+      entry: entry({ operation: { type: "Rename", new_path: "src/b.ts" }, content_bytes: null }),
+      facts: facts(),
+      expected: "accept",
+    },
+    {
+      description: "a path leaving the workspace",
+      entry: entry({ filepath: "../etc/passwd" }),
+      facts: facts(),
+      expected: "invalid path",
+    },
+    {
+      description: "an absolute path",
+      entry: entry({ filepath: "/etc/passwd" }),
+      facts: facts(),
+      expected: "invalid path",
+    },
+    {
+      description: "a path in the data folder",
+      entry: entry({ filepath: ".chronicle/chronicle.db" }),
+      facts: facts(),
+      expected: "invalid path",
+    },
+    {
+      description: "a path not normalized",
+      entry: entry({ filepath: "src//a.ts" }),
+      facts: facts(),
+      expected: "invalid path",
+    },
+    {
+      description: "a filtered path",
+      entry: entry(),
+      facts: facts({ paths: { "src/a.ts": { filtered: true, later: [] } } }),
+      expected: "filtered",
+    },
+    {
+      description: "content over the limit",
+      entry: entry({ content_bytes: new Uint8Array(1001), size: 1001n }),
+      facts: facts(),
+      expected: "too large",
+    },
+    {
+      description: "bytes that do not match",
+      entry: entry(),
+      facts: facts({ content: "mismatch" }),
+      expected: "invalid content",
+    },
+    {
+      description: "no bytes and no stored content",
+      entry: entry({ content_bytes: null }),
+      facts: facts({ content: "missing" }),
+      expected: "invalid content",
+    },
+    {
+      description: "no bytes but the master holds the content",
+      entry: entry({ content_bytes: null }),
+      facts: facts({ content: "stored" }),
+      expected: "accept",
+    },
+    {
+      description: "a size that does not match the bytes",
+      entry: entry({ size: 4n }),
+      facts: facts(),
+      expected: "invalid content",
+    },
+    {
+      description: "a delete needs no content",
+      entry: entry({
+        operation: { type: "Delete" },
+        content_hash: null,
+        content_bytes: null,
+        is_deletion: true,
+      }),
+      facts: facts({ content: "missing" }),
+      expected: "accept",
+    },
+  ];
+  for (const { description, entry, facts, expected } of table) {
+    const verdict = decideWriteBack(entry, facts);
+    assertEquals(verdict.accept ? "accept" : verdict.reason, expected, description);
+    if (!verdict.accept) assertEquals(reasonWord(verdict.message), expected, description);
+  }
+  const escaping = decideWriteBack(entry({ filepath: "a/../../x" }), facts());
+  assertEquals(!escaping.accept && escaping.disconnect, true);
+});
+
+Deno.test("decideApply() decides how a master version lands on a replica", () => {
+  const v = (sequence: number, hash = "h2", deleted = false): MasterVersion => ({
+    sequence,
+    hash: deleted ? "" : hash,
+    mode: deleted ? 0 : 0o100644,
+    deleted,
+  });
+  const base: ApplyFacts = {
+    version: v(20),
+    local: { hash: "h1", mode: 0o100644, deleted: false },
+    state: { path: "a", applied: v(10, "h1"), acceptedSeq: 0, deferred: null },
+    pendingWriteBack: false,
+    filtered: false,
+  };
+  const table: { description: string; facts: ApplyFacts; expected: ApplyAction }[] = [
+    { description: "new content", facts: base, expected: "write" },
+    {
+      description: "content already held",
+      facts: { ...base, local: { hash: "h2", mode: 0o100644, deleted: false } },
+      expected: "noop",
+    },
+    {
+      description: "same content, new mode",
+      facts: { ...base, local: { hash: "h2", mode: 0o100755, deleted: false } },
+      expected: "write",
+    },
+    {
+      description: "a deletion of a live file",
+      facts: { ...base, version: v(20, "", true) },
+      expected: "remove",
+    },
+    {
+      description: "a deletion of an absent file",
+      facts: { ...base, version: v(20, "", true), local: { hash: "", mode: 0, deleted: true } },
+      expected: "noop",
+    },
+    {
+      description: "own write-backs unanswered",
+      facts: { ...base, pendingWriteBack: true },
+      expected: "defer",
+    },
+    {
+      description: "a conflict awaiting a person",
+      facts: { ...base, unresolvedConflict: true },
+      expected: "defer",
+    },
+    { description: "filtered here", facts: { ...base, filtered: true }, expected: "skip-filtered" },
+    {
+      description: "older than the replica's own accepted write",
+      facts: { ...base, state: { ...base.state, acceptedSeq: 25 } },
+      expected: "skip-superseded",
+    },
+    {
+      description: "the replica's own accepted write coming back",
+      facts: {
+        ...base,
+        state: { ...base.state, acceptedSeq: 20 },
+        local: { hash: "h2", mode: 0o100644, deleted: false },
+      },
+      expected: "noop",
+    },
+  ];
+  for (const { description, facts, expected } of table) {
+    assertEquals(decideApply(facts), expected, description);
+  }
+});
+
+function it(path: string, sequence: number, hash: string, mode = 0o100644): Iteration {
+  const deleted = hash === "";
+  return {
+    path,
+    iteration: 1,
+    sequence,
+    timestamp: 0,
+    size: deleted ? 0 : 5,
+    hash,
+    mode: deleted ? 0 : mode,
+    deleted,
+    origin: "local",
+  };
+}
+
+Deno.test("planJournalEntries() classifies captured changes", () => {
+  const none: JournalPlanContext = { seen: new Map(), deferred: new Set(), filtered: new Set() };
+  const table: {
+    description: string;
+    changes: Parameters<typeof planJournalEntries>[0];
+    context?: JournalPlanContext;
+    expected: [string, string, string | null, number][];
+  }[] = [
+    {
+      description: "a new file is a write",
+      changes: [{ current: it("a", 5, "h"), previous: undefined }],
+      expected: [["write", "a", null, 0]],
+    },
+    {
+      description: "new content is a write with the path's applied sequence",
+      changes: [{ current: it("a", 5, "h2"), previous: it("a", 3, "h1") }],
+      context: { ...none, seen: new Map([["a", 3]]) },
+      expected: [["write", "a", null, 3]],
+    },
+    {
+      description: "a changed mode alone is a chmod",
+      changes: [{ current: it("a", 5, "h", 0o100755), previous: it("a", 3, "h") }],
+      expected: [["chmod", "a", null, 0]],
+    },
+    {
+      description: "a removal is a delete",
+      changes: [{ current: it("a", 5, ""), previous: it("a", 3, "h") }],
+      expected: [["delete", "a", null, 0]],
+    },
+    {
+      description: "removing what is already gone is nothing",
+      changes: [{ current: it("a", 5, ""), previous: it("a", 3, "") }],
+      expected: [],
+    },
+    {
+      description: "a removal and a creation of the same content is a rename (larger seen)",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h") },
+        { current: it("b", 6, "h"), previous: undefined },
+      ],
+      context: { ...none, seen: new Map([["a", 3], ["b", 1]]) },
+      expected: [["rename", "a", "b", 3]],
+    },
+    {
+      description: "a rename touching a deferred path takes the smaller seen",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h") },
+        { current: it("b", 6, "h"), previous: undefined },
+      ],
+      context: {
+        seen: new Map([["a", 3], ["b", 1]]),
+        deferred: new Set(["b"]),
+        filtered: new Set(),
+      },
+      expected: [["rename", "a", "b", 1]],
+    },
+    {
+      description: "different content is a delete and a write, not a rename",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h") },
+        { current: it("b", 6, "other"), previous: undefined },
+      ],
+      expected: [["delete", "a", null, 0], ["write", "b", null, 0]],
+    },
+    {
+      description: "filtered paths are left out",
+      changes: [{ current: it("build/x", 5, "h"), previous: undefined }],
+      context: { ...none, filtered: new Set(["build/x"]) },
+      expected: [],
+    },
+  ];
+  for (const { description, changes, context, expected } of table) {
+    const entries = planJournalEntries(changes, context ?? none);
+    assertEquals(
+      entries.map((e) => [e.operation, e.path, e.newPath, e.masterSeen]),
+      expected,
+      description,
+    );
+  }
+});
+
+Deno.test("sandboxIdProblem() accepts printable UTF-8 ids and refuses the rest", () => {
+  for (const good of ["sb-1", "sandbox.a:b_c", "песочница-🧪", "with space", "x".repeat(128)]) {
+    assertEquals(sandboxIdProblem(good), null, good);
+  }
+  const bad: [string, string][] = [
+    ["", "empty"],
+    ["a/b", "slash"],
+    ["a\\b", "slash"],
+    ["a\u0000b", "control"],
+    ["a\nb", "control"],
+    ["a\u0085b", "control"],
+    [" padded", "whitespace"],
+    ["..", '".."'],
+    ["é".repeat(65), "bytes long"],
+  ];
+  for (const [id, word] of bad) {
+    const problem = sandboxIdProblem(id);
+    assertEquals(
+      problem !== null && problem.includes(word),
+      true,
+      `${JSON.stringify(id)}: ${problem}`,
+    );
+  }
+});

@@ -1,0 +1,139 @@
+/** The durable replication records, on real SQLite files. */
+import { assert, assertEquals } from "./_assert.ts";
+import { openDatabase } from "../../lib/db/mod.ts";
+import { MasterState, type NewJournalEntry, openReplicaTables } from "../../lib/replication/mod.ts";
+
+async function withDatabase(work: (path: string) => void | Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "chronicle-state-" });
+  try {
+    await work(`${dir}/test.db`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function change(path: string, overrides: Partial<NewJournalEntry> = {}): NewJournalEntry {
+  return {
+    sourceSeq: 1,
+    path,
+    operation: "write",
+    newPath: null,
+    hash: "ab".repeat(32),
+    size: 3,
+    mode: 0o100644,
+    deleted: false,
+    masterSeen: 0,
+    ...overrides,
+  };
+}
+
+Deno.test("WriteJournal keeps entries across restarts and answers each once", async () => {
+  await withDatabase((path) => {
+    let db = openDatabase(path);
+    let { journal } = openReplicaTables(db);
+    const [a, b, c] = journal.append([
+      change("a.txt", { sourceSeq: 3 }),
+      change("b.txt", { sourceSeq: 4, operation: "rename", newPath: "c.txt" }),
+      change("d.txt", { sourceSeq: 5 }),
+    ]);
+    // Numbers start from the creation time, so a recreated journal never repeats them.
+    assert(a!.localSeq > Date.now() * 1000 - 60_000_000_000, String(a!.localSeq));
+    assertEquals([b!.localSeq - a!.localSeq, c!.localSeq - b!.localSeq], [1, 1]);
+    assert(journal.hasOpen("a.txt") && journal.hasOpen("c.txt"));
+    journal.markSent([a!.localSeq]);
+    db.close();
+
+    // After a restart the open entries (sent or not) are still there, oldest first.
+    db = openDatabase(path);
+    journal = openReplicaTables(db).journal;
+    assertEquals(journal.open().map((e) => [e.path, e.state]), [
+      ["a.txt", "sent"],
+      ["b.txt", "pending"],
+      ["d.txt", "pending"],
+    ]);
+    assertEquals(journal.sourceHighWater(), 5);
+    assert(journal.hasOpen("c.txt"));
+    const resolved = journal.resolve([[a!.localSeq, 41]], [[b!.localSeq, "conflict: x"]]);
+    assertEquals(resolved.map((e) => [e.path, e.state, e.masterSeq, e.reason]), [
+      ["a.txt", "accepted", 41, null],
+      ["b.txt", "rejected", null, "conflict: x"],
+    ]);
+    // An answer that arrives twice changes nothing.
+    assertEquals(journal.resolve([[a!.localSeq, 99]], []), []);
+    assert(!journal.hasOpen("a.txt") && !journal.hasOpen("c.txt"));
+    const refused = journal.refuse(c!.localSeq, "too large: 9 bytes");
+    assertEquals(refused?.state, "refused");
+    assertEquals(journal.counts(), { pending: 0, sent: 0, accepted: 1, rejected: 1, refused: 1 });
+    assertEquals(journal.openCount(), 0);
+    db.close();
+  });
+});
+
+Deno.test("ReplicaPaths remembers applied, accepted and deferred master versions", async () => {
+  await withDatabase((path) => {
+    const db = openDatabase(path);
+    const { paths } = openReplicaTables(db);
+    assertEquals(paths.get("a").applied.sequence, 0);
+    paths.setApplied("a", { sequence: 5, hash: "h5", mode: 0o100644, deleted: false });
+    assertEquals(paths.seen("a"), 5);
+    paths.defer("a", { sequence: 9, hash: "h9", mode: 0o100644, deleted: false });
+    paths.defer("a", { sequence: 7, hash: "h7", mode: 0o100644, deleted: false }); // older: ignored
+    assertEquals(paths.get("a").deferred?.sequence, 9);
+    assertEquals(paths.deferredPaths(), ["a"]);
+    paths.setAccepted("a", 12);
+    paths.setAccepted("a", 11);
+    assertEquals(paths.get("a").acceptedSeq, 12);
+    // Applying the deferred version (or a newer one) clears the deferral.
+    paths.setApplied("a", { sequence: 9, hash: "h9", mode: 0o100644, deleted: false });
+    assertEquals(paths.get("a").deferred, null);
+    assertEquals(paths.get("a").applied.hash, "h9");
+    db.close();
+  });
+});
+
+Deno.test("ConflictLog lists rejected write-backs with the kept content", async () => {
+  await withDatabase((path) => {
+    const db = openDatabase(path);
+    const { journal, conflicts } = openReplicaTables(db);
+    const [entry] = journal.append([change("x.txt")]);
+    const [rejected] = journal.resolve([], [[entry!.localSeq, "conflict: changed"]]);
+    conflicts.add(rejected!, "conflict: changed", null);
+    assert(conflicts.hasUnresolved("x.txt"));
+    const [listed] = conflicts.list();
+    assertEquals([listed!.path, listed!.keptHash, listed!.resolution], [
+      "x.txt",
+      "ab".repeat(32),
+      null,
+    ]);
+    conflicts.resolve(listed!.id, "local");
+    assert(!conflicts.hasUnresolved("x.txt"));
+    assertEquals(conflicts.counts(), { total: 1, unresolved: 0 });
+    db.close();
+  });
+});
+
+Deno.test("MasterState records cumulative acks and write-back outcomes", async () => {
+  await withDatabase((path) => {
+    let db = openDatabase(path);
+    let state = new MasterState(db);
+    state.touch("sb-1", "unix:/s#1");
+    state.recordAck("sb-1", 10);
+    state.recordAck("sb-1", 7); // lower: changes nothing
+    state.saveOutcome("sb-1", 1_700_000_000_000_001n, {
+      accepted: true,
+      masterSeq: 33,
+      reason: "",
+    });
+    db.close();
+    db = openDatabase(path);
+    state = new MasterState(db);
+    assertEquals(state.replicas().map((r) => [r.sandboxId, r.ackedSequence]), [["sb-1", 10]]);
+    assertEquals(state.outcome("sb-1", 1_700_000_000_000_001n), {
+      accepted: true,
+      masterSeq: 33,
+      reason: "",
+    });
+    assertEquals(state.outcome("sb-2", 1_700_000_000_000_001n), undefined);
+    db.close();
+  });
+});

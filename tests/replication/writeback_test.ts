@@ -1,0 +1,325 @@
+/**
+ * Replica → master, end to end: write-back, conflicts, echo suppression, crash safety and
+ * barriers, with master and replicas as separate processes on real sockets.
+ */
+import { createHash } from "node:crypto";
+import { assert, assertEquals, waitFor } from "./_assert.ts";
+import {
+  type Peer,
+  pseudoRandomBytes,
+  put,
+  startMaster,
+  startReplica,
+  treeState,
+  waitForSameTrees,
+  withDirs,
+} from "./_harness.ts";
+import { connectUnix, type ReplicaStatus, type SyncWaitResult } from "../../lib/replication/mod.ts";
+import type { Iteration } from "../../lib/store/mod.ts";
+import type { WireMessage } from "../../lib/wire/mod.ts";
+
+function sha(text: string | Uint8Array): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function status(peer: Peer): Promise<ReplicaStatus> {
+  return peer.command<ReplicaStatus>("status");
+}
+
+/** Waits until the replica has no write-back waiting for an answer. */
+async function writeBacksAnswered(peer: Peer): Promise<ReplicaStatus> {
+  let last: ReplicaStatus | undefined;
+  await waitFor(async () => {
+    last = await status(peer);
+    return last.pendingWriteBacks === 0;
+  }, () => JSON.stringify(last));
+  return last!;
+}
+
+Deno.test("a sandbox's create, edit, rename, chmod and delete reach the master and a second replica", async (t) => {
+  await withDirs(["m", "r1", "r2"], async ({ base, m, r1, r2 }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const sandbox = await startReplica(r1, sock, {
+      name: "sandbox",
+      args: ["--sandbox-id", "sb-1"],
+    });
+    const other = await startReplica(r2, sock, { name: "other" });
+    const peers = [master, sandbox, other];
+    const all = [m, r1, r2];
+    try {
+      await t.step("create", async () => {
+        await put(r1, "work/out.txt", "built by the sandbox");
+        await put(r1, "work/big.bin", pseudoRandomBytes(4_300_000, 21)); // chunked, in content_bytes
+        await waitForSameTrees(all, { peers });
+      });
+      await t.step("edit", async () => {
+        await put(r1, "work/out.txt", "rebuilt by the sandbox");
+        await waitForSameTrees(all, { peers });
+      });
+      await t.step("rename", async () => {
+        await Deno.rename(`${r1}/work/out.txt`, `${r1}/work/renamed.txt`);
+        const tree = await waitForSameTrees(all, { peers });
+        assert(tree.has("work/renamed.txt") && !tree.has("work/out.txt"));
+      });
+      await t.step("chmod", async () => {
+        await Deno.chmod(`${r1}/work/renamed.txt`, 0o750);
+        const tree = await waitForSameTrees(all, { peers });
+        assertEquals(tree.get("work/renamed.txt")!.split(" ")[0], "750");
+      });
+      await t.step("delete", async () => {
+        await Deno.remove(`${r1}/work/big.bin`);
+        const tree = await waitForSameTrees(all, { peers });
+        assertEquals([...tree.keys()], ["work/renamed.txt"]);
+      });
+      const history = await master.command<Iteration[]>("history work/renamed.txt");
+      assert(history.every((it) => it.origin === "sb-1"), JSON.stringify(history));
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.journal.rejected, 0);
+      // create ×2, edit, rename, chmod, delete: one entry each, the rename as one entry.
+      assertEquals(answered.journal.accepted, 6);
+    } finally {
+      await Promise.all([sandbox.stop(), other.stop()]);
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("a write-back racing an agent edit is rejected; the sandbox takes the master's version and keeps its own", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    await put(m, "shared.txt", "original");
+    // A long debounce on the master: its capture of the agent's edit lags the write-back.
+    const master = await startMaster(m, sock, { args: ["--debounce", "3000"] });
+    const sandbox = await startReplica(r, sock);
+    try {
+      await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      await put(m, "shared.txt", "agent edit");
+      await put(r, "shared.txt", "sandbox edit");
+      const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      assertEquals(tree.get("shared.txt"), `644 ${sha("agent edit")}`);
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.conflicts.length, 1);
+      const conflict = answered.conflicts[0]!;
+      assert(conflict.reason.startsWith("conflict"), conflict.reason);
+      assertEquals(conflict.keptHash, sha("sandbox edit"));
+      assertEquals(conflict.resolution, "upstream");
+      const history = await master.command<Iteration[]>("history shared.txt");
+      assert(!history.some((it) => it.hash === sha("sandbox edit")), "the sandbox's edit won");
+    } finally {
+      await sandbox.stop();
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("local-sync mode leaves a conflicting local file alone and lists the conflict", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    await put(m, "shared.txt", "original");
+    await put(m, "other.txt", "other");
+    const master = await startMaster(m, sock, { args: ["--debounce", "3000"] });
+    const local = await startReplica(r, sock, { args: ["--mode", "local-sync"] });
+    try {
+      await waitForSameTrees([m, r], { peers: [master, local] });
+      await put(m, "shared.txt", "agent edit");
+      await put(r, "shared.txt", "my local edit");
+      const answered = await waitFor(async () => {
+        const s = await status(local);
+        return s.conflicts.length === 1 && s.pendingWriteBacks === 0 ? s : null;
+      });
+      assertEquals(answered.role, "local-sync");
+      assertEquals(answered.conflicts[0]!.resolution, null);
+      // Everything else keeps flowing; the conflicting file stays as the person left it.
+      await put(m, "other.txt", "other, edited");
+      await master.command("settle");
+      await waitForSameTrees([m, r], { peers: [master, local], exclude: ["shared.txt"] });
+      assertEquals(await Deno.readTextFile(`${r}/shared.txt`), "my local edit");
+      assertEquals(await Deno.readTextFile(`${m}/shared.txt`), "agent edit");
+    } finally {
+      await local.stop();
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("two sandboxes writing one file at once: exactly one wins, the other's content is kept", async () => {
+  await withDirs(["m", "r1", "r2"], async ({ base, m, r1, r2 }) => {
+    const sock = `${base}/m.sock`;
+    await put(m, "same.txt", "base");
+    let master = await startMaster(m, sock);
+    const one = await startReplica(r1, sock, { name: "one" });
+    const two = await startReplica(r2, sock, { name: "two" });
+    try {
+      await waitForSameTrees([m, r1, r2], { peers: [master, one, two] });
+      await master.stop(); // both write with the same view of the master
+      await put(r1, "same.txt", "from one");
+      await put(r2, "same.txt", "from two");
+      await waitFor(async () => (await status(one)).journal.pending === 1);
+      await waitFor(async () => (await status(two)).journal.pending === 1);
+      master = await startMaster(m, sock);
+      const tree = await waitForSameTrees([m, r1, r2], { peers: [master, one, two] });
+      const [a, b] = [await writeBacksAnswered(one), await writeBacksAnswered(two)];
+      const winner = tree.get("same.txt") === `644 ${sha("from one")}` ? "one" : "two";
+      assert([`644 ${sha("from one")}`, `644 ${sha("from two")}`].includes(tree.get("same.txt")!));
+      const [won, lost] = winner === "one" ? [a, b] : [b, a];
+      assertEquals(won.conflicts.length, 0);
+      assertEquals(lost.conflicts.length, 1);
+      assertEquals(lost.conflicts[0]!.keptHash, sha(winner === "one" ? "from two" : "from one"));
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("a burst of 1,000 sandbox writes arrives complete and in order", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const sandbox = await startReplica(r, sock, { args: ["--sandbox-id", "burst"] });
+    try {
+      await sandbox.command("sync-wait 20000");
+      const names = Array.from({ length: 1000 }, (_, i) => `burst/f${String(i).padStart(4, "0")}`);
+      for (const name of names) await put(r, name, `content of ${name}`);
+      const tree = await waitForSameTrees([m, r], { peers: [master, sandbox], timeoutMs: 60_000 });
+      assertEquals(tree.size, 1000);
+      const changes = await master.command<Iteration[]>("changes 0");
+      const order = changes.filter((it) => it.origin === "burst").map((it) => it.path);
+      assertEquals(order, names);
+    } finally {
+      await sandbox.stop();
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("no echo loop: exactly one write-back per real change", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    for (let i = 0; i < 20; i++) await put(m, `agent/${i}.txt`, `agent ${i}`);
+    const master = await startMaster(m, sock);
+    const sandbox = await startReplica(r, sock, { args: ["--sandbox-id", "echo"] });
+    try {
+      await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      for (let i = 0; i < 5; i++) await put(r, `sandbox/${i}.txt`, `sandbox ${i}`);
+      for (let i = 0; i < 20; i += 2) await put(m, `agent/${i}.txt`, `agent edit ${i}`);
+      await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      await master.command("settle");
+      await sandbox.command("sync-wait 20000");
+      await sandbox.command("settle");
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.journal.accepted, 5);
+      assertEquals(answered.journal.rejected + answered.journal.refused, 0);
+      const changes = await master.command<Iteration[]>("changes 0");
+      assertEquals(changes.filter((it) => it.origin === "echo").length, 5);
+    } finally {
+      await sandbox.stop();
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("a replica killed between journaling and sending, then again after sending: each entry applies once", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    await put(m, "file.txt", "v0");
+    let master = await startMaster(m, sock);
+    let sandbox = await startReplica(r, sock, { args: ["--sandbox-id", "crashy"] });
+    try {
+      await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      await master.stop();
+      await put(r, "file.txt", "v1");
+      await waitFor(async () => (await status(sandbox)).journal.pending === 1);
+      await put(r, "file.txt", "v2");
+      await waitFor(async () => (await status(sandbox)).journal.pending === 2);
+      await sandbox.kill(); // journaled, never sent
+      master = await startMaster(m, sock);
+      // This run sends both entries and dies before the answer arrives.
+      const dying = await startReplica(r, sock, {
+        name: "dying",
+        args: ["--sandbox-id", "crashy", "--die-after-writeback"],
+      });
+      await dying.process.status;
+      sandbox = await startReplica(r, sock, { args: ["--sandbox-id", "crashy"] });
+      const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      assertEquals(tree.get("file.txt"), `644 ${sha("v2")}`);
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.journal.accepted, 2);
+      const history = await master.command<Iteration[]>("history file.txt");
+      assertEquals(history.map((it) => it.hash), [sha("v0"), sha("v1"), sha("v2")]);
+    } finally {
+      await sandbox.stop();
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("barrier: sync --wait returns once the replica holds what the master held when asked", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock, { args: ["--barrier-timeout", "300"] });
+    const replica = await startReplica(r, sock);
+    try {
+      await t.step("satisfied, with no polling afterwards", async () => {
+        for (let i = 0; i < 30; i++) {
+          await put(m, `b/${i}.bin`, pseudoRandomBytes(6000 + i, i + 40));
+        }
+        const { sequence } = await waitFor(async () => {
+          const settled = await master.command<{ sequence: number }>("settle");
+          return settled.sequence >= 30 ? settled : null;
+        });
+        const result = await replica.command<SyncWaitResult>("sync-wait 20000");
+        assert(result.satisfied, JSON.stringify(result));
+        assert(result.masterSequence >= sequence && result.appliedSequence >= sequence);
+        const [a, b] = [await treeState(m), await treeState(r)];
+        assertEquals([...b.entries()].sort(), [...a.entries()].sort());
+      });
+      await t.step("a sequence the master has not reached times out unsatisfied", async () => {
+        const client = await connectUnix(sock);
+        await client.send({
+          type: "CatchupRequest",
+          sandbox_id: "barrier-probe",
+          since_sequence: 0n,
+        });
+        await client.send({ type: "BarrierRequest", sequence: 1_000_000n });
+        let answer: WireMessage | undefined;
+        for await (const message of client.messages()) {
+          if (message.type === "BarrierConfirmation") {
+            answer = message;
+            break;
+          }
+        }
+        client.close();
+        assert(answer?.type === "BarrierConfirmation");
+        assertEquals(answer.satisfied, false);
+        assert(answer.current_sequence >= 30n);
+      });
+    } finally {
+      await replica.stop();
+      await master.stop();
+    }
+  });
+});
+
+Deno.test("local writes over the write-back limit are refused locally and listed", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const sandbox = await startReplica(r, sock, { args: ["--max-writeback", "1000"] });
+    try {
+      await put(r, "huge.bin", pseudoRandomBytes(5000, 9));
+      await put(r, "small.txt", "fits");
+      await waitFor(async () => (await treeState(m)).has("small.txt"));
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.refused.length, 1);
+      assertEquals(answered.refused[0]!.path, "huge.bin");
+      assert(answered.refused[0]!.reason.startsWith("too large"), answered.refused[0]!.reason);
+      assert(!(await treeState(m)).has("huge.bin"));
+      assert(sandbox.logs().includes("refused for write-back"), sandbox.logs());
+    } finally {
+      await sandbox.stop();
+      await master.stop();
+    }
+  });
+});
