@@ -9,7 +9,8 @@ import { syncWaitCommand } from "./replication_commands.ts";
 
 const USAGE = `Usage:
   chronicle sync --wait [--timeout SECONDS]
-  chronicle sync start [DIR] (--connect PATH | --ws-connect URL) [--token T] [--debounce-ms N] [--ignore P]…
+  chronicle sync start [DIR] (--connect PATH | --ws-connect URL) [--token T] [--debounce-ms N]
+                       [--heartbeat-ms N] [--ignore P]…
   chronicle sync stop|status [-C DIR]
   chronicle sync resolve PATH --keep local|upstream|merged [-C DIR]`;
 
@@ -47,6 +48,7 @@ async function syncStart(args: string[]): Promise<number> {
     token: { type: "string" },
     "data-dir": { type: "string" },
     "debounce-ms": { type: "string" },
+    "heartbeat-ms": { type: "string" },
     ignore: { type: "string", multiple: true },
     "sandbox-id": { type: "string" },
     json: { type: "boolean" },
@@ -61,7 +63,15 @@ async function syncStart(args: string[]): Promise<number> {
     throw new CliError(`Chronicle is already running on "${root}"`);
   }
   const daemonArgs = [root, "--local-sync"];
-  const pass = ["connect", "ws-connect", "token", "data-dir", "debounce-ms", "sandbox-id"] as const;
+  const pass = [
+    "connect",
+    "ws-connect",
+    "token",
+    "data-dir",
+    "debounce-ms",
+    "heartbeat-ms",
+    "sandbox-id",
+  ] as const;
   for (const name of pass) {
     if (values[name] !== undefined) daemonArgs.push(`--${name}`, values[name]!);
   }
@@ -78,6 +88,14 @@ async function syncStart(args: string[]): Promise<number> {
 async function syncStop(args: string[]): Promise<number> {
   const { values } = parseCommandArgs("sync stop", args, { ...LOCATE_ARGS });
   const layout = locateFromArgs(values);
+  const status = await jsonOrFail<{ role?: string }>(await requireRunning(layout, "/sync/status"));
+  if (status.role !== "local-sync") {
+    throw new CliError(
+      `Chronicle on "${layout.root}" runs as ${
+        status.role ?? "standalone"
+      }, not local-sync: stop it with SIGTERM`,
+    );
+  }
   await jsonOrFail(await requireRunning(layout, "/shutdown", { method: "POST" }));
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (await controlRequest(layout, "/health")) {

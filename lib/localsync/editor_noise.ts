@@ -1,7 +1,8 @@
 /**
  * Files editors write beside the real ones (swap, backup, lock and probe files), which a
  * local-sync replica never records or sends: vim's `*.swp` and its `4913` write probe,
- * emacs' `*~`, `.#*` and `#*#`, macOS' `.DS_Store`, and git's folder.
+ * emacs' `*~`, `.#*` and `#*#`, macOS' `.DS_Store`, and git's folder. Gitignore lines:
+ * emacs' auto-save pattern is escaped (`\#*#`), as a line starting with `#` is a comment.
  */
 export const EDITOR_NOISE_PATTERNS: readonly string[] = [
   "*.swp",
@@ -9,7 +10,7 @@ export const EDITOR_NOISE_PATTERNS: readonly string[] = [
   "*.swx",
   "*~",
   ".#*",
-  "#*#",
+  "\\#*#",
   "4913",
   ".DS_Store",
   "*.tmp",
