@@ -11,6 +11,16 @@ import { normalizeWorkspacePath } from "../paths/mod.ts";
 
 const COMMON = { ...LOCATE_ARGS, json: { type: "boolean" } } as const;
 
+/** Opens the located workspace for reading content or writing through it. */
+function openWorkspace(layout: WorkspaceLayout): Promise<Workspace> {
+  return Workspace.open({
+    root: layout.root,
+    dataDir: layout.dataDir,
+    database: layout.database,
+    casDir: layout.casDir,
+  });
+}
+
 function withStore<T>(layout: WorkspaceLayout, work: (store: Store) => T): T {
   const store = Store.open(layout.database);
   try {
@@ -97,12 +107,7 @@ export async function catCommand(args: string[]): Promise<number> {
     (store) => n === undefined ? store.latest(path) : store.iteration(path, n),
   );
   const found = requireContent(path, n, iteration);
-  const workspace = await Workspace.open({
-    root: layout.root,
-    dataDir: layout.dataDir,
-    database: layout.database,
-    casDir: layout.casDir,
-  });
+  const workspace = await openWorkspace(layout);
   try {
     for await (const piece of workspace.cas.readStream(found.hash)) await writeAll(piece);
   } catch (error) {
@@ -160,12 +165,7 @@ export async function restoreCommand(args: string[]): Promise<number> {
   }
   const iteration = withStore(layout, (store) => store.iteration(path, n));
   const found = requireContent(path, n, iteration);
-  const workspace = await Workspace.open({
-    root: layout.root,
-    dataDir: layout.dataDir,
-    database: layout.database,
-    casDir: layout.casDir,
-  });
+  const workspace = await openWorkspace(layout);
   try {
     const recorded = await workspace.writeContent(path, found.hash, found.mode);
     const latest = recorded ?? workspace.store.latest(path)!;
