@@ -102,7 +102,9 @@ export class ConflictLog {
 
   /** Notes progress on an open conflict (e.g. `merging`) without closing it. */
   note(id: number, resolution: string): void {
-    this.#statement("UPDATE replica_conflicts SET resolution = ? WHERE id = ? AND resolved_ms IS NULL")
+    this.#statement(
+      "UPDATE replica_conflicts SET resolution = ? WHERE id = ? AND resolved_ms IS NULL",
+    )
       .run(resolution, id);
   }
 
