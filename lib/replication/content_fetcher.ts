@@ -162,6 +162,7 @@ export class ContentFetcher {
         if (waiters) waiters.push({ resolve, reject });
         else this.#waiting.set(hash, [{ resolve, reject }]);
       });
+      answer.catch(() => {}); // when sending fails, fail() rejects it with nobody awaiting
       if (this.#waiting.get(hash)!.length === 1) {
         await this.#send({ type: "ContentFetchRequest", content_hash: hash });
       }

@@ -294,7 +294,9 @@ export class PushChannel {
 
   /** Hands a frame to the transport, waiting only once enough bytes are in flight. */
   async #send(frame: Uint8Array): Promise<void> {
-    this.#inFlight.push(this.#transport.send(frame));
+    const sent = this.#transport.send(frame);
+    sent.catch(() => {}); // a channel closed before flushing never awaits it
+    this.#inFlight.push(sent);
     this.#inFlightBytes += frame.length;
     if (this.#inFlightBytes >= IN_FLIGHT_BYTES) await this.#flush();
   }

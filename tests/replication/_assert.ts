@@ -38,25 +38,3 @@ export async function assertRejects<E extends Error = Error>(
   }
   throw new Error("Expected a rejection, but the promise resolved");
 }
-
-/**
- * Polls `condition` until it returns true (or a truthy value), failing after `timeoutMs`
- * with `describe()`'s account of the last state.
- */
-export async function waitFor<T>(
-  condition: () => T | Promise<T>,
-  describe: () => string | Promise<string> = () => "condition",
-  timeoutMs = 20_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let delay = 5;
-  while (true) {
-    const value = await condition();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) {
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for: ${await describe()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(delay * 2, 100);
-  }
-}

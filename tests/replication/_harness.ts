@@ -273,23 +273,6 @@ export async function withDirs<const N extends string, T>(
   }
 }
 
-/** Writes a file, creating its folders, optionally with a mode. */
-export async function put(
-  root: string,
-  path: string,
-  content: string | Uint8Array,
-  mode?: number,
-): Promise<void> {
-  const absolute = `${root}/${path}`;
-  await Deno.mkdir(absolute.slice(0, absolute.lastIndexOf("/")), { recursive: true });
-  await Deno.writeFile(
-    absolute,
-    typeof content === "string" ? new TextEncoder().encode(content) : content,
-    mode === undefined ? {} : { mode },
-  );
-  if (mode !== undefined) await Deno.chmod(absolute, mode);
-}
-
 /** Deterministic pseudo-random bytes (xorshift), so tests are repeatable. */
 export function pseudoRandomBytes(length: number, seed: number): Uint8Array {
   const out = new Uint8Array(length);

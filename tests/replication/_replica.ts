@@ -5,7 +5,7 @@
  * [--debounce MS] [--ignore P]… [--to-replica P]… [--to-master P]… [--max-writeback N]
  * [--backoff-max MS] [--die-after-writeback]` (exit at once after sending the first `WriteBack`, to test a
  * crash whose answer is lost).
- * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle` and
+ * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle`, `scan` and
  * `exit` on stdin (see `_runner_common.ts`).
  *
  * @module
@@ -71,6 +71,8 @@ await serveCommands(async (command, arg) => {
     case "settle":
       await workspace.settled();
       return { sequence: workspace.store.sequence() };
+    case "scan":
+      return { recorded: (await workspace.scan()).recorded.length };
     case "exit":
       await shutdown();
       return null;

@@ -2,8 +2,9 @@
  * The real daemon (`main.ts`) as master and replica, driven the way a sandbox is: files on
  * disk, `chronicle sync --wait` before reading, `chronicle conflicts` afterwards.
  */
+import { put } from "../_helpers/temp_dir.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { put, waitForSameTrees, withDirs } from "./_harness.ts";
+import { waitForSameTrees, withDirs } from "./_harness.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 

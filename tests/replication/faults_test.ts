@@ -2,11 +2,12 @@
  * Faults, end to end: connections cut at random points, hostile or broken replicas, and
  * a replica too slow to keep up. Master and replicas are separate processes.
  */
-import { assert, assertEquals, waitFor } from "./_assert.ts";
+import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { assert, assertEquals } from "./_assert.ts";
 import { CuttingProxy } from "./_cutting_proxy.ts";
 import {
   pseudoRandomBytes,
-  put,
   startMaster,
   startReplica,
   waitForSameTrees,
@@ -25,24 +26,19 @@ Deno.test("connections cut at random points, many times over, end with identical
       listen: `${base}/proxy.sock`,
       upstream: sock,
       seed: 20251122,
-      maxBytes: 6_000_000,
+      maxBytes: 2_500_000,
     });
     const replica = await startReplica(r, `${base}/proxy.sock`, { args: ["--backoff-max", "100"] });
     try {
       let round = 0;
-      await waitFor(
-        async () => {
-          // Keep both sides changing while connections are being cut.
-          round++;
-          await put(m, `small/${round % 30}.txt`, `round ${round}\n`.repeat(round % 7 * 200));
-          await put(r, `sandbox/${round % 5}.txt`, `sandbox round ${round}`);
-          if (round % 10 === 0) await put(m, "large.bin", pseudoRandomBytes(4_800_000, round));
-          await new Promise((resolve) => setTimeout(resolve, 20)); // pace the writer, not a wait for a result
-          return proxy.cuts >= 30;
-        },
-        () => `cuts so far: ${proxy.cuts}`,
-        60_000,
-      );
+      // Keep both sides changing while connections are being cut, 25 cuts over.
+      await waitFor("25 cuts", async () => {
+        round++;
+        await put(m, `small/${round % 30}.txt`, `round ${round}\n`.repeat(round % 7 * 200));
+        await put(r, `sandbox/${round % 5}.txt`, `sandbox round ${round}`);
+        if (round % 10 === 0) await put(m, "large.bin", pseudoRandomBytes(4_800_000, round));
+        return proxy.cuts >= 25;
+      }, { timeoutMs: 90_000 });
       proxy.cutting = false;
       await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 40_000 });
     } finally {
@@ -72,11 +68,17 @@ Deno.test("a replica sending garbage, oversized frames, bad ids or escaping path
       await waitForSameTrees([m, r], { peers: [master, replica] });
       await t.step("garbage", async () => {
         await raw(new TextEncoder().encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
-        await waitFor(() => master.logs().includes("protocol error"), () => master.logs());
+        await waitFor(
+          `the master to log "protocol error"`,
+          () => master.logs().includes("protocol error"),
+        );
       });
       await t.step("an oversized frame header", async () => {
         await raw(new Uint8Array([0xff, 0xff, 0xff, 0x7f, 1, 2, 3]));
-        await waitFor(() => master.logs().includes("exceeds the limit"), () => master.logs());
+        await waitFor(
+          `the master to log "exceeds the limit"`,
+          () => master.logs().includes("exceeds the limit"),
+        );
       });
       await t.step("an invalid sandbox id", async () => {
         const frame = encodeFrame({
@@ -85,7 +87,10 @@ Deno.test("a replica sending garbage, oversized frames, bad ids or escaping path
           since_sequence: 0n,
         });
         await raw(frame);
-        await waitFor(() => master.logs().includes("invalid sandbox id"), () => master.logs());
+        await waitFor(
+          `the master to log "invalid sandbox id"`,
+          () => master.logs().includes("invalid sandbox id"),
+        );
       });
       await t.step("a write-back leaving the workspace", async () => {
         const client = await connectUnix(sock);
@@ -111,7 +116,10 @@ Deno.test("a replica sending garbage, oversized frames, bad ids or escaping path
         assert(result?.type === "WriteBackResult", JSON.stringify(got.map((g) => g.type)));
         assertEquals(result.accepted, []);
         assert(result.rejected[0]![1].startsWith("invalid path"), result.rejected[0]![1]);
-        await waitFor(() => master.logs().includes("hostile write-back"), () => master.logs());
+        await waitFor(
+          `the master to log "hostile write-back"`,
+          () => master.logs().includes("hostile write-back"),
+        );
       });
       // The real replica was never disturbed.
       await put(m, "after.txt", "still served");

@@ -2,11 +2,12 @@
  * Master → replica, end to end: master and replicas are separate processes on real
  * sockets, and every end state is checked by comparing both trees' hashes.
  */
-import { assert, assertEquals, waitFor } from "./_assert.ts";
+import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { assert, assertEquals } from "./_assert.ts";
 import {
   Peer,
   pseudoRandomBytes,
-  put,
   startMaster,
   startReplica,
   treeState,
@@ -42,11 +43,10 @@ Deno.test("initial sync copies small, medium, chunked, empty, binary, executable
       assertEquals(status.state, "live");
       // Applying notifications journals nothing: no echo back to the master.
       assertEquals(status.journal.pending + status.journal.sent + status.journal.accepted, 0);
-      const masterStatus = await master.command<MasterStatus>("status");
-      await waitFor(async () => {
+      await waitFor("the replica to acknowledge everything", async () => {
         const s = await master.command<MasterStatus>("status");
         return s.replicas[0]?.ackedSequence === s.sequence;
-      }, () => JSON.stringify(masterStatus));
+      });
     } finally {
       await replica.stop();
       await master.stop();
@@ -139,7 +139,7 @@ Deno.test("full resync when the master's history is gone: the replica takes the 
         for (let i = 0; i < 6; i++) await put(m, `f${i}.txt`, `v2 ${i}`);
         await Deno.remove(`${m}/f11.txt`);
         // 12 files, then 6 edits and a deletion: wait until the master recorded them all.
-        const sequence = await waitFor(async () => {
+        const sequence = await waitFor("the master to record the changes", async () => {
           const { sequence } = await master.command<{ sequence: number }>("settle");
           return sequence >= 19 ? sequence : 0;
         });
@@ -152,8 +152,9 @@ Deno.test("full resync when the master's history is gone: the replica takes the 
         await master.stop();
         // A local write still waiting for write-back survives the resync's sweep.
         await put(r, "pending.txt", "written while the master was away");
-        await waitFor(async () =>
-          (await replica.command<ReplicaStatus>("status")).journal.pending === 1
+        await waitFor(
+          "the local write journaled",
+          async () => (await replica.command<ReplicaStatus>("status")).journal.pending === 1,
         );
         await replica.stop();
         await Deno.remove(`${m}/.chronicle`, { recursive: true });
@@ -228,7 +229,10 @@ Deno.test("websocket replicas: the right token syncs, a wrong one is refused", a
       await waitForSameTrees([m, r], { peers: [master, replica] });
       await put(m, "a.txt", "edited over websocket");
       await waitForSameTrees([m, r], { peers: [master, replica] });
-      await waitFor(() => master.logs().includes("replica refused"), () => master.logs());
+      await waitFor(
+        "the master to refuse the intruder",
+        () => master.logs().includes("replica refused"),
+      );
       const status = await intruder.command<ReplicaStatus>("status");
       assertEquals(status.connected, false);
       assertEquals((await treeState(bad)).size, 0);

@@ -2,12 +2,13 @@
  * Replica → master, end to end: write-back, conflicts, echo suppression, crash safety and
  * barriers, with master and replicas as separate processes on real sockets.
  */
+import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { createHash } from "node:crypto";
-import { assert, assertEquals, waitFor } from "./_assert.ts";
+import { assert, assertEquals } from "./_assert.ts";
 import {
   type Peer,
   pseudoRandomBytes,
-  put,
   startMaster,
   startReplica,
   treeState,
@@ -29,10 +30,10 @@ function status(peer: Peer): Promise<ReplicaStatus> {
 /** Waits until the replica has no write-back waiting for an answer. */
 async function writeBacksAnswered(peer: Peer): Promise<ReplicaStatus> {
   let last: ReplicaStatus | undefined;
-  await waitFor(async () => {
+  await waitFor(`${peer.name}'s write-backs answered`, async () => {
     last = await status(peer);
     return last.pendingWriteBacks === 0;
-  }, () => JSON.stringify(last));
+  });
   return last!;
 }
 
@@ -124,7 +125,7 @@ Deno.test("local-sync mode leaves a conflicting local file alone and lists the c
       await waitForSameTrees([m, r], { peers: [master, local] });
       await put(m, "shared.txt", "agent edit");
       await put(r, "shared.txt", "my local edit");
-      const answered = await waitFor(async () => {
+      const answered = await waitFor("the conflict listed", async () => {
         const s = await status(local);
         return s.conflicts.length === 1 && s.pendingWriteBacks === 0 ? s : null;
       });
@@ -155,8 +156,8 @@ Deno.test("two sandboxes writing one file at once: exactly one wins, the other's
       await master.stop(); // both write with the same view of the master
       await put(r1, "same.txt", "from one");
       await put(r2, "same.txt", "from two");
-      await waitFor(async () => (await status(one)).journal.pending === 1);
-      await waitFor(async () => (await status(two)).journal.pending === 1);
+      await waitFor("one to journal", async () => (await status(one)).journal.pending === 1);
+      await waitFor("two to journal", async () => (await status(two)).journal.pending === 1);
       master = await startMaster(m, sock);
       const tree = await waitForSameTrees([m, r1, r2], { peers: [master, one, two] });
       const [a, b] = [await writeBacksAnswered(one), await writeBacksAnswered(two)];
@@ -230,9 +231,9 @@ Deno.test("a replica killed between journaling and sending, then again after sen
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
       await master.stop();
       await put(r, "file.txt", "v1");
-      await waitFor(async () => (await status(sandbox)).journal.pending === 1);
+      await waitFor("v1 journaled", async () => (await status(sandbox)).journal.pending === 1);
       await put(r, "file.txt", "v2");
-      await waitFor(async () => (await status(sandbox)).journal.pending === 2);
+      await waitFor("v2 journaled", async () => (await status(sandbox)).journal.pending === 2);
       await sandbox.kill(); // journaled, never sent
       master = await startMaster(m, sock);
       // This run sends both entries and dies before the answer arrives.
@@ -265,7 +266,7 @@ Deno.test("barrier: sync --wait returns once the replica holds what the master h
         for (let i = 0; i < 30; i++) {
           await put(m, `b/${i}.bin`, pseudoRandomBytes(6000 + i, i + 40));
         }
-        const { sequence } = await waitFor(async () => {
+        const { sequence } = await waitFor("the master to record 30 files", async () => {
           const settled = await master.command<{ sequence: number }>("settle");
           return settled.sequence >= 30 ? settled : null;
         });
@@ -310,7 +311,7 @@ Deno.test("local writes over the write-back limit are refused locally and listed
     try {
       await put(r, "huge.bin", pseudoRandomBytes(5000, 9));
       await put(r, "small.txt", "fits");
-      await waitFor(async () => (await treeState(m)).has("small.txt"));
+      await waitFor("small.txt on the master", async () => (await treeState(m)).has("small.txt"));
       const answered = await writeBacksAnswered(sandbox);
       assertEquals(answered.refused.length, 1);
       assertEquals(answered.refused[0]!.path, "huge.bin");
