@@ -49,6 +49,13 @@ export interface CaptureResult {
 export interface WatchOptions {
   /** Quiet time before a batch of changes is recorded. @default {50} */
   debounceMs?: number;
+  /**
+   * Least time between safety rescans, which catch events the OS dropped without saying
+   * so (a burst past the inotify queue, files created in a folder before its watch). The
+   * interval grows to ten times the last scan's duration, so a large workspace is not
+   * rescanned continuously. @default {10000}
+   */
+  rescanMs?: number;
 }
 
 /** How many files are read and stored at once during a capture. */
@@ -69,6 +76,7 @@ export class Workspace {
   readonly #capturedListeners = new Set<(recorded: Iteration[]) => void>();
   #watcher: TreeWatcher | undefined;
   #debouncer: Debouncer<string> | undefined;
+  #rescanTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
 
   private constructor(
@@ -173,6 +181,17 @@ export class Workspace {
       else debouncer.add(this.#relevantPaths(event.paths));
     });
     await this.#watcher.start();
+    this.#scheduleRescan(options.rescanMs ?? 10_000, 0);
+  }
+
+  #scheduleRescan(minimumMs: number, lastScanMs: number): void {
+    if (this.#closed) return;
+    this.#rescanTimer = setTimeout(async () => {
+      const started = Date.now();
+      await this.#queue.run(() => this.#capture([""], { emit: true }))
+        .catch((error) => log("error", "safety rescan failed", { error }));
+      this.#scheduleRescan(minimumMs, Date.now() - started);
+    }, Math.max(minimumMs, lastScanMs * 10));
   }
 
   /** Resolves once every queued capture and write has finished. */
@@ -250,6 +269,7 @@ export class Workspace {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#rescanTimer);
     await this.#watcher?.close();
     this.#debouncer?.flushNow();
     await this.#queue.idle();
@@ -303,9 +323,14 @@ export class Workspace {
     for (const { file, hash } of plan.unchanged) changes.push(toChange(file, hash, origin));
     await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
       try {
-        const hash = options.knownHash?.get(file.path) ?? await this.#storeContent(file);
-        changes.push(toChange(file, hash, origin));
-        states.push(stateToRemember(file, hash, now));
+        const known = options.knownHash?.get(file.path);
+        // Record the size of the bytes read, not the earlier lstat: a writer may be mid-file.
+        const stored = known === undefined
+          ? await this.#storeContent(file)
+          : { hash: known, size: file.size };
+        const read = { ...file, size: stored.size };
+        changes.push(toChange(read, stored.hash, origin));
+        states.push(stateToRemember(read, stored.hash, now));
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return; // RACE: deleted while we looked; its event follows
         problems.push({ path: file.path, reason: errorMessage(error) });
@@ -343,13 +368,13 @@ export class Workspace {
     }
   }
 
-  async #storeContent(file: SeenFile): Promise<string> {
+  async #storeContent(file: SeenFile): Promise<{ hash: string; size: number }> {
     const absolute = this.#absolute(file.path);
     if (file.kind === "symlink") {
       const target = await Deno.readLink(absolute);
-      return (await this.cas.putBytes(new TextEncoder().encode(target))).hash;
+      return await this.cas.putBytes(new TextEncoder().encode(target));
     }
-    return (await this.cas.putFile(absolute)).hash;
+    return await this.cas.putFile(absolute);
   }
 
   async #materialize(

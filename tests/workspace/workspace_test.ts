@@ -219,3 +219,29 @@ Deno.test("Workspace stores a 50 MiB file in chunks, and a one-place edit adds o
       await workspace.close();
     }
   }));
+
+Deno.test("Workspace safety rescan records a change the watcher never heard of", () =>
+  withTempDir(async (root) => {
+    const outside = await Deno.makeTempDir();
+    try {
+      await put(root, "src/a.txt", "before");
+      const workspace = await open(root);
+      try {
+        await workspace.scan();
+        await workspace.watch({ debounceMs: 20, rescanMs: 200 });
+        // Writing through a hard link elsewhere changes the file without any event in
+        // the workspace's folders: only a rescan can notice it.
+        await Deno.link(`${root}/src/a.txt`, `${outside}/alias.txt`);
+        const file = await Deno.open(`${outside}/alias.txt`, { write: true });
+        await file.write(text("AFTER!"));
+        file.close();
+        await waitFor("the rescan", () => workspace.store.latest("src/a.txt")?.iteration === 2);
+        const bytes = await workspace.cas.readBytes(workspace.store.latest("src/a.txt")!.hash);
+        assert.equal(new TextDecoder().decode(bytes), "AFTER!");
+      } finally {
+        await workspace.close();
+      }
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  }));
