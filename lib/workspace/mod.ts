@@ -29,3 +29,4 @@ export {
 export { type CapturePlan, planCapture, RACY_WINDOW_MS } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
 export { TreeWatcher } from "./tree_watcher.ts";
+export { SerialQueue } from "./serial_queue.ts";
