@@ -11,21 +11,9 @@
  */
 import { join } from "node:path";
 import { Cas, chunkBoundaries, sha256Hex } from "../lib/cas/mod.ts";
+import { pseudoRandomBytes } from "../tests/_helpers/random_bytes.ts";
 
 const MiB = 1024 * 1024;
-
-/** Deterministic pseudo-random bytes (xorshift32). */
-function pseudoRandomBytes(length: number, seed: number): Uint8Array {
-  const words = new Uint32Array(Math.ceil(length / 4));
-  let s = seed | 0 || 1;
-  for (let i = 0; i < words.length; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    words[i] = s;
-  }
-  return new Uint8Array(words.buffer, 0, length);
-}
 
 /** Milliseconds taken by `fn`. */
 async function time(fn: () => unknown): Promise<number> {

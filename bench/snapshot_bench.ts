@@ -13,22 +13,10 @@ import { join } from "node:path";
 import { Cas } from "../lib/cas/mod.ts";
 import { Snapshots } from "../lib/snapshot/mod.ts";
 import { Store } from "../lib/store/mod.ts";
+import { pseudoRandomBytes } from "../tests/_helpers/random_bytes.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
-
-/** Deterministic pseudo-random bytes (xorshift32). */
-function pseudoRandomBytes(length: number, seed: number): Uint8Array {
-  const words = new Uint32Array(Math.ceil(length / 4));
-  let s = seed | 0 || 1;
-  for (let i = 0; i < words.length; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    words[i] = s;
-  }
-  return new Uint8Array(words.buffer, 0, length);
-}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
-import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.ts";
+import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics } from "../metrics/mod.ts";
@@ -151,12 +151,8 @@ async function startServers(config: ChronicleConfig, routes: Hono[]): Promise<Se
     },
   });
   if (config.http) {
+    // resolveConfig has already refused a non-loopback address without a token.
     const { hostname, port } = parseHostPort(config.http);
-    if (!isLoopback(hostname) && !config.token && !config.insecure) {
-      throw new Error(
-        `Refusing to serve --http on non-loopback "${config.http}" without --token (or --insecure)`,
-      );
-    }
     const app = createApp({ token: config.token, trustedCaller: false, routes });
     const server = Deno.serve({ hostname, port, onListen() {} }, app.fetch);
     log("info", "REST API listening", { http: config.http });

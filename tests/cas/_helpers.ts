@@ -2,28 +2,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 
-/** Deterministic pseudo-random bytes (xorshift32), so chunk-level assertions never flake. */
-export function pseudoRandomBytes(length: number, seed: number): Uint8Array {
-  const words = new Uint32Array(Math.ceil(length / 4));
-  let s = (seed | 0) || 1;
-  for (let i = 0; i < words.length; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    words[i] = s;
-  }
-  return new Uint8Array(words.buffer, 0, length);
-}
-
-/** Runs `fn` with a fresh temp folder, removed afterwards whatever happens. */
-export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle_cas_test_" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+export { pseudoRandomBytes } from "../_helpers/random_bytes.ts";
+export { withTempDir } from "../_helpers/temp_dir.ts";
 
 /** Asserts two byte arrays are equal, naming the first difference. */
 export function assertBytes(actual: Uint8Array, expected: Uint8Array, what = "bytes"): void {

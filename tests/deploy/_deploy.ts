@@ -65,19 +65,6 @@ export function binaryCommand(
   });
 }
 
-/** Polls `condition` every 50 ms until it holds, failing after `timeoutMs`. */
-export async function waitFor(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** The variables Deno itself needs to find its cache; no CHRONICLE_* leaks into children. */
 export function toolchainEnv(): Record<string, string> {
   const kept: Record<string, string> = {};

@@ -7,7 +7,8 @@ import { deepStrictEqual as assertEquals, ok, strictEqual } from "node:assert/st
 import { join } from "node:path";
 import { healthCommand } from "../../lib/cli/health_command.ts";
 import { parsePrometheusText } from "../metrics/_prometheus_text.ts";
-import { binaryCommand, runBinary, Running, waitFor } from "./_deploy.ts";
+import { binaryCommand, runBinary, Running } from "./_deploy.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 
 const decoder = new TextDecoder();
 

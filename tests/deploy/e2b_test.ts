@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { binaryPermissions, ROOT, toolchainEnv, waitFor } from "./_deploy.ts";
+import { binaryPermissions, ROOT, toolchainEnv } from "./_deploy.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 
 /** Reads the flat subset of TOML e2b.toml uses: `key = "string"` and `key = integer`. */
 function parseFlatToml(text: string): Record<string, string | number> {

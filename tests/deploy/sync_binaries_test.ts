@@ -3,19 +3,10 @@
  * exactly the compiled binaries' permissions: the setup a container pair runs.
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { binaryCommand, ROOT, Running, waitFor } from "./_deploy.ts";
-
-/**
- * Runs once the daemon wires replication in (it imports lib/replication/mod.ts); until
- * then there is nothing to sync with. Remove this guard when the wiring lands.
- */
-const REPLICATION = existsSync(join(ROOT, "lib/replication/mod.ts")) &&
-  [...Deno.readDirSync(join(ROOT, "lib/daemon"))].some((entry) =>
-    entry.isFile &&
-    Deno.readTextFileSync(join(ROOT, "lib/daemon", entry.name)).includes("../replication/mod.ts")
-  );
+import { binaryCommand, ROOT, Running } from "./_deploy.ts";
+import { freePort } from "../_helpers/processes.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 
 async function readOr(path: string): Promise<string | undefined> {
   try {
@@ -25,20 +16,12 @@ async function readOr(path: string): Promise<string | undefined> {
   }
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
 function start(role: "agent" | "sandbox", args: string[], env: Record<string, string>): Running {
   return new Running(binaryCommand(role, args, env));
 }
 
 Deno.test({
   name: "agent and sandbox binaries sync over WebSocket, and a SIGTERM mid-sync loses nothing",
-  ignore: !REPLICATION,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "chronicle-sync-bin-" });
     const agentWs = join(dir, "agent");

@@ -273,17 +273,4 @@ export async function withDirs<const N extends string, T>(
   }
 }
 
-/** Deterministic pseudo-random bytes (xorshift), so tests are repeatable. */
-export function pseudoRandomBytes(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
+export { pseudoRandomBytes } from "../_helpers/random_bytes.ts";
