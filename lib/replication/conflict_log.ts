@@ -1,4 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { statementCache } from "../db/mod.ts";
 import type { JournalEntry } from "./write_journal.ts";
 
 /** A local change the master rejected; its content stays in the replica's store. */
@@ -33,12 +34,11 @@ export interface Conflict {
  * migrated first (`openReplicaTables`).
  */
 export class ConflictLog {
-  readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statement: (sql: string) => StatementSync;
 
   /** @param db The replica's database, already migrated. */
   constructor(db: DatabaseSync) {
-    this.#db = db;
+    this.#statement = statementCache(db);
   }
 
   /**
@@ -122,14 +122,5 @@ export class ConflictLog {
        FROM replica_conflicts`,
     ).get() as { total: number; unresolved: number };
     return { total: row.total, unresolved: row.unresolved };
-  }
-
-  #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
   }
 }

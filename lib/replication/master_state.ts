@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { migrate } from "../db/mod.ts";
+import { migrate, statementCache } from "../db/mod.ts";
 import { MASTER_MIGRATIONS } from "./_schema.ts";
 
 /** How long the outcome of a write-back entry is kept for answering a resend: 30 days. */
@@ -35,8 +35,7 @@ export interface WriteBackOutcome {
  * (its answer was lost with a connection) is answered again, never applied twice.
  */
 export class MasterState {
-  readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statement: (sql: string) => StatementSync;
   #saves = 0;
 
   /**
@@ -44,7 +43,7 @@ export class MasterState {
    * @throws {DatabaseError} When the database holds a newer schema.
    */
   constructor(db: DatabaseSync) {
-    this.#db = db;
+    this.#statement = statementCache(db);
     migrate(db, "master", MASTER_MIGRATIONS);
   }
 
@@ -105,14 +104,5 @@ export class MasterState {
       outcome.reason,
       Date.now(),
     );
-  }
-
-  #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
   }
 }

@@ -1,4 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { statementCache } from "../db/mod.ts";
 
 /** A path's content as the master has it: what a notification carries. */
 export interface MasterVersion {
@@ -44,12 +45,11 @@ type Row = {
  * of the path are unanswered. Tables must be migrated first (`openReplicaTables`).
  */
 export class ReplicaPaths {
-  readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statement: (sql: string) => StatementSync;
 
   /** @param db The replica's database, already migrated. */
   constructor(db: DatabaseSync) {
-    this.#db = db;
+    this.#statement = statementCache(db);
   }
 
   /** The path's state; a path never heard of has `applied.sequence` 0 and no deferral. */
@@ -116,15 +116,6 @@ export class ReplicaPaths {
   deferredPaths(): string[] {
     return (this.#statement("SELECT path FROM replica_paths WHERE deferred_seq IS NOT NULL")
       .all() as { path: string }[]).map((row) => row.path);
-  }
-
-  #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { inTransaction } from "../db/mod.ts";
+import { inTransaction, statementCache } from "../db/mod.ts";
 
 /** What a journaled local change does. */
 export type JournalOperation = "write" | "delete" | "rename" | "chmod";
@@ -58,7 +58,7 @@ const COLUMNS =
  */
 export class WriteJournal {
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statement: (sql: string) => StatementSync;
   /** Open (pending or sent) entries per path, rename destinations included. */
   readonly #openByPath = new Map<string, number>();
   readonly #listeners = new Set<() => void>();
@@ -66,6 +66,7 @@ export class WriteJournal {
   /** @param db The replica's database, already migrated. */
   constructor(db: DatabaseSync) {
     this.#db = db;
+    this.#statement = statementCache(db);
     const rows = this.#statement(`SELECT path, new_path FROM replica_journal WHERE ${OPEN}`)
       .all() as { path: string; new_path: string | null }[];
     for (const row of rows) this.#count(row.path, row.new_path, 1);
@@ -240,15 +241,6 @@ export class WriteJournal {
 
   #all(sql: string, ...args: (string | number)[]): JournalEntry[] {
     return (this.#statement(sql).all(...args) as Record<string, unknown>[]).map(toEntry);
-  }
-
-  #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
   }
 }
 

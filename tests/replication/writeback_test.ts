@@ -230,9 +230,12 @@ Deno.test("a replica killed between journaling and sending, then again after sen
     try {
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
       await master.stop();
-      await put(r, "file.txt", "v1");
+      // Written atomically: a truncate-then-write can be captured half-way on a loaded
+      // machine (an empty version is a real, third local change), and this test is about
+      // two changes each applied exactly once.
+      await putAtomic(r, "file.txt", "v1");
       await waitFor("v1 journaled", async () => (await status(sandbox)).journal.pending === 1);
-      await put(r, "file.txt", "v2");
+      await putAtomic(r, "file.txt", "v2");
       await waitFor("v2 journaled", async () => (await status(sandbox)).journal.pending === 2);
       await sandbox.kill(); // journaled, never sent
       master = await startMaster(m, sock);
@@ -324,3 +327,9 @@ Deno.test("local writes over the write-back limit are refused locally and listed
     }
   });
 });
+
+/** Replaces a file atomically through a temp name Chronicle always ignores. */
+async function putAtomic(root: string, path: string, text: string): Promise<void> {
+  await Deno.writeTextFile(`${root}/${path}.chronicle-tmp`, text);
+  await Deno.rename(`${root}/${path}.chronicle-tmp`, `${root}/${path}`);
+}
