@@ -56,5 +56,6 @@ export async function jsonOrFail<T>(response: Response): Promise<T> {
 
 function isNotRunning(error: unknown): boolean {
   const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-  return /ECONNREFUSED|ENOENT|Connection refused|No such file|connect/i.test(text);
+  // Only "nobody listens on this socket": any other failure is a real error to report.
+  return /ECONNREFUSED|ENOENT|Connection refused|No such file or directory/i.test(text);
 }
