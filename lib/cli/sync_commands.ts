@@ -98,7 +98,8 @@ async function syncStop(args: string[]): Promise<number> {
   }
   await jsonOrFail(await requireRunning(layout, "/shutdown", { method: "POST" }));
   const deadline = Date.now() + START_TIMEOUT_MS;
-  while (await controlRequest(layout, "/health")) {
+  // A connection cut while the daemon closes its socket means it is going: keep polling.
+  while (await controlRequest(layout, "/health").catch(() => new Response(null, { status: 503 }))) {
     if (Date.now() > deadline) throw new CliError(`Chronicle on "${layout.root}" did not stop`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
