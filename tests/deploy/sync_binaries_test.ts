@@ -4,7 +4,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { binaryCommand, ROOT, Running } from "./_deploy.ts";
+import { binaryCommand, Running } from "./_deploy.ts";
 import { freePort } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
