@@ -5,6 +5,7 @@
  * @module
  */
 import { dirname } from "node:path";
+import { syncDir } from "../disk/mod.ts";
 
 /** A temp file name that records the writing process, so a sweep can tell it is stale. */
 export function tempName(prefix = "", suffix = ".tmp"): string {
@@ -36,19 +37,9 @@ export async function tempOwnerAlive(name: string): Promise<boolean> {
 }
 
 /** Writes every byte, looping over short writes. */
-export async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
   let done = 0;
-  while (done < bytes.length) done += await file.write(bytes.subarray(done));
-}
-
-/** Flushes a folder's entries (a rename or a new name in it) to disk. */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
-  }
+  while (done < bytes.length) done += file.writeSync(bytes.subarray(done));
 }
 
 /**
@@ -59,32 +50,41 @@ export async function syncDir(dir: string): Promise<void> {
  * @param dest The final path, replaced if it exists.
  * @param source The bytes, or pieces of them in order.
  * @param mode Permission bits set on the file before it is renamed into place.
+ * @param syncFolder Whether to fsync `dest`'s folder after the rename; a caller writing
+ * many files into a few folders may leave it out and flush each folder once.
  * @throws Any I/O error, or whatever `source` throws; the temp file is then removed and
  * `dest` is untouched.
+ *
+ * Creating the file and the fsyncs wait off the main thread (creation can wait for the
+ * file system's journal while others fsync); writing, renaming and chmod of a file in the
+ * page cache take microseconds, far less than a round trip through Deno's blocking pool.
  */
 export async function writeFileAtomic(
   tempPath: string,
   dest: string,
   source: Uint8Array | AsyncIterable<Uint8Array>,
   mode: number,
+  syncFolder = true,
 ): Promise<void> {
   const file = await Deno.open(tempPath, { write: true, createNew: true, mode: 0o600 });
   let open = true;
   try {
     if (source instanceof Uint8Array) {
-      await writeAll(file, source);
+      writeAll(file, source);
     } else {
-      for await (const piece of source) await writeAll(file, piece);
+      for await (const piece of source) writeAll(file, piece);
     }
     await file.sync();
     file.close();
     open = false;
-    await Deno.chmod(tempPath, mode);
-    await Deno.rename(tempPath, dest);
+    Deno.chmodSync(tempPath, mode);
+    Deno.renameSync(tempPath, dest);
   } catch (error) {
     if (open) file.close();
-    await Deno.remove(tempPath).catch(() => {/* already gone or never made */});
+    try {
+      Deno.removeSync(tempPath);
+    } catch { /* already gone or never made */ }
     throw error;
   }
-  await syncDir(dirname(dest));
+  if (syncFolder) await syncDir(dirname(dest));
 }

@@ -11,7 +11,7 @@ import { isContentHash } from "./content_hash.ts";
 const READ_PIECE = 1024 * 1024;
 
 /** Reads a file to its end, starting with a buffer of the expected size. */
-export async function readRest(file: Deno.FsFile, expected: number): Promise<Uint8Array> {
+export function readRest(file: Deno.FsFile, expected: number): Uint8Array {
   let buf = new Uint8Array(expected + 1);
   let len = 0;
   for (;;) {
@@ -20,7 +20,7 @@ export async function readRest(file: Deno.FsFile, expected: number): Promise<Uin
       bigger.set(buf);
       buf = bigger;
     }
-    const n = await file.read(buf.subarray(len));
+    const n = file.readSync(buf.subarray(len));
     if (n === null) break;
     len += n;
   }
@@ -77,24 +77,24 @@ export async function removeIfOlder(
 }
 
 /** Marks an existing file as just stored; `false` when it vanished meanwhile. */
-export async function freshen(path: string): Promise<boolean> {
+export function freshen(path: string): Promise<boolean> {
   const now = new Date();
   try {
-    await Deno.utime(path, now, now);
-    return true;
+    Deno.utimeSync(path, now, now);
+    return Promise.resolve(true);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
+    if (error instanceof Deno.errors.NotFound) return Promise.resolve(false);
+    return Promise.reject(error);
   }
 }
 
 /** `Deno.stat`, with `null` for a missing file. */
-export async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+export function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
-    return await Deno.stat(path);
+    return Promise.resolve(Deno.statSync(path));
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
+    if (error instanceof Deno.errors.NotFound) return Promise.resolve(null);
+    return Promise.reject(error);
   }
 }
 

@@ -18,12 +18,20 @@ import {
   statOrNull,
   walkStore,
 } from "./_files.ts";
-import { syncDir, tempName, tempOwnerAlive, writeFileAtomic } from "./_atomic.ts";
+import { tempName, tempOwnerAlive, writeFileAtomic } from "./_atomic.ts";
+import { syncDir } from "../disk/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
 
 /** Options for {@linkcode Cas.writeTo}. */
 export interface WriteToOptions {
   /** POSIX mode; only its permission bits (`mode & 0o7777`) are applied. @default {0o644} */
   mode?: number;
+  /**
+   * Whether to fsync the destination's folder once the file is renamed into place. Leave
+   * it out only when the caller flushes the folder itself (once for many files).
+   * @default {true}
+   */
+  syncFolder?: boolean;
 }
 
 /** Options for {@linkcode Cas.sweep}. */
@@ -93,6 +101,10 @@ export class Cas {
   readonly #tmp: string;
   /** Fan-out folders known to exist, so most writes skip the mkdir. */
   readonly #dirs = new Set<string>();
+  /** Fan-out folders with renames not yet flushed (objects put with `deferFolderSync`). */
+  readonly #unsynced = new Set<string>();
+  /** The folder flushes under way, which a later {@linkcode Cas.syncFolders} also waits for. */
+  #flushing: Promise<unknown> = Promise.resolve();
 
   private constructor(root: string) {
     this.root = root;
@@ -183,16 +195,25 @@ export class Cas {
    *
    * @param path The file to store (symlinks are followed; store a link's target text with
    * {@linkcode Cas.putBytes}).
+   * @param options `alreadyStored`: a hash the caller knows is stored and referenced; a
+   * small file that hashes to it is neither written nor refreshed (re-checking a file that
+   * is most likely unchanged then costs one read).
    * @returns Its hash, size and whether it was chunked.
    * @throws {Deno.errors.NotFound} When the file does not exist.
    */
-  async putFile(path: string): Promise<StoredContent> {
-    const file = await Deno.open(path, { read: true });
+  async putFile(path: string, options: { alreadyStored?: string } = {}): Promise<StoredContent> {
+    const file = Deno.openSync(path, { read: true });
     try {
-      const { size } = await file.stat();
+      const { size } = file.statSync();
       if (size < CHUNKING_THRESHOLD) {
         // One read for the common case; a file that grew meanwhile is still read whole.
-        const bytes = size === 0 ? new Uint8Array() : await readRest(file, size);
+        const bytes = size === 0 ? new Uint8Array() : readRest(file, size);
+        if (
+          options.alreadyStored !== undefined && bytes.length < CHUNKING_THRESHOLD &&
+          sha256Hex(bytes) === options.alreadyStored
+        ) {
+          return { hash: options.alreadyStored, size: bytes.length, chunked: false };
+        }
         return await this.putBytes(bytes);
       }
       return await this.#putPieces(readPieces(file));
@@ -220,13 +241,32 @@ export class Cas {
    *
    * @param hash The hash the bytes must have.
    * @param bytes The fetched bytes.
+   * @param options `deferFolderSync`: leave the object's folder unflushed until the next
+   * {@linkcode Cas.syncFolders}, which must run before anything records the hash (many
+   * objects then share one flush per folder).
    * @throws {CorruptContentError} When the bytes hash to something else; nothing is written.
    */
-  async putVerified(hash: string, bytes: Uint8Array): Promise<void> {
+  async putVerified(
+    hash: string,
+    bytes: Uint8Array,
+    options: { deferFolderSync?: boolean } = {},
+  ): Promise<void> {
     assertContentHash(hash);
     const actual = sha256Hex(bytes);
     if (actual !== hash) throw new CorruptContentError(hash, actual);
-    await this.#writeObject(hash, bytes);
+    await this.#writeObject(hash, bytes, options.deferFolderSync ?? false);
+  }
+
+  /**
+   * Flushes the folders of objects put with `deferFolderSync` (and waits for flushes
+   * already under way), making those objects durable.
+   */
+  async syncFolders(): Promise<void> {
+    const dirs = [...this.#unsynced];
+    this.#unsynced.clear();
+    const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
+    this.#flushing = flush.catch(() => {/* reported to the caller below */});
+    await flush;
   }
 
   /**
@@ -358,7 +398,7 @@ export class Cas {
     const mode = (options.mode ?? 0o644) & 0o7777;
     const prefix = `.${utf8Prefix(basename(dest), 100)}.`;
     const temp = join(dirname(dest), tempName(prefix, WORKSPACE_TEMP_SUFFIX));
-    await writeFileAtomic(temp, dest, this.#pieces(hash), mode);
+    await writeFileAtomic(temp, dest, this.#pieces(hash), mode, options.syncFolder ?? true);
   }
 
   /**
@@ -471,12 +511,18 @@ export class Cas {
    * Stores one object unless a file of the same size is already there, in which case its
    * mtime is refreshed so a concurrent {@linkcode Cas.sweep} keeps it.
    */
-  async #writeObject(hash: string, bytes: Uint8Array): Promise<void> {
+  async #writeObject(hash: string, bytes: Uint8Array, deferFolderSync = false): Promise<void> {
     const path = this.#objectPath(hash);
+    const dir = dirname(path);
     const info = await statOrNull(path);
-    if (info?.isFile && info.size === bytes.length && await freshen(path)) return;
-    await this.#ensureDir(dirname(path));
-    await writeFileAtomic(join(this.#tmp, tempName()), path, bytes, 0o444);
+    if (info?.isFile && info.size === bytes.length && await freshen(path)) {
+      // Another put of the same content may have deferred its folder's flush.
+      if (!deferFolderSync && this.#unsynced.has(dir)) await this.syncFolders();
+      return;
+    }
+    await this.#ensureDir(dir);
+    await writeFileAtomic(join(this.#tmp, tempName()), path, bytes, 0o444, !deferFolderSync);
+    if (deferFolderSync) this.#unsynced.add(dir);
   }
 
   async #writeManifest(hash: string, manifest: ChunkManifest): Promise<void> {
@@ -582,7 +628,7 @@ export class Cas {
     const path = this.#objectPath(hash);
     let file: Deno.FsFile;
     try {
-      file = await Deno.open(path, { read: true });
+      file = Deno.openSync(path, { read: true });
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return null;
       throw error;
@@ -590,9 +636,9 @@ export class Cas {
     let bytes: Uint8Array;
     let ino: number | null;
     try {
-      const info = await file.stat();
+      const info = file.statSync();
       ino = info.ino;
-      bytes = await readRest(file, info.size);
+      bytes = readRest(file, info.size);
     } finally {
       file.close();
     }

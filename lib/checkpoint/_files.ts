@@ -61,28 +61,5 @@ export function casPath(kind: "objects" | "manifests", hash: string): string {
   return `${kind}/${hash.slice(0, 2)}/${hash}${kind === "manifests" ? ".json" : ""}`;
 }
 
-/** Stat that answers `null` for a missing path. */
-export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
-}
-
 /** Files written at once: each is fsynced, and a few at a time let the file system batch them. */
 export const PARALLEL_WRITES = 8;
-
-/** Runs `work` over `items` with at most `limit` at a time; the first error rejects. */
-export async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}

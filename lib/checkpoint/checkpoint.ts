@@ -1,18 +1,11 @@
 import { backup, DatabaseSync } from "node:sqlite";
 import { basename, dirname, join, resolve } from "node:path";
+import { forEachLimited } from "../concurrency/mod.ts";
 import { Cas, EMPTY_HASH } from "../cas/mod.ts";
 import { type DatabaseError, openDatabase } from "../db/mod.ts";
 import { referencedHashes } from "./content_references.ts";
-import {
-  casPath,
-  forEachLimited,
-  lstatOrNull,
-  PARALLEL_WRITES,
-  sha256File,
-  syncDir,
-  syncTree,
-  writeSynced,
-} from "./_files.ts";
+import { casPath, PARALLEL_WRITES, sha256File, syncTree, writeSynced } from "./_files.ts";
+import { lstatOrNull, syncDir } from "../disk/mod.ts";
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,

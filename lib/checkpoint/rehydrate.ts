@@ -1,17 +1,12 @@
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { forEachLimited } from "../concurrency/mod.ts";
 import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas/mod.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
 import { S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
 import type { Iteration } from "../store/mod.ts";
 import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
-import {
-  casPath,
-  copyAtomic,
-  forEachLimited,
-  lstatOrNull,
-  PARALLEL_WRITES,
-  sha256File,
-} from "./_files.ts";
+import { casPath, copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
+import { lstatOrNull } from "../disk/mod.ts";
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,

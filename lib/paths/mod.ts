@@ -11,3 +11,4 @@ export {
   parentOf,
   PathError,
 } from "./workspace_path.ts";
+export { PathSet } from "./path_set.ts";

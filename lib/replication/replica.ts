@@ -1,7 +1,9 @@
 import { type Cas, CorruptContentError } from "../cas/mod.ts";
+import { forEachLimited, TaskLimiter } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
-import { normalizeWorkspacePath } from "../paths/mod.ts";
+import { inTransaction } from "../db/mod.ts";
+import { normalizeWorkspacePath, PathSet } from "../paths/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import type {
@@ -11,7 +13,7 @@ import type {
   NotificationMessage,
   WireMessage,
 } from "../wire/mod.ts";
-import { decideApply } from "./apply_decision.ts";
+import { type ApplyAction, decideApply } from "./apply_decision.ts";
 import type { Conflict } from "./conflict_log.ts";
 import { ContentFetcher, ContentUnavailableError } from "./content_fetcher.ts";
 import { diskMatches } from "./disk_check.ts";
@@ -155,6 +157,17 @@ const ACK_EVERY = 256;
 const MAX_PROBLEMS = 100;
 /** Notifications queued for the applier beyond which reading from the master pauses. */
 const MAX_QUEUED = 4096;
+/** Most notifications applied together (see {@linkcode Workspace.applyChanges}). */
+const APPLY_BATCH = 512;
+/** Paths whose disk state is checked, and content gathered, at once. */
+const APPLY_CONCURRENCY = 16;
+
+/** A master version of a path waiting to be applied, with its inline content if any. */
+interface PendingVersion {
+  path: string;
+  version: MasterVersion;
+  inline: Uint8Array | null;
+}
 
 type ApplyItem =
   | NotificationMessage
@@ -405,9 +418,11 @@ class ReplicaSession {
   #sinceAck = 0;
   #askedForResync = false;
   #since = 0;
+  /** The master's sequence when this connection began (from the probe): in sync once reached. */
+  #catchupTarget: number | null = null;
   /** Inline contents being stored ahead of the applier, by hash: resolves `true` once held. */
   readonly #storing = new Map<string, Promise<boolean>>();
-  readonly #storeSlots = new Slots(16);
+  readonly #storeSlots = new TaskLimiter(16);
 
   constructor(replica: Replica, transport: Transport) {
     this.#replica = replica;
@@ -584,7 +599,9 @@ class ReplicaSession {
     const hash = msg.content_hash;
     const bytes = msg.inline_content;
     if (this.#storing.has(hash)) return;
-    const stored = this.#storeSlots.run(() => cas.putVerified(hash, bytes)).then(
+    const stored = this.#storeSlots.run(() =>
+      cas.putVerified(hash, bytes, { deferFolderSync: true })
+    ).then(
       () => true,
       () => false,
     ).finally(() => this.#storing.delete(hash));
@@ -597,7 +614,7 @@ class ReplicaSession {
       if (this.#closing) return;
       switch (item.type) {
         case "Notification":
-          await this.#applyNotification(item);
+          await this.#applyNotifications([item, ...this.#followingNotifications(item)]);
           break;
         case "Heartbeat":
           await this.#certified(Number(item.agent_sequence), true);
@@ -612,24 +629,43 @@ class ReplicaSession {
           for (const { path, restore } of item.paths) await this.#release(path, restore);
           break;
       }
-      if (this.#items.size === 0 || ++this.#sinceAck >= ACK_EVERY) await this.#ack();
+      if (this.#items.size === 0 || this.#sinceAck >= ACK_EVERY) await this.#ack();
     }
   }
 
-  async #applyNotification(msg: NotificationMessage): Promise<void> {
-    const sequence = Number(msg.sequence);
-    const path = msg.filepath;
-    this.#resync?.seen.add(path);
-    await this.#applyVersion(path, {
-      sequence,
-      hash: msg.content_hash,
-      mode: Number(msg.permissions),
-      deleted: msg.is_deletion,
-    }, msg.inline_content);
-    // A replay crosses sequences in order: everything up to this one is applied. During
+  /**
+   * Takes the notifications queued right behind `first`, for paths unrelated to each other
+   * and to `first`'s, so that all of them can be applied at once.
+   */
+  #followingNotifications(first: NotificationMessage): NotificationMessage[] {
+    const paths = new PathSet();
+    paths.add(first.filepath);
+    return this.#items.takeWhile((item): item is NotificationMessage => {
+      if (item.type !== "Notification" || paths.size >= APPLY_BATCH) return false;
+      if (paths.overlaps(item.filepath)) return false;
+      paths.add(item.filepath);
+      return true;
+    });
+  }
+
+  async #applyNotifications(msgs: NotificationMessage[]): Promise<void> {
+    for (const msg of msgs) this.#resync?.seen.add(msg.filepath);
+    await this.#applyVersions(msgs.map((msg) => ({
+      path: msg.filepath,
+      version: {
+        sequence: Number(msg.sequence),
+        hash: msg.content_hash,
+        mode: Number(msg.permissions),
+        deleted: msg.is_deletion,
+      },
+      inline: msg.inline_content,
+    })));
+    this.#sinceAck += msgs.length;
+    for (const msg of msgs) this.#progress?.update(Number(msg.sequence), Number(msg.size));
+    // A replay crosses sequences in order: everything up to the last one is applied. During
     // a resync the position waits for the sweep of paths the master no longer has.
-    if (!this.#resync && sequence > this.#replica.applied) this.#replica.applied = sequence;
-    this.#progress?.update(sequence, Number(msg.size));
+    const last = Number(msgs[msgs.length - 1]!.sequence);
+    if (!this.#resync && last > this.#replica.applied) this.#replica.applied = last;
   }
 
   /** Everything up to `sequence` has been received (a heartbeat or a satisfied barrier). */
@@ -655,7 +691,8 @@ class ReplicaSession {
       return;
     }
     replica.applied = sequence;
-    if (!this.#reachedLive) {
+    // A heartbeat during a long replay certifies only what was sent so far.
+    if (!this.#reachedLive && this.#catchupTarget !== null && sequence >= this.#catchupTarget) {
       this.#reachedLive = true;
       this.#progress?.finish();
       this.#progress = null;
@@ -669,6 +706,7 @@ class ReplicaSession {
     if (!barrier) return;
     if (barrier.purpose === "probe") {
       this.#replica.masterSequence = current;
+      this.#catchupTarget = current;
       if (this.#resync && this.#resync.target === null) this.#resync.target = current;
       if (current - this.#since >= PROGRESS_MIN_SEQUENCES) {
         this.#progress = new SyncProgress({
@@ -722,19 +760,17 @@ class ReplicaSession {
   async #finishResync(sequence: number): Promise<void> {
     const replica = this.#replica;
     const seen = this.#resync!.seen;
-    const { journal, paths } = replica.tables;
-    let removed = 0;
-    for (const iteration of replica.store.list()) {
-      const path = iteration.path;
+    const { journal } = replica.tables;
+    const gone: Array<PendingVersion & { action: "remove" }> = [];
+    for (const { path } of replica.store.list()) {
       if (seen.has(path) || journal.hasOpen(path)) continue;
       if (replica.filter.toReplica.ignores(path) || replica.filter.local.ignores(path)) continue;
-      try {
-        await replica.workspace.remove(path, { origin: "master" });
-        paths.setApplied(path, { sequence, hash: "", mode: 0, deleted: true });
-        removed++;
-      } catch (error) {
-        replica.noteProblem(path, `cannot remove during resync: ${text(error)}`);
-      }
+      const version = { sequence, hash: "", mode: 0, deleted: true };
+      gone.push({ path, version, inline: null, action: "remove" });
+    }
+    let removed = 0;
+    for (let at = 0; at < gone.length; at += APPLY_BATCH) {
+      removed += await this.#makeChanges(gone.slice(at, at + APPLY_BATCH));
     }
     this.#resync = null;
     replica.applied = sequence;
@@ -752,72 +788,116 @@ class ReplicaSession {
     if (journal.hasOpen(path)) return;
     const state = paths.get(path);
     const target = state.deferred ?? (restore ? state.applied : null);
-    if (target) await this.#applyVersion(path, target, null);
+    if (target) await this.#applyVersions([{ path, version: target, inline: null }]);
   }
 
-  /** Applies one master version of a path: decide, check the disk, fetch, write. */
-  async #applyVersion(
-    path: string,
-    version: MasterVersion,
-    inline: Uint8Array | null,
-    attempt = 0,
-  ): Promise<void> {
+  /**
+   * Applies master versions of unrelated paths: decide each, check the disk and gather
+   * content many at a time, then write them all at once (one store transaction).
+   */
+  async #applyVersions(items: PendingVersion[], attempt = 0): Promise<void> {
     const replica = this.#replica;
-    const { store, filter, workspace, tables } = replica;
-    const latest = store.latest(path);
-    const action = decideApply({
+    const { workspace, tables } = replica;
+    const toMake: Array<PendingVersion & { action: "write" | "remove" }> = [];
+    for (const item of items) {
+      const action = this.#decide(item);
+      switch (action) {
+        case "skip-filtered":
+        case "skip-superseded":
+          break;
+        case "noop":
+          tables.paths.setApplied(item.path, item.version);
+          break;
+        case "defer":
+          if (item.version.deleted || await this.#holdContent(item)) {
+            tables.paths.defer(item.path, item.version);
+          }
+          break;
+        default:
+          toMake.push({ ...item, action });
+      }
+    }
+    const ready: typeof toMake = [];
+    const changedOnDisk: PendingVersion[] = [];
+    await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
+      if (!(await diskMatches(workspace.root, item.path, replica.store.latest(item.path)))) {
+        changedOnDisk.push(item);
+      } else if (item.action === "remove" || await this.#holdContent(item)) {
+        // A fetch that fails with the connection throws: the position must not pass it.
+        ready.push(item);
+      }
+    });
+    await this.#makeChanges(ready);
+    if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
+  }
+
+  #decide(item: PendingVersion): ApplyAction {
+    const { store, filter, tables, mode } = this.#replica;
+    const { path, version } = item;
+    return decideApply({
       version,
-      local: latest ?? { hash: "", mode: 0, deleted: true },
+      local: store.latest(path) ?? { hash: "", mode: 0, deleted: true },
       state: tables.paths.get(path),
       pendingWriteBack: tables.journal.hasOpen(path),
       filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
-      unresolvedConflict: replica.mode === "local-sync" && tables.conflicts.hasUnresolved(path),
+      unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
     });
-    switch (action) {
-      case "skip-filtered":
-      case "skip-superseded":
-        return;
-      case "noop":
-        tables.paths.setApplied(path, version);
-        return;
-      case "defer":
-        if (!version.deleted && !(await this.#holdContent(path, version.hash, inline))) return;
-        tables.paths.defer(path, version);
-        return;
-    }
-    if (!(await diskMatches(workspace.root, path, latest))) {
-      // A local change not recorded yet: record it (it is then journaled and this
-      // version deferred), never overwrite it unseen.
-      if (attempt >= 2) {
-        replica.noteProblem(path, "the file keeps changing on disk; left as it is");
-        return;
+  }
+
+  /** Writes and removes on disk, then remembers each version made as applied; how many were. */
+  async #makeChanges(
+    items: Array<PendingVersion & { action: "write" | "remove" }>,
+  ): Promise<number> {
+    if (items.length === 0) return 0;
+    const replica = this.#replica;
+    // RACE: a local write landing between the disk check and the rename is replaced; the
+    // window is short and the watcher still records the write's event.
+    const { failed } = await replica.workspace.applyChanges(
+      items.map(({ path, action, version }) =>
+        action === "remove"
+          ? { path, remove: true }
+          : { path, hash: version.hash, mode: version.mode }
+      ),
+      { origin: "master" },
+    );
+    const failedPaths = new Set(failed.map((failure) => failure.path));
+    inTransaction(replica.store.db, () => {
+      for (const item of items) {
+        if (!failedPaths.has(item.path)) replica.tables.paths.setApplied(item.path, item.version);
       }
-      await workspace.settled();
-      if (!(await diskMatches(workspace.root, path, store.latest(path)))) await workspace.scan();
-      return await this.#applyVersion(path, version, inline, attempt + 1);
-    }
-    // A fetch that fails with the connection propagates: the position must not pass it.
-    if (action === "write" && !(await this.#holdContent(path, version.hash, inline))) return;
-    try {
-      if (action === "remove") {
-        await workspace.remove(path, { origin: "master" });
-      } else {
-        // RACE: a local write landing between the disk check and the rename is replaced;
-        // the window is a few microseconds and the watcher still records the write's event.
-        await workspace.writeContent(path, version.hash, version.mode, { origin: "master" });
+    });
+    for (const failure of failed) replica.noteProblem(failure.path, text(failure.error));
+    return items.length - failed.length;
+  }
+
+  /**
+   * Some files changed on disk without being recorded yet: record them first (they are
+   * then journaled and these versions deferred), never overwrite them unseen.
+   */
+  async #applyAfterLocalChanges(items: PendingVersion[], attempt: number): Promise<void> {
+    const { workspace, store } = this.#replica;
+    if (attempt >= 2) {
+      for (const item of items) {
+        this.#replica.noteProblem(item.path, "the file keeps changing on disk; left as it is");
       }
-      tables.paths.setApplied(path, version);
-    } catch (error) {
-      replica.noteProblem(path, text(error));
+      return;
     }
+    await workspace.settled();
+    for (const item of items) {
+      if (!(await diskMatches(workspace.root, item.path, store.latest(item.path)))) {
+        await workspace.scan();
+        break;
+      }
+    }
+    await this.#applyVersions(items, attempt + 1);
   }
 
   /** Puts the content in the CAS (inline bytes verified, else fetched); `false` when unavailable. */
-  async #holdContent(path: string, hash: string, inline: Uint8Array | null): Promise<boolean> {
+  async #holdContent({ path, version: { hash }, inline }: PendingVersion): Promise<boolean> {
     if (inline !== null && await this.#storing.get(hash)) return true;
     if (inline !== null) {
       try {
-        await this.#replica.cas.putVerified(hash, inline);
+        await this.#replica.cas.putVerified(hash, inline, { deferFolderSync: true });
         return true;
       } catch (error) {
         if (!(error instanceof CorruptContentError)) throw error;
@@ -876,28 +956,6 @@ class ReplicaSession {
       }
     }
     if (release.length > 0) this.#items.push({ type: "Release", paths: release });
-  }
-}
-
-/** At most `limit` tasks at once; the rest wait their turn. */
-class Slots {
-  readonly #limit: number;
-  #active = 0;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#active >= this.#limit) await new Promise<void>((r) => this.#waiting.push(r));
-    this.#active++;
-    try {
-      return await task();
-    } finally {
-      this.#active--;
-      this.#waiting.shift()?.();
-    }
   }
 }
 

@@ -3,7 +3,7 @@ import type { DirectionalFilter } from "../filter/mod.ts";
 import { type Iteration, S_IFMT, S_IFREG, type Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
-import { SerialQueue } from "../workspace/mod.ts";
+import { SerialQueue } from "../concurrency/mod.ts";
 import { diskMatches } from "./disk_check.ts";
 import type { MasterState, WriteBackOutcome } from "./master_state.ts";
 import {

@@ -6,6 +6,7 @@
  */
 import { basename, dirname, join } from "node:path";
 import { WORKSPACE_TEMP_SUFFIX } from "../cas/mod.ts";
+import { lstatOrNull, syncDir } from "../disk/mod.ts";
 
 /**
  * The first ancestor of `path` (workspace-relative) that is a symbolic link, or `undefined`.
@@ -21,31 +22,6 @@ export async function linkedAncestor(root: string, path: string): Promise<string
     if (!info.isDirectory) return undefined;
   }
   return undefined;
-}
-
-/** `Deno.lstat`, or `null` when nothing is there (or a parent is not a folder). */
-export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
-  }
-}
-
-/** Whether an error means "no such path" (including a parent that is not a folder). */
-export function isMissing(error: unknown): boolean {
-  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
-}
-
-/** Flushes a folder's entries to disk. */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = await Deno.open(dir, { read: true });
-  try {
-    await handle.sync();
-  } finally {
-    handle.close();
-  }
 }
 
 /** A temp name beside `dest` that watchers ignore (see `WORKSPACE_TEMP_SUFFIX`). */

@@ -1,6 +1,7 @@
 import { dirname, join } from "node:path";
 import { PathError } from "../paths/mod.ts";
-import { isMissing, linkedAncestor, messageOf, syncDir } from "./_fs.ts";
+import { linkedAncestor, messageOf } from "./_fs.ts";
+import { isMissing, syncDir } from "../disk/mod.ts";
 import type { ApplyProblem, ApplyResult, ApplyStep, WorkspaceWriter } from "./types.ts";
 
 /** Options for {@linkcode applySteps}. */

@@ -31,10 +31,13 @@ export function observe(path: string, info: Deno.FileInfo): Observation {
   };
 }
 
-/** `lstat` that answers `absent` instead of throwing for a missing path. */
-export async function observePath(root: string, path: string): Promise<Observation> {
+/**
+ * `lstat` that answers `absent` instead of throwing for a missing path. Synchronous: an
+ * lstat takes microseconds, far less than a round trip through Deno's blocking pool.
+ */
+export function observePath(root: string, path: string): Observation {
   try {
-    return observe(path, await Deno.lstat(`${root}/${path}`));
+    return observe(path, Deno.lstatSync(`${root}/${path}`));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
       return { path, kind: "absent" };

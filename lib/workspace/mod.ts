@@ -14,9 +14,11 @@
  * @module
  */
 export {
+  type ApplyChangesResult,
   type CaptureResult,
   type WatchOptions,
   Workspace,
+  type WorkspaceChange,
   type WorkspaceOptions,
   type WriteOptions,
 } from "./workspace.ts";
@@ -29,4 +31,3 @@ export {
 export { type CapturePlan, planCapture, RACY_WINDOW_MS } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
 export { TreeWatcher } from "./tree_watcher.ts";
-export { SerialQueue } from "./serial_queue.ts";

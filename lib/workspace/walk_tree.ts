@@ -3,8 +3,12 @@ import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import { type Observation, observePath } from "./file_observation.ts";
 import type { SeenFile } from "./plan_capture.ts";
 
-/** How many `lstat` calls run at once while walking. */
-const STAT_CONCURRENCY = 64;
+/**
+ * Entries looked at between two yields to the event loop. The walk's calls are
+ * synchronous (see `observePath`); yielding now and then keeps timers and sockets served
+ * while a large tree is walked.
+ */
+const ENTRIES_PER_YIELD = 2000;
 
 /**
  * Lists every file and link under `start` (a normalized relative folder, `""` for the
@@ -20,15 +24,18 @@ export async function walkTree(
   const files: SeenFile[] = [];
   const skipped: Array<{ path: string; reason: string }> = [];
   const folders = [start];
+  let sinceYield = 0;
   while (folders.length > 0) {
     const folder = folders.pop()!;
     const names: string[] = [];
     try {
-      for await (const entry of Deno.readDir(folder === "" ? root : `${root}/${folder}`)) {
+      for (const entry of Deno.readDirSync(folder === "" ? root : `${root}/${folder}`)) {
         names.push(entry.name);
       }
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) continue;
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+        continue;
+      }
       throw error;
     }
     const paths = names.flatMap((name) => {
@@ -40,10 +47,12 @@ export async function walkTree(
         return [];
       }
     });
-    for (let index = 0; index < paths.length; index += STAT_CONCURRENCY) {
-      const batch = paths.slice(index, index + STAT_CONCURRENCY);
-      const seen = await Promise.all(batch.map((path) => observePath(root, path)));
-      for (const observation of seen) collect(observation, filter, files, folders);
+    for (const path of paths) {
+      collect(observePath(root, path), filter, files, folders);
+      if (++sinceYield >= ENTRIES_PER_YIELD) {
+        sinceYield = 0;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
     }
   }
   return { files, skipped };

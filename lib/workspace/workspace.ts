@@ -1,8 +1,10 @@
 import { dirname } from "node:path";
 import { Cas } from "../cas/mod.ts";
+import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
-import { isInside, normalizeWorkspacePath, parentOf, PathError } from "../paths/mod.ts";
+import { isMissing, syncDir } from "../disk/mod.ts";
+import { isInside, normalizeWorkspacePath, parentOf, PathError, PathSet } from "../paths/mod.ts";
 import {
   type FileState,
   type Iteration,
@@ -16,7 +18,6 @@ import { Debouncer } from "./debouncer.ts";
 import { observePath } from "./file_observation.ts";
 import { type LayoutOptions, resolveLayout, type WorkspaceLayout } from "./layout.ts";
 import { planCapture, type SeenFile, stateToRemember } from "./plan_capture.ts";
-import { SerialQueue } from "./serial_queue.ts";
 import { TreeWatcher } from "./tree_watcher.ts";
 import { walkTree } from "./walk_tree.ts";
 
@@ -36,6 +37,21 @@ export interface WorkspaceOptions extends LayoutOptions {
 export interface WriteOptions {
   /** Who made the change. @default {the workspace's origin} */
   origin?: string;
+}
+
+/** One change for {@linkcode Workspace.applyChanges}. */
+export type WorkspaceChange =
+  /** Content already in the CAS, written to `path` with `mode` (`st_mode`, or permission bits for a file). */
+  | { path: string; hash: string; mode: number }
+  /** `path` removed: a file, a link, or a folder with everything in it. */
+  | { path: string; remove: true };
+
+/** What {@linkcode Workspace.applyChanges} did. */
+export interface ApplyChangesResult {
+  /** The iterations recorded, in path order. */
+  recorded: Iteration[];
+  /** Changes not made, each with its error; every other change was made and recorded. */
+  failed: Array<{ path: string; error: unknown }>;
 }
 
 /** What a capture (scan or watcher batch) recorded. */
@@ -60,6 +76,11 @@ export interface WatchOptions {
 
 /** How many files are read and stored at once during a capture. */
 const HASH_CONCURRENCY = 8;
+/**
+ * How many changes {@linkcode Workspace.applyChanges} makes at once: each waits mostly on
+ * its fsync, and the file system commits concurrent ones together.
+ */
+const APPLY_CONCURRENCY = 16;
 
 /**
  * A workspace under Chronicle: its files on disk, its store and CAS, and the one way to
@@ -208,9 +229,9 @@ export class Workspace {
   ): Promise<Iteration | undefined> {
     return this.#queue.run(async () => {
       const normalized = this.checkPath(path);
-      const stored = await this.cas.putBytes(bytes);
+      const { hash } = await this.cas.putBytes(bytes);
       const mode = options.mode ?? this.store.latest(normalized)?.mode ?? 0o100644;
-      return await this.#materialize(normalized, stored.hash, mode, options);
+      return await this.#applyOne({ path: normalized, hash, mode }, options);
     });
   }
 
@@ -221,20 +242,31 @@ export class Workspace {
     mode: number,
     options: WriteOptions = {},
   ): Promise<Iteration | undefined> {
-    return this.#queue.run(() => this.#materialize(this.checkPath(path), hash, mode, options));
+    return this.#queue.run(() => this.#applyOne({ path, hash, mode }, options));
   }
 
   /** Removes a file, link or folder and records the deletions. */
   remove(path: string, options: WriteOptions = {}): Promise<Iteration | undefined> {
-    return this.#queue.run(async () => {
-      const normalized = this.checkPath(path);
-      await this.#assertNoLinkedParents(normalized);
-      await Deno.remove(this.#absolute(normalized), { recursive: true }).catch((error) => {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      });
-      const { recorded } = await this.#capture([normalized], { origin: options.origin });
-      return recorded.find((iteration) => iteration.path === normalized);
-    });
+    return this.#queue.run(() => this.#applyOne({ path, remove: true }, options));
+  }
+
+  /**
+   * Makes many changes at once and records them in one transaction: files are written
+   * atomically (temp file, fsync, rename) many at a time, and each folder is flushed once.
+   * The changes' paths must be unrelated (none equal to or inside another), since they are
+   * made in no particular order.
+   *
+   * @param changes Writes of content already in the CAS, and removals.
+   * @param options Who made them.
+   * @returns What was recorded, and the changes that could not be made (an unsafe path, a
+   * folder in the way, a linked parent, a full disk), each with its error.
+   * @throws {TypeError} When two changes' paths are related.
+   */
+  applyChanges(
+    changes: WorkspaceChange[],
+    options: WriteOptions = {},
+  ): Promise<ApplyChangesResult> {
+    return this.#queue.run(() => this.#applyChanges(changes, options));
   }
 
   /** Moves a file, link or folder and records both sides in one transaction. */
@@ -245,7 +277,7 @@ export class Workspace {
       if (isInside(target, source)) {
         throw new PathError(to, `cannot move "${source}" into itself`);
       }
-      await this.#assertNoLinkedParents(source);
+      this.#assertNoLinkedParents(source);
       await this.#ensureParent(target);
       await Deno.rename(this.#absolute(source), this.#absolute(target));
       this.#carryFileStates(source, target);
@@ -258,7 +290,7 @@ export class Workspace {
   chmod(path: string, mode: number, options: WriteOptions = {}): Promise<Iteration | undefined> {
     return this.#queue.run(async () => {
       const normalized = this.checkPath(path);
-      await this.#assertNoLinkedParents(normalized);
+      this.#assertNoLinkedParents(normalized);
       await Deno.chmod(this.#absolute(normalized), mode & 0o7777);
       const { recorded } = await this.#capture([normalized], { origin: options.origin });
       return recorded.find((iteration) => iteration.path === normalized);
@@ -323,11 +355,11 @@ export class Workspace {
     for (const { file, hash } of plan.unchanged) changes.push(toChange(file, hash, origin));
     await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
       try {
-        const known = options.knownHash?.get(file.path);
+        const given = options.knownHash?.get(file.path);
         // Record the size of the bytes read, not the earlier lstat: a writer may be mid-file.
-        const stored = known === undefined
-          ? await this.#storeContent(file)
-          : { hash: known, size: file.size };
+        const stored = given === undefined
+          ? await this.#storeContent(file, known.get(file.path)?.hash)
+          : { hash: given, size: file.size };
         const read = { ...file, size: stored.size };
         changes.push(toChange(read, stored.hash, origin));
         states.push(stateToRemember(read, stored.hash, now));
@@ -340,7 +372,11 @@ export class Workspace {
       changes.push({ path, hash: "", size: 0, mode: 0, deleted: true, origin });
       states.push({ path, forget: true });
     }
-    changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    // Deletions first: a file replaced by a folder of the same name (or the reverse) is
+    // then never recorded as both present at one sequence, and replicas apply it in order.
+    changes.sort((a, b) =>
+      Number(b.deleted) - Number(a.deleted) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+    );
     const recorded = this.store.record(changes);
     this.store.saveFileStates(states);
     for (const problem of problems) log("warn", "not recorded", problem);
@@ -356,9 +392,7 @@ export class Workspace {
     problems: CaptureResult["problems"],
   ): Promise<void> {
     if (scope !== "" && this.filter.local.ignores(scope)) return;
-    const observation = scope === ""
-      ? { kind: "dir" as const }
-      : await observePath(this.root, scope);
+    const observation = scope === "" ? { kind: "dir" as const } : observePath(this.root, scope);
     if (observation.kind === "dir") {
       const walked = await walkTree(this.root, scope, this.filter.local);
       for (const file of walked.files) seen.set(file.path, file);
@@ -368,61 +402,143 @@ export class Workspace {
     }
   }
 
-  async #storeContent(file: SeenFile): Promise<{ hash: string; size: number }> {
+  /**
+   * Stores a file's content. `lastHash`, the content last recorded for the path, is not
+   * stored again: re-checking a file that most likely did not change (its mtime was too
+   * recent to trust, see stateToRemember) then costs one read and no write.
+   */
+  async #storeContent(file: SeenFile, lastHash?: string): Promise<{ hash: string; size: number }> {
     const absolute = this.#absolute(file.path);
     if (file.kind === "symlink") {
-      const target = await Deno.readLink(absolute);
+      const target = Deno.readLinkSync(absolute);
       return await this.cas.putBytes(new TextEncoder().encode(target));
     }
-    return await this.cas.putFile(absolute);
+    return await this.cas.putFile(
+      absolute,
+      lastHash === undefined ? {} : { alreadyStored: lastHash },
+    );
   }
 
-  async #materialize(
-    path: string,
-    hash: string,
-    mode: number,
+  /** One change, its error thrown; the iteration recorded at its path, if any. */
+  async #applyOne(change: WorkspaceChange, options: WriteOptions): Promise<Iteration | undefined> {
+    const path = this.checkPath(change.path);
+    const { recorded, failed } = await this.#applyChanges([{ ...change, path }], options);
+    if (failed[0]) throw failed[0].error;
+    return recorded.find((iteration) => iteration.path === path);
+  }
+
+  async #applyChanges(
+    changes: WorkspaceChange[],
     options: WriteOptions,
-  ): Promise<Iteration | undefined> {
-    await this.#ensureParent(path);
-    const absolute = this.#absolute(path);
-    const fullMode = (mode & S_IFMT) === 0 ? S_IFREG | mode : mode;
+  ): Promise<ApplyChangesResult> {
+    const failed: ApplyChangesResult["failed"] = [];
+    const accepted: WorkspaceChange[] = [];
+    const taken = new PathSet();
+    for (const change of changes) {
+      let path: string;
+      try {
+        path = this.checkPath(change.path);
+      } catch (error) {
+        failed.push({ path: change.path, error });
+        continue;
+      }
+      if (taken.overlaps(path)) {
+        throw new TypeError(`"${path}" is related to another path of the same batch of changes`);
+      }
+      taken.add(path);
+      accepted.push({ ...change, path });
+    }
+    const parents = new Map<string, Promise<void>>();
+    const made: WorkspaceChange[] = [];
+    await forEachLimited(accepted, APPLY_CONCURRENCY, async (change) => {
+      try {
+        await this.#makeChange(change, parents);
+        made.push(change);
+      } catch (error) {
+        failed.push({ path: change.path, error });
+      }
+    });
+    // Flushing each folder once makes every rename above durable before it is recorded.
+    const folders = [...new Set(made.map((change) => parentOf(change.path)))];
+    await forEachLimited(folders, APPLY_CONCURRENCY, async (folder) => {
+      await syncDir(this.#absolute(folder)).catch((error) => {
+        if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
+      });
+    });
+    await this.cas.syncFolders(); // content put with a deferred flush is durable before recorded
+    const knownHash = new Map<string, string>();
+    for (const change of made) if ("hash" in change) knownHash.set(change.path, change.hash);
+    // RACE: a write by someone else between our rename and this capture is recorded
+    // under the known hash; its own watcher event re-hashes it, because the state we
+    // remember for a fresh mtime is marked untrustworthy (see stateToRemember).
+    const { recorded } = await this.#capture(made.map((change) => change.path), {
+      origin: options.origin,
+      knownHash,
+    });
+    return { recorded, failed };
+  }
+
+  /** Writes or removes one path on disk, without recording it. */
+  async #makeChange(change: WorkspaceChange, parents: Map<string, Promise<void>>): Promise<void> {
+    const absolute = this.#absolute(change.path);
+    if ("remove" in change) {
+      this.#assertNoLinkedParents(change.path);
+      await Deno.remove(absolute, { recursive: true }).catch((error) => {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      });
+      return;
+    }
+    // Siblings share one check of their folder.
+    const parent = parentOf(change.path);
+    let parentReady = parents.get(parent);
+    if (!parentReady) {
+      parentReady = this.#ensureParent(change.path);
+      parents.set(parent, parentReady);
+    }
+    await parentReady;
+    const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
     if ((fullMode & S_IFMT) === S_IFLNK) {
-      const target = new TextDecoder().decode(await this.cas.readBytes(hash));
+      const target = new TextDecoder().decode(await this.cas.readBytes(change.hash));
       const temp = `${dirname(absolute)}/.chronicle-link-${crypto.randomUUID()}`;
       await Deno.symlink(target, temp);
       await Deno.rename(temp, absolute).catch(async (error) => {
         await Deno.remove(temp).catch(() => undefined);
         throw error;
       });
-    } else {
-      const existing = await observePath(this.root, path);
-      if (existing.kind === "dir") throw new PathError(path, "a folder is in the way");
-      await this.cas.writeTo(hash, absolute, { mode: fullMode });
+      return;
     }
-    // RACE: a write by someone else between our rename and this capture is recorded
-    // under the known hash; its own watcher event re-hashes it, because the state we
-    // remember for a fresh mtime is marked untrustworthy (see stateToRemember).
-    const { recorded } = await this.#capture([path], {
-      origin: options.origin,
-      knownHash: new Map([[path, hash]]),
-    });
-    return recorded.find((iteration) => iteration.path === path);
+    if (observePath(this.root, change.path).kind === "dir") this.#removeEmptyFolder(change.path);
+    await this.cas.writeTo(change.hash, absolute, { mode: fullMode, syncFolder: false });
+  }
+
+  /**
+   * Removes an empty folder where a file must go: it holds nothing (Chronicle records
+   * files, and a folder only through them), so nothing is lost.
+   *
+   * @throws {PathError} When the folder holds anything.
+   */
+  #removeEmptyFolder(path: string): void {
+    try {
+      Deno.removeSync(this.#absolute(path));
+    } catch {
+      throw new PathError(path, "a folder is in the way");
+    }
   }
 
   async #ensureParent(path: string): Promise<void> {
     const parent = parentOf(path);
     if (parent === "") return;
-    await this.#assertNoLinkedParents(path);
+    this.#assertNoLinkedParents(path);
     await Deno.mkdir(this.#absolute(parent), { recursive: true });
   }
 
   /** Refuses to write through a link: a linked folder could lead out of the workspace. */
-  async #assertNoLinkedParents(path: string): Promise<void> {
+  #assertNoLinkedParents(path: string): void {
     const segments = path.split("/");
     let current = "";
     for (const segment of segments.slice(0, -1)) {
       current = current === "" ? segment : `${current}/${segment}`;
-      const observation = await observePath(this.root, current);
+      const observation = observePath(this.root, current);
       if (observation.kind === "absent") return;
       if (observation.kind !== "dir") {
         throw new PathError(path, `"${current}" is not a folder (links are never followed)`);
@@ -447,22 +563,13 @@ function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
   return { path: file.path, hash, size: file.size, mode: file.mode, deleted: false, origin };
 }
 
+/** The scopes without those inside another (ancestors are shorter, so they come first). */
 function dedupeScopes(scopes: string[]): string[] {
-  if (scopes.includes("")) return [""];
-  const sorted = [...new Set(scopes)].sort();
-  return sorted.filter((scope, index) => !sorted.slice(0, index).some((s) => isInside(scope, s)));
-}
-
-async function forEachLimited<T>(
-  items: T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const kept = new PathSet();
+  for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {
+    if (!kept.covers(scope)) kept.add(scope);
+  }
+  return kept.paths;
 }
 
 async function readIgnoreFile(root: string): Promise<string[]> {

@@ -5,6 +5,7 @@ import {
   CHUNK_AVERAGE_SIZE,
   CHUNK_MAX_SIZE,
   CHUNKING_THRESHOLD,
+  CorruptContentError,
   EMPTY_HASH,
   sha256Hex,
   type StoredContent,
@@ -202,5 +203,41 @@ Deno.test("Cas.putStream() of a failing stream rejects and stores no content", a
     assert.equal(stats.manifests, 0, "no manifest for a content never completed");
     assert.equal(await cas.has(sha256Hex(bytes)), false);
     assert.deepEqual(await listFiles(join(dir, "tmp")), []);
+  });
+});
+
+Deno.test("Cas.putFile() with alreadyStored re-checks a file without writing or refreshing it", async () => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    const file = join(dir, "file.txt");
+    await Deno.writeTextFile(file, "unchanged");
+    const first = await cas.putFile(file);
+    const object = objectFile(cas.root, first.hash);
+    const old = new Date(Date.now() - 3_600_000);
+    await Deno.utime(object, old, old);
+    const again = await cas.putFile(file, { alreadyStored: first.hash });
+    assert.deepEqual(again, first);
+    assert.equal((await Deno.stat(object)).mtime?.getTime(), old.getTime(), "not refreshed");
+    await Deno.writeTextFile(file, "changed");
+    const changed = await cas.putFile(file, { alreadyStored: first.hash });
+    assert.equal(changed.hash, sha256Hex(new TextEncoder().encode("changed")));
+    assertBytes(await cas.readBytes(changed.hash), new TextEncoder().encode("changed"));
+  });
+});
+
+Deno.test("Cas.putVerified() with a deferred folder flush is readable at once and flushed by syncFolders()", async () => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    const contents = Array.from({ length: 20 }, (_, i) => new TextEncoder().encode(`item ${i}`));
+    await Promise.all(
+      contents.map((bytes) => cas.putVerified(sha256Hex(bytes), bytes, { deferFolderSync: true })),
+    );
+    for (const bytes of contents) assertBytes(await cas.readBytes(sha256Hex(bytes)), bytes);
+    await Promise.all([cas.syncFolders(), cas.syncFolders()]);
+    await cas.syncFolders(); // nothing left to flush
+    await assert.rejects(
+      cas.putVerified(sha256Hex(contents[0]!), contents[1]!, { deferFolderSync: true }),
+      CorruptContentError,
+    );
   });
 });

@@ -184,7 +184,10 @@ export async function treeState(
     try {
       entries = await Array.fromAsync(Deno.readDir(dir));
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return;
+      // Changed while we looked (a folder turned into a file): the next look sees it.
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+        return;
+      }
       throw error;
     }
     for (const entry of entries) {
@@ -203,7 +206,9 @@ export async function treeState(
           out.set(path, `${mode} ${sha(await Deno.readFile(absolute))}`);
         }
       } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        const changing = error instanceof Deno.errors.NotFound ||
+          error instanceof Deno.errors.NotADirectory || error instanceof Deno.errors.IsADirectory;
+        if (!changing) throw error;
       }
     }
   };

@@ -104,6 +104,42 @@ Deno.test("a replica killed and restarted catches up, changes made meanwhile inc
   });
 });
 
+Deno.test("files turned into folders and back, live and while a replica is away, applied in order", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    for (let i = 0; i < 300; i++) await put(m, `many/${i % 7}/f${i}.txt`, `file ${i}`);
+    await put(m, "x", "x is a file");
+    await put(m, "y/inner.txt", "y is a folder");
+    const master = await startMaster(m, sock);
+    let replica = await startReplica(r, sock);
+    try {
+      await waitForSameTrees([m, r], { peers: [master, replica] });
+      // Live: each swap is a deletion and a creation of related paths, close together.
+      await Deno.remove(`${m}/x`);
+      await put(m, "x/now-a-folder.txt", "x is a folder");
+      await Deno.remove(`${m}/y`, { recursive: true });
+      await put(m, "y", "y is a file");
+      await waitForSameTrees([m, r], { peers: [master, replica] });
+      await replica.kill();
+      // Away: the catch-up replays both sides of each swap back again.
+      await Deno.remove(`${m}/x`, { recursive: true });
+      await put(m, "x", "x is a file again");
+      await Deno.remove(`${m}/y`);
+      await put(m, "y/inner.txt", "y is a folder again");
+      for (let i = 0; i < 300; i += 2) await put(m, `many/${i % 7}/f${i}.txt`, `changed ${i}`);
+      replica = await startReplica(r, sock);
+      const tree = await waitForSameTrees([m, r], { peers: [master, replica] });
+      assertEquals(tree.size, 302);
+      const status = await replica.command<ReplicaStatus>("status");
+      assertEquals(status.problems, []);
+      assertEquals(status.journal.pending + status.journal.sent + status.journal.accepted, 0);
+    } finally {
+      await replica.stop();
+      await master.stop();
+    }
+  });
+});
+
 Deno.test("the master killed and restarted: the replica reconnects and catches up", async () => {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     const sock = `${base}/m.sock`;

@@ -33,7 +33,7 @@ Deno.test("Workspace.scan() records the tree, then only what changed since, dele
       const again = await workspace.scan();
       assert.deepEqual(
         again.recorded.map((i) => `${i.path}#${i.iteration}${i.deleted ? " deleted" : ""}`),
-        ["a.txt#2", "c.txt#1", "src/b.ts#2 deleted"],
+        ["src/b.ts#2 deleted", "a.txt#2", "c.txt#1"], // deletions first
       );
       assert.equal(workspace.store.list().some((i) => i.path.startsWith(".chronicle")), false);
     } finally {

@@ -36,6 +36,22 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     return this.#items.length - this.#head;
   }
 
+  /**
+   * Takes the items at the head of the queue for as long as `accept` says yes, without
+   * waiting; the consumer's `for await` goes on after them.
+   */
+  takeWhile<S extends T>(accept: (item: T) => item is S): S[] {
+    const taken: S[] = [];
+    while (this.#head < this.#items.length) {
+      const item = this.#items[this.#head]!;
+      if (!accept(item)) break;
+      this.#items[this.#head] = undefined as T;
+      this.#head++;
+      taken.push(item);
+    }
+    return taken;
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     while (true) {
       if (this.#head < this.#items.length) {

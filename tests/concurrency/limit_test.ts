@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { forEachLimited, SerialQueue, TaskLimiter } from "../../lib/concurrency/mod.ts";
+
+/** Resolves on a later turn of the event loop, so that tasks really overlap. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+Deno.test("forEachLimited runs every item, never more than the limit at once", async () => {
+  let running = 0;
+  let most = 0;
+  const done: number[] = [];
+  await forEachLimited(Array.from({ length: 50 }, (_, i) => i), 4, async (item) => {
+    most = Math.max(most, ++running);
+    await tick();
+    running--;
+    done.push(item);
+  });
+  assert.equal(most, 4);
+  assert.deepEqual(done.sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+});
+
+Deno.test("forEachLimited rejects with the first error and starts nothing after it", async () => {
+  const started: number[] = [];
+  await assert.rejects(
+    forEachLimited(Array.from({ length: 100 }, (_, i) => i), 3, async (item) => {
+      started.push(item);
+      await tick();
+      if (item === 5) throw new Error("item 5 failed");
+    }),
+    /item 5 failed/,
+  );
+  assert.ok(started.length < 10, `started ${started.length} items`);
+});
+
+Deno.test("TaskLimiter lets at most its limit run, first come first served", async () => {
+  const limiter = new TaskLimiter(2);
+  let running = 0;
+  let most = 0;
+  const order: number[] = [];
+  await Promise.all(Array.from({ length: 8 }, (_, i) =>
+    limiter.run(async () => {
+      order.push(i);
+      most = Math.max(most, ++running);
+      await tick();
+      running--;
+    })));
+  assert.equal(most, 2);
+  assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6, 7]);
+});
+
+Deno.test("SerialQueue runs tasks one at a time in order, and a failure does not stop the rest", async () => {
+  const queue = new SerialQueue();
+  const order: string[] = [];
+  const first = queue.run(async () => {
+    await tick();
+    order.push("first");
+  });
+  const failing = queue.run(() => Promise.reject(new Error("boom")));
+  const third = queue.run(() => {
+    order.push("third");
+    return Promise.resolve(3);
+  });
+  await first;
+  await assert.rejects(failing, /boom/);
+  assert.equal(await third, 3);
+  await queue.idle();
+  assert.deepEqual(order, ["first", "third"]);
+});

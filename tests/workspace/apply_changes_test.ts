@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { PathError } from "../../lib/paths/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { put, withTempDir } from "../_helpers/temp_dir.ts";
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+Deno.test("Workspace.applyChanges() writes and removes many paths, recorded in one transaction", () =>
+  withTempDir(async (root) => {
+    await put(root, "old.txt", "going");
+    await put(root, "dir/a.txt", "going too");
+    await put(root, "dir/b.txt", "going too");
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      const before = workspace.store.sequence();
+      const hashes: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        hashes.push((await workspace.cas.putBytes(text(`file ${i}`))).hash);
+      }
+      const { recorded, failed } = await workspace.applyChanges([
+        ...hashes.map((hash, i) => ({ path: `new/${i % 4}/f${i}.txt`, hash, mode: 0o100644 })),
+        { path: "tool.sh", hash: hashes[0]!, mode: 0o755 },
+        { path: "old.txt", remove: true },
+        { path: "dir", remove: true },
+        { path: "never-there.txt", remove: true },
+      ], { origin: "master" });
+      assert.deepEqual(failed, []);
+      assert.equal(recorded.length, 40 + 1 + 3);
+      assert.deepEqual(
+        recorded.map((iteration) => iteration.sequence),
+        recorded.map((_, i) => before + 1 + i),
+        "consecutive sequences, recorded together",
+      );
+      assert.ok(recorded.every((iteration) => iteration.origin === "master"));
+      for (let i = 0; i < 40; i++) {
+        assert.equal(await Deno.readTextFile(`${root}/new/${i % 4}/f${i}.txt`), `file ${i}`);
+      }
+      assert.equal((await Deno.stat(`${root}/tool.sh`)).mode! & 0o777, 0o755);
+      for (const gone of ["old.txt", "dir"]) {
+        await assert.rejects(Deno.lstat(`${root}/${gone}`), Deno.errors.NotFound);
+      }
+      assert.deepEqual(
+        workspace.store.list().map((iteration) => iteration.path).filter((p) =>
+          !p.startsWith("new/")
+        ),
+        ["tool.sh"],
+      );
+      assert.deepEqual((await workspace.scan()).recorded, [], "the disk matches what was recorded");
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.applyChanges() makes the good changes and reports each bad one", () =>
+  withTempDir(async (root) => {
+    await put(root, "folder-in-the-way/kept.txt", "not lost");
+    await Deno.mkdir(`${root}/empty-folder`);
+    await Deno.symlink("/tmp", `${root}/linked`);
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      const { hash } = await workspace.cas.putBytes(text("content"));
+      const { recorded, failed } = await workspace.applyChanges([
+        { path: "good.txt", hash, mode: 0o644 },
+        { path: "empty-folder", hash, mode: 0o644 }, // holds nothing: replaced by the file
+        { path: "../escape.txt", hash, mode: 0o644 },
+        { path: "folder-in-the-way", hash, mode: 0o644 },
+        { path: "linked/inside.txt", hash, mode: 0o644 },
+        { path: "missing-content.txt", hash: "0".repeat(64), mode: 0o644 },
+      ]);
+      assert.deepEqual(recorded.map((iteration) => iteration.path), ["empty-folder", "good.txt"]);
+      assert.deepEqual(
+        failed.map((failure) => failure.path).sort(),
+        ["../escape.txt", "folder-in-the-way", "linked/inside.txt", "missing-content.txt"],
+      );
+      for (const failure of failed.filter((f) => f.path !== "missing-content.txt")) {
+        assert.ok(failure.error instanceof PathError, `${failure.path}: ${failure.error}`);
+      }
+      assert.equal(await Deno.readTextFile(`${root}/good.txt`), "content");
+      assert.equal(await Deno.readTextFile(`${root}/empty-folder`), "content");
+      assert.equal(await Deno.readTextFile(`${root}/folder-in-the-way/kept.txt`), "not lost");
+      await assert.rejects(Deno.lstat("/tmp/inside.txt"), Deno.errors.NotFound);
+      await assert.rejects(Deno.lstat(`${root}/missing-content.txt`), Deno.errors.NotFound);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.applyChanges() refuses related paths in one batch, before touching the disk", () =>
+  withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      const { hash } = await workspace.cas.putBytes(text("x"));
+      for (
+        const pair of [["a", "a/b.txt"], ["a/b.txt", "a"], ["same.txt", "same.txt"]] as const
+      ) {
+        await assert.rejects(
+          workspace.applyChanges([
+            { path: pair[0], hash, mode: 0o644 },
+            { path: pair[1], remove: true },
+          ]),
+          TypeError,
+        );
+      }
+      assert.deepEqual([...Deno.readDirSync(root)].map((e) => e.name), [".chronicle"]);
+      assert.equal(workspace.store.sequence(), 0);
+    } finally {
+      await workspace.close();
+    }
+  }));
