@@ -1,9 +1,11 @@
 import { type Cas, CHUNKING_THRESHOLD, isContentHash, sha256Hex } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { type Iteration, S_IFMT, S_IFREG, type Store } from "../store/mod.ts";
-import type { Workspace } from "../workspace/mod.ts";
+import type { Workspace, WorkspaceChange } from "../workspace/mod.ts";
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
-import { SerialQueue } from "../concurrency/mod.ts";
+import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
+import { inTransaction } from "../db/mod.ts";
+import { parentOf, PathSet } from "../paths/mod.ts";
 import { diskMatches } from "./disk_check.ts";
 import type { MasterState, WriteBackOutcome } from "./master_state.ts";
 import {
@@ -29,6 +31,9 @@ export interface WriteBackApplierOptions {
   maxContentBytes?: number;
 }
 
+/** Most writes and deletions applied together. */
+const RUN_LIMIT = 512;
+
 /** What became of a batch. */
 export interface WriteBackBatchResult {
   /** `[local_seq, master sequence]` pairs. */
@@ -41,7 +46,7 @@ export interface WriteBackBatchResult {
 
 /**
  * The master's side of write-back (PROTOCOL.md §6): decides each entry by the causal rule
- * and applies the accepted ones to the workspace with the replica as origin, one entry at
+ * and applies the accepted ones to the workspace with the replica as origin, one batch at
  * a time across all replicas, so two replicas writing one path cannot both win.
  */
 export class WriteBackApplier {
@@ -65,7 +70,9 @@ export class WriteBackApplier {
 
   /**
    * Decides and applies a batch, in order. Entries decided before (same sandbox id and
-   * local sequence) get their stored outcome again and are not applied twice.
+   * local sequence) get their stored outcome again and are not applied twice. Runs of
+   * writes and deletions of unrelated paths are applied together (one store transaction);
+   * renames and mode changes one by one.
    *
    * @param sandboxId The sending replica.
    * @param entries The batch.
@@ -74,7 +81,21 @@ export class WriteBackApplier {
   apply(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackBatchResult> {
     return this.#queue.run(async () => {
       const result: WriteBackBatchResult = { accepted: [], rejected: [], disconnect: null };
-      for (const entry of entries) {
+      let index = 0;
+      while (index < entries.length && result.disconnect === null) {
+        const run = this.#nextRun(sandboxId, entries, index);
+        if (run.length > 0) {
+          const outcomes = await this.#applyRun(sandboxId, run);
+          inTransaction(this.#store.db, () => {
+            run.forEach((entry, i) =>
+              this.#state.saveOutcome(sandboxId, entry.local_seq, outcomes[i]!)
+            );
+          });
+          run.forEach((entry, i) => report(result, entry, outcomes[i]!));
+          index += run.length;
+          continue;
+        }
+        const entry = entries[index++]!;
         let outcome: WriteBackOutcome;
         if (entry.local_seq > I64_MAX) {
           outcome = { accepted: false, masterSeq: 0, reason: "failed: local_seq out of range" };
@@ -89,12 +110,86 @@ export class WriteBackApplier {
             this.#state.saveOutcome(sandboxId, entry.local_seq, outcome);
           }
         }
-        if (outcome.accepted) result.accepted.push([entry.local_seq, BigInt(outcome.masterSeq)]);
-        else result.rejected.push([entry.local_seq, outcome.reason]);
-        if (result.disconnect) break;
+        report(result, entry, outcome);
       }
       return result;
     });
+  }
+
+  /** The entries from `start` on that can be applied together: new writes and deletions of unrelated, valid paths. */
+  #nextRun(sandboxId: string, entries: WriteBackEntry[], start: number): WriteBackEntry[] {
+    const run: WriteBackEntry[] = [];
+    const paths = new PathSet();
+    for (let i = start; i < entries.length && run.length < RUN_LIMIT; i++) {
+      const entry = entries[i]!;
+      if (entry.operation.type !== "Write" && entry.operation.type !== "Delete") break;
+      if (entry.local_seq > I64_MAX || this.#state.outcome(sandboxId, entry.local_seq)) break;
+      const located = entryPaths(entry, this.#workspace.layout.dataDirInside);
+      if (!("paths" in located) || paths.overlaps(located.paths[0]!)) break;
+      paths.add(located.paths[0]!);
+      run.push(entry);
+    }
+    return run;
+  }
+
+  /** Decides each entry of a run, then applies the accepted ones at once. */
+  async #applyRun(sandboxId: string, run: WriteBackEntry[]): Promise<WriteBackOutcome[]> {
+    let verdicts = await this.#decideAll(sandboxId, run);
+    if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) {
+      // Someone changed a path on disk and the watcher has not recorded it yet: record it
+      // first, then decide again, so the change is weighed and never overwritten unseen.
+      await this.#workspace.settled();
+      if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) await this.#workspace.scan();
+      verdicts = await this.#decideAll(sandboxId, run);
+    }
+    const failures = new Map<string, unknown>();
+    const changes: WorkspaceChange[] = [];
+    await forEachLimited(
+      run.map((entry, i) => [entry, verdicts[i]!] as const),
+      16,
+      async ([entry, verdict]) => {
+        if (!verdict.accept) return;
+        const path = verdict.paths[0]!;
+        try {
+          changes.push(await this.#change(entry, path));
+        } catch (error) {
+          failures.set(path, error);
+        }
+      },
+    );
+    const { recorded, failed } = await this.#workspace.applyChanges(changes, { origin: sandboxId });
+    for (const failure of failed) failures.set(failure.path, failure.error);
+    const sequences = sequencesByChange(changes, recorded);
+    return verdicts.map((verdict): WriteBackOutcome => {
+      if (!verdict.accept) return { accepted: false, masterSeq: 0, reason: verdict.message };
+      const path = verdict.paths[0]!;
+      if (failures.has(path)) {
+        return { accepted: false, masterSeq: 0, reason: failedReason(failures.get(path)) };
+      }
+      // Nothing recorded: the master already held exactly this; answer with its latest.
+      const masterSeq = sequences.get(path) ?? this.#store.latest(path)?.sequence ?? 0;
+      return { accepted: true, masterSeq, reason: "" };
+    });
+  }
+
+  #decideAll(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackVerdict[]> {
+    return Promise.all(entries.map((entry) => this.#decide(sandboxId, entry)));
+  }
+
+  /** The workspace change an accepted write or deletion makes, its content stored first. */
+  async #change(entry: WriteBackEntry, path: string): Promise<WorkspaceChange> {
+    if (entry.operation.type === "Delete") return { path, remove: true };
+    const hash = entry.content_hash!;
+    await this.#storeContent(hash, entry.content_bytes);
+    return { path, hash, mode: fullMode(Number(entry.permissions)) };
+  }
+
+  /** Stores content sent with an entry (verified when decided): large content chunked, so replicas fetch pieces. */
+  async #storeContent(hash: string, bytes: Uint8Array | null): Promise<void> {
+    if (bytes === null) return;
+    if (bytes.length < CHUNKING_THRESHOLD) {
+      await this.#cas.putVerified(hash, bytes, { deferFolderSync: true });
+    } else await this.#cas.putBytes(bytes);
   }
 
   async #applyOne(
@@ -119,9 +214,8 @@ export class WriteBackApplier {
       const masterSeq = await this.#execute(sandboxId, entry, verdict.paths);
       return { outcome: { accepted: true, masterSeq, reason: "" }, disconnect: false };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
       return {
-        outcome: { accepted: false, masterSeq: 0, reason: `failed: ${message}` },
+        outcome: { accepted: false, masterSeq: 0, reason: failedReason(error) },
         disconnect: false,
       };
     }
@@ -167,7 +261,7 @@ export class WriteBackApplier {
     return await this.#cas.has(entry.content_hash) ? "stored" : "missing";
   }
 
-  async #diskIsRecorded(paths: string[]): Promise<boolean> {
+  async #diskIsRecorded(paths: Iterable<string>): Promise<boolean> {
     for (const path of paths) {
       const latest: Iteration | undefined = this.#store.latest(path);
       if (!(await diskMatches(this.#workspace.root, path, latest))) return false;
@@ -175,7 +269,7 @@ export class WriteBackApplier {
     return true;
   }
 
-  /** Applies an accepted entry; returns the master sequence it became. */
+  /** Applies an accepted rename or mode change; returns the master sequence it became. */
   async #execute(sandboxId: string, entry: WriteBackEntry, paths: string[]): Promise<number> {
     const origin = { origin: sandboxId };
     const workspace = this.#workspace;
@@ -183,20 +277,6 @@ export class WriteBackApplier {
     const path = paths[0]!;
     let recorded: (Iteration | undefined)[];
     switch (entry.operation.type) {
-      case "Write": {
-        const hash = entry.content_hash!;
-        const bytes = entry.content_bytes;
-        if (bytes !== null) {
-          // Verified above; large content is stored chunked so replicas fetch pieces.
-          if (bytes.length < CHUNKING_THRESHOLD) await this.#cas.putVerified(hash, bytes);
-          else await this.#cas.putBytes(bytes);
-        }
-        recorded = [await workspace.writeContent(path, hash, mode, origin)];
-        break;
-      }
-      case "Delete":
-        recorded = [await workspace.remove(path, origin)];
-        break;
       case "Rename": {
         const target = paths[1]!;
         recorded = await workspace.move(path, target, origin);
@@ -209,12 +289,46 @@ export class WriteBackApplier {
       case "Chmod":
         recorded = [await workspace.chmod(path, mode, origin)];
         break;
+      default: // writes and deletions always go in runs (#applyRun)
+        throw new Error(`a ${entry.operation.type} entry is applied in a run`);
     }
     const sequences = recorded.filter((it) => it !== undefined).map((it) => it.sequence);
     if (sequences.length > 0) return Math.max(...sequences);
     // Nothing changed (the master already held exactly this): answer with the latest.
     return Math.max(0, ...paths.map((p) => this.#store.latest(p)?.sequence ?? 0));
   }
+}
+
+function report(
+  result: WriteBackBatchResult,
+  entry: WriteBackEntry,
+  outcome: WriteBackOutcome,
+): void {
+  if (outcome.accepted) result.accepted.push([entry.local_seq, BigInt(outcome.masterSeq)]);
+  else result.rejected.push([entry.local_seq, outcome.reason]);
+}
+
+/**
+ * The highest sequence recorded for each change: a folder's removal records its files'
+ * deletions. The changes' paths are unrelated, so each iteration belongs to one of them.
+ */
+function sequencesByChange(changes: WorkspaceChange[], recorded: Iteration[]): Map<string, number> {
+  const paths = new Set(changes.map((change) => change.path));
+  const out = new Map<string, number>();
+  for (const { path, sequence } of recorded) {
+    let owner = path;
+    while (!paths.has(owner) && owner.includes("/")) owner = parentOf(owner);
+    out.set(owner, Math.max(out.get(owner) ?? 0, sequence));
+  }
+  return out;
+}
+
+function acceptedPaths(verdicts: WriteBackVerdict[]): string[] {
+  return verdicts.flatMap((verdict) => verdict.accept ? verdict.paths : []);
+}
+
+function failedReason(error: unknown): string {
+  return `failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 function fullMode(mode: number): number {
