@@ -18,8 +18,8 @@ import {
   statOrNull,
   walkStore,
 } from "./_files.ts";
-import { tempName, tempOwnerAlive, writeFileAtomic } from "./_atomic.ts";
-import { syncDir } from "../disk/mod.ts";
+import { tempOwnerAlive } from "./_atomic.ts";
+import { syncDir, tempName, writeFileAtomic } from "../disk/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 
 /** Options for {@linkcode Cas.writeTo}. */
@@ -32,6 +32,14 @@ export interface WriteToOptions {
    * @default {true}
    */
   syncFolder?: boolean;
+  /** Rename before fsync (see `AtomicWriteOptions.visibleFirst`). @default {false} */
+  visibleFirst?: boolean;
+  /**
+   * The content's bytes, when the caller holds them (a small content that came inline):
+   * checked against the hash, written without reading the store, then stored too (with a
+   * deferred folder flush, see {@linkcode Cas.syncFolders}).
+   */
+  bytes?: Uint8Array;
 }
 
 /** Options for {@linkcode Cas.sweep}. */
@@ -389,16 +397,25 @@ export class Cas {
    *
    * @param hash The content hash.
    * @param dest The file to create or replace.
-   * @param options The permission bits.
+   * @param options The permission bits, the folder flush, and the bytes if held.
    * @throws {ContentNotFoundError} When the content or one of its chunks is not stored.
-   * @throws {CorruptContentError} When stored bytes do not match their hash.
+   * @throws {CorruptContentError} When stored or given bytes do not match their hash.
    */
   async writeTo(hash: string, dest: string, options: WriteToOptions = {}): Promise<void> {
     assertContentHash(hash);
+    const bytes = options.bytes;
+    if (bytes !== undefined) {
+      const actual = sha256Hex(bytes);
+      if (actual !== hash) throw new CorruptContentError(hash, actual);
+    }
     const mode = (options.mode ?? 0o644) & 0o7777;
     const prefix = `.${utf8Prefix(basename(dest), 100)}.`;
     const temp = join(dirname(dest), tempName(prefix, WORKSPACE_TEMP_SUFFIX));
-    await writeFileAtomic(temp, dest, this.#pieces(hash), mode, options.syncFolder ?? true);
+    await writeFileAtomic(temp, dest, bytes ?? this.#pieces(hash), mode, {
+      syncFolder: options.syncFolder ?? true,
+      visibleFirst: options.visibleFirst ?? false,
+    });
+    if (bytes !== undefined) await this.#writeObject(hash, bytes, true);
   }
 
   /**
@@ -521,7 +538,9 @@ export class Cas {
       return;
     }
     await this.#ensureDir(dir);
-    await writeFileAtomic(join(this.#tmp, tempName()), path, bytes, 0o444, !deferFolderSync);
+    await writeFileAtomic(join(this.#tmp, tempName()), path, bytes, 0o444, {
+      syncFolder: !deferFolderSync,
+    });
     if (deferFolderSync) this.#unsynced.add(dir);
   }
 

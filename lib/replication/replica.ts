@@ -1,5 +1,5 @@
-import { type Cas, CorruptContentError } from "../cas/mod.ts";
-import { forEachLimited, TaskLimiter } from "../concurrency/mod.ts";
+import { type Cas, CorruptContentError, sha256Hex } from "../cas/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
 import { inTransaction } from "../db/mod.ts";
@@ -420,9 +420,6 @@ class ReplicaSession {
   #since = 0;
   /** The master's sequence when this connection began (from the probe): in sync once reached. */
   #catchupTarget: number | null = null;
-  /** Inline contents being stored ahead of the applier, by hash: resolves `true` once held. */
-  readonly #storing = new Map<string, Promise<boolean>>();
-  readonly #storeSlots = new TaskLimiter(16);
 
   constructor(replica: Replica, transport: Transport) {
     this.#replica = replica;
@@ -587,25 +584,11 @@ class ReplicaSession {
 
   /** Starts fetching content a notification will need, so fetches overlap. */
   #prefetch(msg: NotificationMessage): void {
-    if (msg.is_deletion) return;
-    const { store, filter, cas } = this.#replica;
+    if (msg.is_deletion || msg.inline_content !== null) return;
+    const { store, filter } = this.#replica;
     if (filter.toReplica.ignores(msg.filepath)) return;
     if (store.latest(msg.filepath)?.hash === msg.content_hash) return;
-    if (msg.inline_content === null) {
-      this.#fetcher.ensure(msg.content_hash).catch(() => {});
-      return;
-    }
-    // Store inline content now, many at once, so the in-order applier finds it held.
-    const hash = msg.content_hash;
-    const bytes = msg.inline_content;
-    if (this.#storing.has(hash)) return;
-    const stored = this.#storeSlots.run(() =>
-      cas.putVerified(hash, bytes, { deferFolderSync: true })
-    ).then(
-      () => true,
-      () => false,
-    ).finally(() => this.#storing.delete(hash));
-    this.#storing.set(hash, stored);
+    this.#fetcher.ensure(msg.content_hash).catch(() => {});
   }
 
   async #applyLoop(): Promise<void> {
@@ -822,9 +805,11 @@ class ReplicaSession {
     await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
       if (!(await diskMatches(workspace.root, item.path, replica.store.latest(item.path)))) {
         changedOnDisk.push(item);
-      } else if (item.action === "remove" || await this.#holdContent(item)) {
+      } else if (item.action === "remove" || inlineIsSound(item)) {
+        ready.push(item); // inline content is written straight from the notification
+      } else if (await this.#holdContent(item)) {
         // A fetch that fails with the connection throws: the position must not pass it.
-        ready.push(item);
+        ready.push({ ...item, inline: null });
       }
     });
     await this.#makeChanges(ready);
@@ -853,12 +838,13 @@ class ReplicaSession {
     // RACE: a local write landing between the disk check and the rename is replaced; the
     // window is short and the watcher still records the write's event.
     const { failed } = await replica.workspace.applyChanges(
-      items.map(({ path, action, version }) =>
+      items.map(({ path, action, version, inline }) =>
         action === "remove"
           ? { path, remove: true }
-          : { path, hash: version.hash, mode: version.mode }
+          : { path, hash: version.hash, mode: version.mode, ...(inline ? { bytes: inline } : {}) }
       ),
-      { origin: "master" },
+      // A replica's files are copies: visible before their fsync (recorded after it).
+      { origin: "master", visibleFirst: true },
     );
     const failedPaths = new Set(failed.map((failure) => failure.path));
     inTransaction(replica.store.db, () => {
@@ -894,7 +880,6 @@ class ReplicaSession {
 
   /** Puts the content in the CAS (inline bytes verified, else fetched); `false` when unavailable. */
   async #holdContent({ path, version: { hash }, inline }: PendingVersion): Promise<boolean> {
-    if (inline !== null && await this.#storing.get(hash)) return true;
     if (inline !== null) {
       try {
         await this.#replica.cas.putVerified(hash, inline, { deferFolderSync: true });
@@ -957,6 +942,11 @@ class ReplicaSession {
     }
     if (release.length > 0) this.#items.push({ type: "Release", paths: release });
   }
+}
+
+/** Whether a version's inline content is there and hashes to the version's hash. */
+function inlineIsSound(item: PendingVersion): boolean {
+  return item.inline !== null && sha256Hex(item.inline) === item.version.hash;
 }
 
 function text(error: unknown): string {

@@ -176,20 +176,17 @@ export class WriteBackApplier {
     return Promise.all(entries.map((entry) => this.#decide(sandboxId, entry)));
   }
 
-  /** The workspace change an accepted write or deletion makes, its content stored first. */
+  /** The workspace change an accepted write or deletion makes. */
   async #change(entry: WriteBackEntry, path: string): Promise<WorkspaceChange> {
     if (entry.operation.type === "Delete") return { path, remove: true };
     const hash = entry.content_hash!;
-    await this.#storeContent(hash, entry.content_bytes);
-    return { path, hash, mode: fullMode(Number(entry.permissions)) };
-  }
-
-  /** Stores content sent with an entry (verified when decided): large content chunked, so replicas fetch pieces. */
-  async #storeContent(hash: string, bytes: Uint8Array | null): Promise<void> {
-    if (bytes === null) return;
-    if (bytes.length < CHUNKING_THRESHOLD) {
-      await this.#cas.putVerified(hash, bytes, { deferFolderSync: true });
-    } else await this.#cas.putBytes(bytes);
+    const mode = fullMode(Number(entry.permissions));
+    const bytes = entry.content_bytes;
+    // Small content is written from the entry and stored by the write; large content is
+    // stored chunked first, so that replicas fetch it in pieces.
+    if (bytes !== null && bytes.length < CHUNKING_THRESHOLD) return { path, hash, mode, bytes };
+    if (bytes !== null) await this.#cas.putBytes(bytes);
+    return { path, hash, mode };
   }
 
   async #applyOne(

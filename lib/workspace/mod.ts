@@ -14,6 +14,7 @@
  * @module
  */
 export {
+  type ApplyChangesOptions,
   type ApplyChangesResult,
   type CaptureResult,
   type WatchOptions,

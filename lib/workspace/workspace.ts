@@ -39,10 +39,24 @@ export interface WriteOptions {
   origin?: string;
 }
 
+/** Options for {@linkcode Workspace.applyChanges}. */
+export interface ApplyChangesOptions extends WriteOptions {
+  /**
+   * Rename each file into place before its fsync (both before recording): visible
+   * sooner, but a power cut can leave a file torn. For a replica, whose files are copies
+   * of the master's and whose torn files would be refused as conflicting write-backs.
+   * @default {false}
+   */
+  visibleFirst?: boolean;
+}
+
 /** One change for {@linkcode Workspace.applyChanges}. */
 export type WorkspaceChange =
-  /** Content already in the CAS, written to `path` with `mode` (`st_mode`, or permission bits for a file). */
-  | { path: string; hash: string; mode: number }
+  /**
+   * Content written to `path` with `mode` (`st_mode`, or permission bits for a file):
+   * already in the CAS, or given as `bytes` (checked against `hash`, and stored).
+   */
+  | { path: string; hash: string; mode: number; bytes?: Uint8Array }
   /** `path` removed: a file, a link, or a folder with everything in it. */
   | { path: string; remove: true };
 
@@ -264,7 +278,7 @@ export class Workspace {
    */
   applyChanges(
     changes: WorkspaceChange[],
-    options: WriteOptions = {},
+    options: ApplyChangesOptions = {},
   ): Promise<ApplyChangesResult> {
     return this.#queue.run(() => this.#applyChanges(changes, options));
   }
@@ -429,7 +443,7 @@ export class Workspace {
 
   async #applyChanges(
     changes: WorkspaceChange[],
-    options: WriteOptions,
+    options: ApplyChangesOptions,
   ): Promise<ApplyChangesResult> {
     const failed: ApplyChangesResult["failed"] = [];
     const accepted: WorkspaceChange[] = [];
@@ -452,7 +466,7 @@ export class Workspace {
     const made: WorkspaceChange[] = [];
     await forEachLimited(accepted, APPLY_CONCURRENCY, async (change) => {
       try {
-        await this.#makeChange(change, parents);
+        await this.#makeChange(change, parents, options.visibleFirst ?? false);
         made.push(change);
       } catch (error) {
         failed.push({ path: change.path, error });
@@ -479,7 +493,11 @@ export class Workspace {
   }
 
   /** Writes or removes one path on disk, without recording it. */
-  async #makeChange(change: WorkspaceChange, parents: Map<string, Promise<void>>): Promise<void> {
+  async #makeChange(
+    change: WorkspaceChange,
+    parents: Map<string, Promise<void>>,
+    visibleFirst: boolean,
+  ): Promise<void> {
     const absolute = this.#absolute(change.path);
     if ("remove" in change) {
       this.#assertNoLinkedParents(change.path);
@@ -498,6 +516,7 @@ export class Workspace {
     await parentReady;
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
     if ((fullMode & S_IFMT) === S_IFLNK) {
+      if (change.bytes) await this.cas.putVerified(change.hash, change.bytes);
       const target = new TextDecoder().decode(await this.cas.readBytes(change.hash));
       const temp = `${dirname(absolute)}/.chronicle-link-${crypto.randomUUID()}`;
       await Deno.symlink(target, temp);
@@ -508,7 +527,12 @@ export class Workspace {
       return;
     }
     if (observePath(this.root, change.path).kind === "dir") this.#removeEmptyFolder(change.path);
-    await this.cas.writeTo(change.hash, absolute, { mode: fullMode, syncFolder: false });
+    await this.cas.writeTo(change.hash, absolute, {
+      mode: fullMode,
+      syncFolder: false,
+      visibleFirst,
+      ...(change.bytes ? { bytes: change.bytes } : {}),
+    });
   }
 
   /**
