@@ -415,7 +415,9 @@ export class Cas {
       syncFolder: options.syncFolder ?? true,
       visibleFirst: options.visibleFirst ?? false,
     });
-    if (bytes !== undefined) await this.#writeObject(hash, bytes, true);
+    if (bytes === undefined) return;
+    if (bytes.length < CHUNKING_THRESHOLD) await this.#writeObject(hash, bytes, true);
+    else await this.putBytes(bytes); // chunked, as any large content
   }
 
   /**

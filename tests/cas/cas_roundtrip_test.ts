@@ -241,3 +241,24 @@ Deno.test("Cas.putVerified() with a deferred folder flush is readable at once an
     );
   });
 });
+
+Deno.test("Cas.writeTo() with the bytes in hand writes them, stores them (chunked when large) and refuses a wrong hash", async () => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    const small = new TextEncoder().encode("small content");
+    const large = pseudoRandomBytes(CHUNKING_THRESHOLD + 1000, 21);
+    for (const [name, bytes] of [["small", small], ["large", large]] as const) {
+      const hash = sha256Hex(bytes);
+      await cas.writeTo(hash, join(dir, name), { bytes, visibleFirst: true });
+      assertBytes(await Deno.readFile(join(dir, name)), bytes);
+      await cas.syncFolders();
+      assertBytes(await cas.readBytes(hash), bytes);
+    }
+    assert.notEqual(await cas.manifest(sha256Hex(large)), null, "large content is chunked");
+    await assert.rejects(
+      cas.writeTo(sha256Hex(small), join(dir, "wrong"), { bytes: large }),
+      CorruptContentError,
+    );
+    await assert.rejects(Deno.lstat(join(dir, "wrong")), Deno.errors.NotFound);
+  });
+});
