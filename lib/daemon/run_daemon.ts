@@ -110,7 +110,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       problems: scan.problems.length,
       sequence: workspace.store.sequence(),
     });
-    await workspace.watch({ debounceMs });
+    // Local-sync waits out an editor's whole save; elsewhere a closed file is recorded at once.
+    await workspace.watch({ debounceMs, captureOnClose: !localSync });
     replication = await startReplication(config, role, workspace);
     if (replication.kind !== "none") {
       services.push({

@@ -8,10 +8,13 @@ export interface DebouncerOptions {
 
 /**
  * Collects keys and hands them over in batches once events pause for `quietMs`, or after
- * `maxWaitMs` at the latest, so a burst of saves becomes one batch.
+ * `maxWaitMs` at the latest, so a burst of saves becomes one batch. Keys known to be
+ * complete ({@linkcode Debouncer.addReady}) skip the wait.
  */
 export class Debouncer<K> {
   readonly #pending = new Set<K>();
+  readonly #ready = new Set<K>();
+  #readyTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #flush: (batch: Set<K>) => void;
   readonly #quietMs: number;
   readonly #maxWaitMs: number;
@@ -35,13 +38,38 @@ export class Debouncer<K> {
     this.#timer = setTimeout(() => this.flushNow(), delay);
   }
 
+  /**
+   * Adds keys whose change is complete (a writer closed the file): they are handed over
+   * on the next turn of the event loop, with whatever else became ready meanwhile,
+   * without waiting for the quiet time.
+   */
+  addReady(keys: Iterable<K>): void {
+    for (const key of keys) {
+      this.#pending.delete(key);
+      this.#ready.add(key);
+    }
+    if (this.#ready.size === 0 || this.#readyTimer !== undefined) return;
+    this.#readyTimer = setTimeout(() => {
+      this.#readyTimer = undefined;
+      this.#handOver(this.#ready);
+    }, 0);
+  }
+
   /** Hands over whatever is pending now. */
   flushNow(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#pending.size === 0) return;
-    const batch = new Set(this.#pending);
-    this.#pending.clear();
+    clearTimeout(this.#readyTimer);
+    this.#readyTimer = undefined;
+    for (const key of this.#ready) this.#pending.add(key);
+    this.#ready.clear();
+    this.#handOver(this.#pending);
+  }
+
+  #handOver(keys: Set<K>): void {
+    if (keys.size === 0) return;
+    const batch = new Set(keys);
+    keys.clear();
     this.#flush(batch);
   }
 
@@ -49,6 +77,9 @@ export class Debouncer<K> {
   cancel(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    clearTimeout(this.#readyTimer);
+    this.#readyTimer = undefined;
     this.#pending.clear();
+    this.#ready.clear();
   }
 }

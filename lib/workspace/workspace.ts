@@ -80,6 +80,12 @@ export interface WatchOptions {
   /** Quiet time before a batch of changes is recorded. @default {50} */
   debounceMs?: number;
   /**
+   * Record a file as soon as its writer closes it, without waiting for the quiet time
+   * (other events still wait). Off for editors that save in several steps (local-sync).
+   * @default {true}
+   */
+  captureOnClose?: boolean;
+  /**
    * Least time between safety rescans, which catch events the OS dropped without saying
    * so (a burst past the inotify queue, files created in a folder before its watch). The
    * interval grows to ten times the last scan's duration, so a large workspace is not
@@ -207,13 +213,15 @@ export class Workspace {
       (batch) => void this.#captureBatch(batch),
     );
     this.#debouncer = debouncer;
+    const captureOnClose = options.captureOnClose ?? true;
     const excluded = (name: string) =>
       name === this.layout.dataDirInside?.split("/")[0] || this.filter.local.ignores(name, true);
     this.#watcher = new TreeWatcher(this.root, excluded, (event) => {
-      // Reads change nothing, and our own hashing would otherwise re-trigger capture.
-      if (event.kind === "access") return;
       if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
-      else debouncer.add(this.#relevantPaths(event.paths));
+      // Reads report nothing; "access" is a writer closing the file: its write is complete.
+      else if (event.kind === "access" && captureOnClose) {
+        debouncer.addReady(this.#relevantPaths(event.paths));
+      } else debouncer.add(this.#relevantPaths(event.paths));
     });
     await this.#watcher.start();
     this.#scheduleRescan(options.rescanMs ?? 10_000, 0);
@@ -336,6 +344,7 @@ export class Workspace {
       if (!absolute.startsWith(this.root + "/")) continue;
       const relative = absolute.slice(this.root.length + 1);
       if (this.layout.dataDirInside && isInside(relative, this.layout.dataDirInside)) continue;
+      if (this.filter.local.ignores(relative)) continue; // our temp files among others
       out.push(relative);
     }
     return out;
@@ -354,7 +363,7 @@ export class Workspace {
     const seen = new Map<string, SeenFile>();
     const live = new Set<string>();
     const known = new Map<string, FileState>();
-    for (const scope of dedupeScopes(scopes)) {
+    for (const scope of dedupeScopes(this.#withRecordedFileAncestors(scopes))) {
       await this.#observeScope(scope, seen, problems);
       for (const iteration of this.store.list({ dir: scope })) {
         if (!this.filter.local.ignores(iteration.path)) live.add(iteration.path);
@@ -398,6 +407,30 @@ export class Workspace {
       for (const listener of this.#capturedListeners) listener(recorded);
     }
     return { recorded, problems };
+  }
+
+  /**
+   * The scopes, plus each ancestor the store holds as a live file: if it is a folder now,
+   * the file was replaced, and its deletion must be recorded with (and before) what is
+   * inside, never after it.
+   */
+  #withRecordedFileAncestors(scopes: string[]): string[] {
+    const out = new Set(scopes);
+    const checked = new Set<string>();
+    for (const scope of scopes) {
+      for (
+        let slash = scope.lastIndexOf("/");
+        slash > 0;
+        slash = scope.lastIndexOf("/", slash - 1)
+      ) {
+        const ancestor = scope.slice(0, slash);
+        if (checked.has(ancestor)) break; // and its own ancestors with it
+        checked.add(ancestor);
+        const latest = this.store.latest(ancestor);
+        if (latest && !latest.deleted) out.add(ancestor);
+      }
+    }
+    return [...out];
   }
 
   async #observeScope(

@@ -39,3 +39,22 @@ Deno.test("Debouncer.flushNow() hands over at once; empty adds do nothing", () =
   assert.deepEqual(batches, [1]);
   debouncer.cancel();
 });
+
+Deno.test("Debouncer.addReady() hands complete keys over at once; the others keep waiting", async () => {
+  const batches: string[][] = [];
+  const debouncer = new Debouncer<string>(
+    { quietMs: 60_000 },
+    (batch) => batches.push([...batch].sort()),
+  );
+  try {
+    debouncer.add(["still-writing", "closed"]);
+    debouncer.addReady(["closed", "also-closed"]);
+    await waitFor("the ready keys", () => batches.length === 1);
+    assert.deepEqual(batches, [["also-closed", "closed"]]);
+    debouncer.addReady([]);
+    debouncer.flushNow();
+    assert.deepEqual(batches, [["also-closed", "closed"], ["still-writing"]]);
+  } finally {
+    debouncer.cancel();
+  }
+});

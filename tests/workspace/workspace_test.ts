@@ -245,3 +245,24 @@ Deno.test("Workspace safety rescan records a change the watcher never heard of",
       await Deno.remove(outside, { recursive: true });
     }
   }));
+
+Deno.test("Workspace records a file replaced by a folder as a deletion first, whatever path it is told of", () =>
+  withTempDir(async (root) => {
+    await put(root, "x", "x is a file");
+    const workspace = await open(root);
+    try {
+      await workspace.scan();
+      await Deno.remove(`${root}/x`);
+      await put(root, "x/inside.txt", "x is a folder");
+      // Told only of the new file (as when its writer closed it before the removal's
+      // event was handled): the replaced file's deletion is recorded with it, first.
+      const { recorded } = await workspace.capture(["x/inside.txt"]);
+      assert.deepEqual(
+        recorded.map((i) => `${i.path}${i.deleted ? " deleted" : ""}`),
+        ["x deleted", "x/inside.txt"],
+      );
+      assert.equal(recorded[0]!.sequence + 1, recorded[1]!.sequence);
+    } finally {
+      await workspace.close();
+    }
+  }));
