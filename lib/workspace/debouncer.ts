@@ -14,7 +14,7 @@ export interface DebouncerOptions {
 export class Debouncer<K> {
   readonly #pending = new Set<K>();
   readonly #ready = new Set<K>();
-  #readyTimer: ReturnType<typeof setTimeout> | undefined;
+  #readyScheduled = false;
   readonly #flush: (batch: Set<K>) => void;
   readonly #quietMs: number;
   readonly #maxWaitMs: number;
@@ -40,27 +40,27 @@ export class Debouncer<K> {
 
   /**
    * Adds keys whose change is complete (a writer closed the file): they are handed over
-   * on the next turn of the event loop, with whatever else became ready meanwhile,
-   * without waiting for the quiet time.
+   * as soon as the current task ends, with whatever else became ready meanwhile, without
+   * waiting for the quiet time.
    */
   addReady(keys: Iterable<K>): void {
     for (const key of keys) {
       this.#pending.delete(key);
       this.#ready.add(key);
     }
-    if (this.#ready.size === 0 || this.#readyTimer !== undefined) return;
-    this.#readyTimer = setTimeout(() => {
-      this.#readyTimer = undefined;
+    if (this.#ready.size === 0 || this.#readyScheduled) return;
+    this.#readyScheduled = true;
+    // A microtask, not a timer: Deno's timers fire no sooner than about 2 ms.
+    queueMicrotask(() => {
+      this.#readyScheduled = false;
       this.#handOver(this.#ready);
-    }, 0);
+    });
   }
 
   /** Hands over whatever is pending now. */
   flushNow(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    clearTimeout(this.#readyTimer);
-    this.#readyTimer = undefined;
     for (const key of this.#ready) this.#pending.add(key);
     this.#ready.clear();
     this.#handOver(this.#pending);
@@ -77,8 +77,6 @@ export class Debouncer<K> {
   cancel(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    clearTimeout(this.#readyTimer);
-    this.#readyTimer = undefined;
     this.#pending.clear();
     this.#ready.clear();
   }

@@ -16,6 +16,16 @@ import {
 } from "./_harness.ts";
 import type { MasterStatus, ReplicaStatus } from "../../lib/replication/mod.ts";
 
+/** Waits until the replica says it is live (the master certified its catch-up). */
+async function waitForLive(replica: Peer): Promise<ReplicaStatus> {
+  let status: ReplicaStatus | undefined;
+  await waitFor("the replica to be live", async () => {
+    status = await replica.command<ReplicaStatus>("status");
+    return status.state === "live";
+  });
+  return status!;
+}
+
 /** A small tree with every kind of file the issue names. */
 async function mixedTree(root: string): Promise<void> {
   await put(root, "small.txt", "hello\n");
@@ -39,8 +49,8 @@ Deno.test("initial sync copies small, medium, chunked, empty, binary, executable
       const tree = await waitForSameTrees([m, r], { peers: [master, replica] });
       assertEquals(tree.size, 10);
       assertEquals(tree.get("bin/run.sh")!.split(" ")[0], "755");
-      const status = await replica.command<ReplicaStatus>("status");
-      assertEquals(status.state, "live");
+      // Live once the master certifies the catch-up, which may come just after the files.
+      const status = await waitForLive(replica);
       // Applying notifications journals nothing: no echo back to the master.
       assertEquals(status.journal.pending + status.journal.sent + status.journal.accepted, 0);
       await waitFor("the replica to acknowledge everything", async () => {
@@ -95,8 +105,7 @@ Deno.test("a replica killed and restarted catches up, changes made meanwhile inc
       await put(m, "g/big.bin", pseudoRandomBytes(4_500_000, 6));
       replica = await startReplica(r, sock);
       await waitForSameTrees([m, r], { peers: [master, replica] });
-      const status = await replica.command<ReplicaStatus>("status");
-      assertEquals(status.state, "live");
+      await waitForLive(replica);
     } finally {
       await replica.stop();
       await master.stop();
