@@ -122,7 +122,8 @@ export class ContentFetcher {
       if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
       try {
         if (answer.chunk_manifest === null) {
-          await this.#cas.putVerified(hash, answer.content);
+          // Flushed with the folders of the batch that records it (Workspace.applyChanges).
+          await this.#cas.putVerified(hash, answer.content, { deferFolderSync: true });
         } else {
           await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
         }
@@ -144,7 +145,8 @@ export class ContentFetcher {
       const answer = await this.#request(hash);
       if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
       try {
-        await this.#cas.putVerified(hash, answer.content);
+        // Flushed with the folders of the batch that records it (Workspace.applyChanges).
+        await this.#cas.putVerified(hash, answer.content, { deferFolderSync: true });
         return;
       } catch (error) {
         if (!(error instanceof CorruptContentError) || attempt >= this.#attempts) throw error;

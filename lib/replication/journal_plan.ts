@@ -73,9 +73,15 @@ export function planJournalEntries(
   }
   // Pair each removal with a creation of the same content: a rename.
   const unpaired = new Set(creations);
+  const creationsByHash = new Map<string, CapturedChange[]>();
+  for (const creation of creations) {
+    const same = creationsByHash.get(creation.current.hash);
+    if (same) same.push(creation);
+    else creationsByHash.set(creation.current.hash, [creation]);
+  }
   for (const removal of deletions) {
     const hash = removal.previous!.hash;
-    const target = creations.find((c) => unpaired.has(c) && c.current.hash === hash);
+    const target = creationsByHash.get(hash)?.shift(); // the earliest, as a scan would pair
     if (!target) {
       planned.push(entry(removal, "delete", seen(removal.current.path)));
       continue;

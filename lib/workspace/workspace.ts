@@ -585,22 +585,27 @@ export class Workspace {
   async #ensureParent(path: string): Promise<void> {
     const parent = parentOf(path);
     if (parent === "") return;
-    this.#assertNoLinkedParents(path);
+    if (this.#assertNoLinkedParents(path)) return;
     await Deno.mkdir(this.#absolute(parent), { recursive: true });
   }
 
-  /** Refuses to write through a link: a linked folder could lead out of the workspace. */
-  #assertNoLinkedParents(path: string): void {
+  /**
+   * Refuses to write through a link: a linked folder could lead out of the workspace.
+   *
+   * @returns Whether every parent folder exists.
+   */
+  #assertNoLinkedParents(path: string): boolean {
     const segments = path.split("/");
     let current = "";
     for (const segment of segments.slice(0, -1)) {
       current = current === "" ? segment : `${current}/${segment}`;
       const observation = observePath(this.root, current);
-      if (observation.kind === "absent") return;
+      if (observation.kind === "absent") return false;
       if (observation.kind !== "dir") {
         throw new PathError(path, `"${current}" is not a folder (links are never followed)`);
       }
     }
+    return true;
   }
 
   #carryFileStates(from: string, to: string): void {
