@@ -118,6 +118,8 @@ export class Workspace {
   #watcher: TreeWatcher | undefined;
   #debouncer: Debouncer<string> | undefined;
   #rescanTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The watcher's capture queued and not started yet, which new events join. */
+  #waitingCapture: Set<string> | null = null;
   #closed = false;
 
   private constructor(
@@ -210,7 +212,7 @@ export class Workspace {
     if (this.#watcher || this.#closed) return;
     const debouncer = new Debouncer<string>(
       { quietMs: options.debounceMs ?? 50 },
-      (batch) => void this.#captureBatch(batch),
+      (batch) => this.#captureBatch(batch),
     );
     this.#debouncer = debouncer;
     const captureOnClose = options.captureOnClose ?? true;
@@ -330,11 +332,23 @@ export class Workspace {
     this.store.close();
   }
 
-  #captureBatch(batch: Set<string>): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    const scopes = batch.has("") ? [""] : [...batch];
-    return this.#queue.run(async () => {
-      if (this.store.db.isOpen) await this.#capture(scopes, { emit: true });
+  /**
+   * Queues a capture of the watcher's batch, or joins the one already queued and not yet
+   * started: idle, a change is recorded at once; busy, everything that happens meanwhile
+   * is recorded together by the next capture.
+   */
+  #captureBatch(batch: Set<string>): void {
+    if (this.#closed) return;
+    if (this.#waitingCapture) {
+      for (const scope of batch) this.#waitingCapture.add(scope);
+      return;
+    }
+    const scopes = new Set(batch);
+    this.#waitingCapture = scopes;
+    this.#queue.run(async () => {
+      this.#waitingCapture = null; // later events make the next capture
+      const list = scopes.has("") ? [""] : [...scopes];
+      if (this.store.db.isOpen) await this.#capture(list, { emit: true });
     }).catch((error) => log("error", "capture failed", { error }));
   }
 
