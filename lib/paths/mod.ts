@@ -5,6 +5,7 @@
  * @module
  */
 export {
+  ancestorsOf,
   isInside,
   type NormalizeOptions,
   normalizeWorkspacePath,

@@ -59,6 +59,15 @@ export function isInside(path: string, folder: string): boolean {
   return path === folder || path.startsWith(folder + "/");
 }
 
+/** The folders holding a normalized path, innermost first (the root, `""`, left out). */
+export function ancestorsOf(path: string): string[] {
+  const out: string[] = [];
+  for (let slash = path.lastIndexOf("/"); slash > 0; slash = path.lastIndexOf("/", slash - 1)) {
+    out.push(path.slice(0, slash));
+  }
+  return out;
+}
+
 /** The parent folder of a normalized path, `""` for the root's children. */
 export function parentOf(path: string): string {
   const slash = path.lastIndexOf("/");

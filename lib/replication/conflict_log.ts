@@ -28,6 +28,10 @@ export interface Conflict {
   resolution: string | null;
 }
 
+const COLUMNS = `id, local_seq AS localSeq, path, operation, reason, kept_hash AS keptHash,
+  kept_size AS keptSize, kept_mode AS keptMode, created_ms AS createdMs,
+  resolved_ms AS resolvedMs, resolution`;
+
 /**
  * The replica's record of rejected write-backs (table `replica_conflicts`). Nothing is
  * lost: the rejected content stays in the store under `keptHash`. Tables must be
@@ -42,7 +46,9 @@ export class ConflictLog {
   }
 
   /**
-   * Records a rejected entry.
+   * Records a rejected entry. A conflict left for a person stays one row per path: a
+   * further rejection of the same path while it is open (the person saving again before
+   * resolving) updates that row with the newer kept content instead of adding another.
    *
    * @param entry The journal entry.
    * @param reason The master's reason.
@@ -50,6 +56,8 @@ export class ConflictLog {
    * master's version: `"upstream"`), else left for a person.
    */
   add(entry: JournalEntry, reason: string, resolution: string | null): Conflict {
+    const open = resolution === null ? this.#openFor(entry.path) : undefined;
+    if (open) return this.#update(open, entry, reason);
     const now = Date.now();
     const result = this.#statement(
       `INSERT INTO replica_conflicts
@@ -86,10 +94,7 @@ export class ConflictLog {
   list(options: { unresolved?: boolean; limit?: number } = {}): Conflict[] {
     const where = options.unresolved ? "WHERE resolved_ms IS NULL" : "";
     return (this.#statement(
-      `SELECT id, local_seq AS localSeq, path, operation, reason, kept_hash AS keptHash,
-              kept_size AS keptSize, kept_mode AS keptMode, created_ms AS createdMs,
-              resolved_ms AS resolvedMs, resolution
-       FROM replica_conflicts ${where} ORDER BY id DESC LIMIT ?`,
+      `SELECT ${COLUMNS} FROM replica_conflicts ${where} ORDER BY id DESC LIMIT ?`,
     ).all(options.limit ?? 1000) as unknown as Conflict[]).map((row) => ({ ...row }));
   }
 
@@ -106,6 +111,31 @@ export class ConflictLog {
       "UPDATE replica_conflicts SET resolution = ? WHERE id = ? AND resolved_ms IS NULL",
     )
       .run(resolution, id);
+  }
+
+  #openFor(path: string): Conflict | undefined {
+    const row = this.#statement(
+      `SELECT ${COLUMNS} FROM replica_conflicts WHERE path = ? AND resolved_ms IS NULL
+       ORDER BY id DESC LIMIT 1`,
+    ).get(path) as unknown as Conflict | undefined;
+    return row ? { ...row } : undefined;
+  }
+
+  /** The open conflict now keeps the newer content; when it opened and its progress stay. */
+  #update(open: Conflict, entry: JournalEntry, reason: string): Conflict {
+    this.#statement(
+      `UPDATE replica_conflicts SET local_seq = ?, operation = ?, reason = ?, kept_hash = ?,
+         kept_size = ?, kept_mode = ? WHERE id = ?`,
+    ).run(entry.localSeq, entry.operation, reason, entry.hash, entry.size, entry.mode, open.id);
+    return {
+      ...open,
+      localSeq: entry.localSeq,
+      operation: entry.operation,
+      reason,
+      keptHash: entry.hash,
+      keptSize: entry.size,
+      keptMode: entry.mode,
+    };
   }
 
   /** Whether `path` (as a change's source path) has an unresolved conflict. */

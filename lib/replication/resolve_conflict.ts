@@ -70,7 +70,7 @@ export async function resolveConflict(
   await workspace.settled();
   await answered(tables, normalized);
   // Listed only now: an edit captured above (the person fixing merge markers, say) is
-  // written back and rejected while we wait, which opens one more conflict to close.
+  // written back and rejected while we wait, which updates the open conflict.
   const open = openConflicts();
   if (open.length === 0) throw new ResolveError(`No open conflict for "${normalized}"`);
   const state = tables.paths.get(normalized);

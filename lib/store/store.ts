@@ -26,6 +26,9 @@ type Listener = (recorded: Iteration[]) => void;
 
 const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted, origin";
 
+/** A file state to remember, or a path to forget. */
+export type FileStateChange = FileState | { path: string; forget: true };
+
 /**
  * The versioned store: every change to every path is an immutable {@linkcode Iteration}
  * in SQLite. Content lives in the CAS; the store holds only its hash.
@@ -70,16 +73,21 @@ export class Store {
    * latest iteration (same content and mode, or a deletion of a deleted or unknown path)
    * records nothing, so a change seen twice (write-through, then the watcher) is kept once.
    *
-   * @returns The iterations recorded, in sequence order.
+   * @param changes The changes.
+   * @param fileStates What the scanner saw of these paths, saved in the same transaction
+   * (see {@linkcode Store.saveFileStates}).
+   * @returns The iterations recorded, in sequence order; listeners hear of them once
+   * they are committed.
    */
-  record(changes: NewIteration[]): Iteration[] {
-    if (changes.length === 0) return [];
+  record(changes: NewIteration[], fileStates: FileStateChange[] = []): Iteration[] {
+    if (changes.length === 0 && fileStates.length === 0) return [];
     const recorded = inTransaction(this.db, () => {
       const out: Iteration[] = [];
       for (const change of changes) {
         const iteration = this.#recordOne(change);
         if (iteration) out.push(iteration);
       }
+      this.saveFileStates(fileStates);
       return out;
     });
     this.#announce(recorded);
@@ -273,7 +281,7 @@ export class Store {
   }
 
   /** Remembers (or, with `null`, forgets) what the scanner saw of these paths. */
-  saveFileStates(states: Array<FileState | { path: string; forget: true }>): void {
+  saveFileStates(states: FileStateChange[]): void {
     if (states.length === 0) return;
     const upsert = this.#statement(
       "INSERT INTO file_state (path, size, mtime_ms, ino, mode, hash) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, ino = excluded.ino, mode = excluded.mode, hash = excluded.hash",

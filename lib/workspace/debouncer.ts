@@ -1,9 +1,15 @@
 /** Options for {@linkcode Debouncer}. */
-export interface DebouncerOptions {
+export interface DebouncerOptions<K = unknown> {
   /** Quiet time after the last event before a batch is flushed. */
   quietMs: number;
   /** Longest an event waits under a continuous stream of events. @default {quietMs * 20} */
   maxWaitMs?: number;
+  /**
+   * Whether a ready key must wait for the pending batch after all, to keep the order of
+   * changes (say, the creation of the folder it is in is still pending).
+   * @default {never}
+   */
+  waitsFor?: (pending: ReadonlySet<K>, key: K) => boolean;
 }
 
 /**
@@ -18,12 +24,14 @@ export class Debouncer<K> {
   readonly #flush: (batch: Set<K>) => void;
   readonly #quietMs: number;
   readonly #maxWaitMs: number;
+  readonly #waitsFor: (pending: ReadonlySet<K>, key: K) => boolean;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #firstAt = 0;
 
-  constructor(options: DebouncerOptions, flush: (batch: Set<K>) => void) {
+  constructor(options: DebouncerOptions<K>, flush: (batch: Set<K>) => void) {
     this.#quietMs = options.quietMs;
     this.#maxWaitMs = options.maxWaitMs ?? options.quietMs * 20;
+    this.#waitsFor = options.waitsFor ?? (() => false);
     this.#flush = flush;
   }
 
@@ -45,6 +53,10 @@ export class Debouncer<K> {
    */
   addReady(keys: Iterable<K>): void {
     for (const key of keys) {
+      if (this.#waitsFor(this.#pending, key)) {
+        this.#pending.add(key); // the pending batch is on its timer already
+        continue;
+      }
       this.#pending.delete(key);
       this.#ready.add(key);
     }

@@ -4,7 +4,14 @@ import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
 import { isMissing, syncDir } from "../disk/mod.ts";
-import { isInside, normalizeWorkspacePath, parentOf, PathError, PathSet } from "../paths/mod.ts";
+import {
+  ancestorsOf,
+  isInside,
+  normalizeWorkspacePath,
+  parentOf,
+  PathError,
+  PathSet,
+} from "../paths/mod.ts";
 import {
   type FileState,
   type Iteration,
@@ -211,7 +218,13 @@ export class Workspace {
   async watch(options: WatchOptions = {}): Promise<void> {
     if (this.#watcher || this.#closed) return;
     const debouncer = new Debouncer<string>(
-      { quietMs: options.debounceMs ?? 50 },
+      {
+        quietMs: options.debounceMs ?? 50,
+        // A file closed in a folder whose creation is still pending waits for it: files
+        // written before the folder's watch existed are then recorded before it.
+        waitsFor: (pending, path) =>
+          pending.has("") || ancestorsOf(path).some((a) => pending.has(a)),
+      },
       (batch) => this.#captureBatch(batch),
     );
     this.#debouncer = debouncer;
@@ -414,8 +427,7 @@ export class Workspace {
     changes.sort((a, b) =>
       Number(b.deleted) - Number(a.deleted) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
     );
-    const recorded = this.store.record(changes);
-    this.store.saveFileStates(states);
+    const recorded = this.store.record(changes, states); // one commit for both
     for (const problem of problems) log("warn", "not recorded", problem);
     if (options.emit && recorded.length > 0) {
       for (const listener of this.#capturedListeners) listener(recorded);
@@ -432,12 +444,7 @@ export class Workspace {
     const out = new Set(scopes);
     const checked = new Set<string>();
     for (const scope of scopes) {
-      for (
-        let slash = scope.lastIndexOf("/");
-        slash > 0;
-        slash = scope.lastIndexOf("/", slash - 1)
-      ) {
-        const ancestor = scope.slice(0, slash);
+      for (const ancestor of ancestorsOf(scope)) {
         if (checked.has(ancestor)) break; // and its own ancestors with it
         checked.add(ancestor);
         const latest = this.store.latest(ancestor);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { PathSet } from "../../lib/paths/mod.ts";
+import { ancestorsOf, PathSet } from "../../lib/paths/mod.ts";
 
 const MEMBERS = ["a/b/c.txt", "docs", "x"];
 
@@ -45,4 +45,10 @@ Deno.test("PathSet: members are kept once, in the order added", () => {
   for (const path of ["b", "a/c", "b", "a/d"]) set.add(path);
   assert.deepEqual(set.paths, ["b", "a/c", "a/d"]);
   assert.equal(set.size, 3);
+});
+
+Deno.test("ancestorsOf lists the folders holding a path, innermost first", () => {
+  assert.deepEqual(ancestorsOf("a/b/c.txt"), ["a/b", "a"]);
+  assert.deepEqual(ancestorsOf("top.txt"), []);
+  assert.deepEqual(ancestorsOf(""), []);
 });

@@ -112,6 +112,34 @@ Deno.test("ConflictLog lists rejected write-backs with the kept content", async 
   });
 });
 
+Deno.test("ConflictLog keeps one open conflict per path, updated by further rejections", async () => {
+  await withDatabase((path) => {
+    const db = openDatabase(path);
+    const { journal, conflicts } = openReplicaTables(db);
+    const reject = (hash: string, resolution: string | null) => {
+      const [entry] = journal.append([change("x.txt", { hash })]);
+      const [rejected] = journal.resolve([], [[entry!.localSeq, `conflict: ${hash}`]]);
+      return conflicts.add(rejected!, `conflict: ${hash}`, resolution);
+    };
+    const first = reject("01".repeat(32), null);
+    conflicts.note(first.id, "merging");
+    const again = reject("02".repeat(32), null); // saved again before resolving
+    assertEquals(again.id, first.id);
+    const [open] = conflicts.list({ unresolved: true });
+    assertEquals(
+      [open!.keptHash, open!.reason, open!.resolution, open!.createdMs],
+      ["02".repeat(32), `conflict: ${"02".repeat(32)}`, "merging", first.createdMs],
+    );
+    assertEquals(conflicts.counts(), { total: 1, unresolved: 1 });
+    conflicts.resolve(first.id, "local");
+    reject("03".repeat(32), null); // after the resolution: a new conflict
+    reject("04".repeat(32), "upstream"); // settled at once (sandbox): always its own row
+    reject("05".repeat(32), "upstream");
+    assertEquals(conflicts.counts(), { total: 4, unresolved: 1 });
+    db.close();
+  });
+});
+
 Deno.test("MasterState records cumulative acks and write-back outcomes", async () => {
   await withDatabase((path) => {
     let db = openDatabase(path);

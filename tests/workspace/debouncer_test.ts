@@ -58,3 +58,22 @@ Deno.test("Debouncer.addReady() hands complete keys over at once; the others kee
     debouncer.cancel();
   }
 });
+
+Deno.test("Debouncer: a ready key waits for the pending batch when told to, keeping the order", async () => {
+  const batches: string[][] = [];
+  const debouncer = new Debouncer<string>(
+    {
+      quietMs: 40,
+      waitsFor: (pending, key) => [...pending].some((p) => key.startsWith(p + "/")),
+    },
+    (batch) => batches.push([...batch].sort()),
+  );
+  try {
+    debouncer.add(["new-folder"]);
+    debouncer.addReady(["new-folder/closed.txt", "elsewhere.txt"]);
+    await waitFor("both flushes", () => batches.length === 2);
+    assert.deepEqual(batches, [["elsewhere.txt"], ["new-folder", "new-folder/closed.txt"]]);
+  } finally {
+    debouncer.cancel();
+  }
+});
