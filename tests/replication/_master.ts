@@ -2,7 +2,9 @@
  * A replication master as its own process, for end-to-end tests and benchmarks:
  * `deno run -A tests/replication/_master.ts --root DIR --socket PATH [--ws HOST:PORT]
  * [--token T] [--heartbeat MS] [--debounce MS] [--ignore P]… [--to-replica P]…
- * [--to-master P]… [--max-queue N] [--max-writeback N] [--barrier-timeout MS]`. Prints
+ * [--to-master P]… [--max-queue N] [--max-writeback N] [--barrier-timeout MS]
+ * [--wait-for-quiet]` (record a closed file only after the debounce too, so a test can
+ * make the master's capture lag). Prints
  * `READY {"wsPort":…}` once listening; then answers `status`, `settle`, `history PATH`,
  * `changes SINCE`, `set-floor N` and `exit` on stdin (see `_runner_common.ts`).
  *
@@ -20,7 +22,10 @@ const workspace = await Workspace.open({
   ignoreToMaster: args["to-master"] ?? [],
 });
 await workspace.scan();
-workspace.watch({ debounceMs: Number(args.debounce ?? 20) });
+workspace.watch({
+  debounceMs: Number(args.debounce ?? 20),
+  captureOnClose: !args["wait-for-quiet"],
+});
 const master = await startMaster({
   workspace,
   socketPath: args.socket,

@@ -31,6 +31,7 @@ export function runnerArgs(args: string[]) {
       "barrier-timeout": { type: "string" },
       "backoff-max": { type: "string" },
       "die-after-writeback": { type: "boolean" },
+      "wait-for-quiet": { type: "boolean" },
     },
   }).values;
 }

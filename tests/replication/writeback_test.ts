@@ -91,7 +91,7 @@ Deno.test("a write-back racing an agent edit is rejected; the sandbox takes the 
     const sock = `${base}/m.sock`;
     await put(m, "shared.txt", "original");
     // A long debounce on the master: its capture of the agent's edit lags the write-back.
-    const master = await startMaster(m, sock, { args: ["--debounce", "3000"] });
+    const master = await startMaster(m, sock, { args: ["--debounce", "3000", "--wait-for-quiet"] });
     const sandbox = await startReplica(r, sock);
     try {
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
@@ -119,7 +119,7 @@ Deno.test("local-sync mode leaves a conflicting local file alone and lists the c
     const sock = `${base}/m.sock`;
     await put(m, "shared.txt", "original");
     await put(m, "other.txt", "other");
-    const master = await startMaster(m, sock, { args: ["--debounce", "3000"] });
+    const master = await startMaster(m, sock, { args: ["--debounce", "3000", "--wait-for-quiet"] });
     const local = await startReplica(r, sock, { args: ["--mode", "local-sync"] });
     try {
       await waitForSameTrees([m, r], { peers: [master, local] });
