@@ -782,6 +782,7 @@ class ReplicaSession {
     const replica = this.#replica;
     const { workspace, tables } = replica;
     const toMake: Array<PendingVersion & { action: "write" | "remove" }> = [];
+    const held: PendingVersion[] = [];
     for (const item of items) {
       const action = this.#decide(item);
       switch (action) {
@@ -789,7 +790,7 @@ class ReplicaSession {
         case "skip-superseded":
           break;
         case "noop":
-          tables.paths.setApplied(item.path, item.version);
+          held.push(item);
           break;
         case "defer":
           if (item.version.deleted || await this.#holdContent(item)) {
@@ -800,6 +801,10 @@ class ReplicaSession {
           toMake.push({ ...item, action });
       }
     }
+    // Already held here (a resync finds most files so): remembered in one transaction.
+    inTransaction(replica.store.db, () => {
+      for (const item of held) tables.paths.setApplied(item.path, item.version);
+    });
     const ready: typeof toMake = [];
     const changedOnDisk: PendingVersion[] = [];
     await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
