@@ -87,9 +87,9 @@ export interface WatchOptions {
   /** Quiet time before a batch of changes is recorded. @default {50} */
   debounceMs?: number;
   /**
-   * Record a file as soon as its writer closes it, without waiting for the quiet time
-   * (other events still wait). Off for editors that save in several steps (local-sync).
-   * @default {true}
+   * Record a file as soon as its writer closes it, without waiting for the quiet time;
+   * other events then wait at least 100 ms. Off for editors that save in several steps
+   * (local-sync). @default {true}
    */
   captureOnClose?: boolean;
   /**
@@ -103,6 +103,12 @@ export interface WatchOptions {
 
 /** How many files are read and stored at once during a capture. */
 const HASH_CONCURRENCY = 8;
+/**
+ * With capture on close, the least quiet time for every other event (a deletion, a
+ * rename, a mode change, a write whose file is still open): a writer pausing longer than
+ * this in the middle of a file is rare, so a file is not recorded half-written.
+ */
+const OPEN_WRITE_QUIET_MS = 100;
 /**
  * How many changes {@linkcode Workspace.applyChanges} makes at once: each waits mostly on
  * its fsync, and the file system commits concurrent ones together.
@@ -217,9 +223,11 @@ export class Workspace {
    */
   async watch(options: WatchOptions = {}): Promise<void> {
     if (this.#watcher || this.#closed) return;
+    const captureOnClose = options.captureOnClose ?? true;
+    const debounceMs = options.debounceMs ?? 50;
     const debouncer = new Debouncer<string>(
       {
-        quietMs: options.debounceMs ?? 50,
+        quietMs: captureOnClose ? Math.max(debounceMs, OPEN_WRITE_QUIET_MS) : debounceMs,
         // A file closed in a folder whose creation is still pending waits for it: files
         // written before the folder's watch existed are then recorded before it.
         waitsFor: (pending, path) =>
@@ -228,7 +236,6 @@ export class Workspace {
       (batch) => this.#captureBatch(batch),
     );
     this.#debouncer = debouncer;
-    const captureOnClose = options.captureOnClose ?? true;
     const excluded = (name: string) =>
       name === this.layout.dataDirInside?.split("/")[0] || this.filter.local.ignores(name, true);
     this.#watcher = new TreeWatcher(this.root, excluded, (event) => {
