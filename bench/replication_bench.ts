@@ -200,11 +200,13 @@ export async function propagationLatency(
 ): Promise<LatencySummary> {
   await Deno.mkdir(`${writeRoot}/latency`, { recursive: true });
   const watcher = Deno.watchFs(readRoot, { recursive: true });
-  const waker: { wake: (() => void) | null } = { wake: null };
+  // Events are counted, so that one arriving while we read is never waited for.
+  const events: { count: number; wake: (() => void) | null } = { count: 0, wake: null };
   const watching = (async () => {
     for await (const _event of watcher) {
-      const wake = waker.wake;
-      waker.wake = null;
+      events.count++;
+      const wake = events.wake;
+      events.wake = null;
       wake?.();
     }
   })();
@@ -218,14 +220,16 @@ export async function propagationLatency(
       await Deno.writeTextFile(`${writeRoot}/${path}`, content);
       const deadline = start + 20_000;
       while (true) {
+        const seen = events.count;
         const arrived = await Deno.readFile(`${readRoot}/${path}`).then((b) => decoder.decode(b))
           .catch(() => null);
         if (arrived === content) break;
         if (performance.now() > deadline) throw new Error(`write ${i} did not arrive in 20 s`);
-        // Woken by the watcher; the timeout only covers an event that came before we waited.
+        if (events.count !== seen) continue; // something changed while we read: look again
+        // Woken by the next event; the timeout only covers an event the OS dropped.
         await new Promise<void>((resolve) => {
-          waker.wake = resolve;
-          setTimeout(resolve, 10);
+          events.wake = resolve;
+          setTimeout(resolve, 50);
         });
       }
       samples.push(performance.now() - start);
