@@ -268,6 +268,8 @@ async function latency(
   const replica = await Peer.start("replica", "_replica.ts", ["--root", r, ...connect]);
   try {
     await replica.command("sync-wait 20000");
+    // Data earlier benchmarks left unwritten would slow every fsync measured here.
+    await syncDisks();
     const summary = await propagationLatency(m, r, sizes.latencyWrites);
     return [latencyLine(`propagation latency, master disk → replica disk, ${transport}`, summary)];
   } finally {

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { formatNumber, peerUnavailable, quickMode, runPeer } from "./_lib/mod.ts";
+import { formatNumber, peerUnavailable, quickMode, runPeer, syncDisks } from "./_lib/mod.ts";
 import { propagationLatency } from "./replication_bench.ts";
 import { Peer } from "../tests/replication/_harness.ts";
 import type { ReplicaStatus } from "../lib/replication/mod.ts";
@@ -52,6 +52,8 @@ export async function run(quick: boolean): Promise<string[]> {
   ]);
   try {
     await replica.command("sync-wait 20000");
+    // Data earlier benchmarks left unwritten would slow every fsync measured here.
+    await syncDisks();
     const latency = await propagationLatency(r, m, sizes.latencyWrites);
     const lines = [
       `write-back latency, sandbox disk → master disk, unix: p50 ${
