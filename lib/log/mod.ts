@@ -10,3 +10,4 @@ export {
   type LoggingOptions,
   type LogLevel,
 } from "./logger.ts";
+export { errorMessage } from "./error_message.ts";
