@@ -36,6 +36,11 @@ export class TaskLimiter {
     this.#limit = limit;
   }
 
+  /** Tasks running or waiting for a slot. */
+  get pending(): number {
+    return this.#active + this.#waiting.length;
+  }
+
   /** Runs `task` once a slot is free; resolves or rejects with its outcome. */
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#active >= this.#limit) await new Promise<void>((r) => this.#waiting.push(r));

@@ -1,3 +1,4 @@
+import { TaskLimiter } from "../concurrency/mod.ts";
 import {
   type Cas,
   type ChunkManifest,
@@ -48,34 +49,26 @@ type Answer = ContentFetchResponseMessage | ContentNotFoundMessage;
 export class ContentFetcher {
   readonly #cas: Cas;
   readonly #send: (message: WireMessage) => Promise<void>;
-  readonly #concurrency: number;
   readonly #attempts: number;
   readonly #waiting = new Map<
     string,
     { resolve: (a: Answer) => void; reject: (e: unknown) => void }[]
   >();
   readonly #ensuring = new Map<string, Promise<void>>();
-  readonly #slots: (() => void)[] = [];
-  #active = 0;
+  readonly #limiter: TaskLimiter;
   #failed: unknown = null;
-  #bytes = 0;
 
   /** @param options See {@linkcode ContentFetcherOptions}. */
   constructor(options: ContentFetcherOptions) {
     this.#cas = options.cas;
     this.#send = options.send;
-    this.#concurrency = options.concurrency ?? 8;
+    this.#limiter = new TaskLimiter(options.concurrency ?? 8);
     this.#attempts = options.attempts ?? 3;
   }
 
   /** Requests sent and not answered yet, or waiting for a slot. */
   get inFlight(): number {
-    return this.#active + this.#slots.length;
-  }
-
-  /** Bytes received in content answers so far. */
-  get bytesReceived(): number {
-    return this.#bytes;
+    return this.#limiter.pending;
   }
 
   /**
@@ -101,7 +94,6 @@ export class ContentFetcher {
     const waiters = this.#waiting.get(answer.content_hash);
     if (!waiters) return; // an answer nobody waits for (asked by an earlier connection)
     this.#waiting.delete(answer.content_hash);
-    if (answer.type === "ContentFetchResponse") this.#bytes += answer.content.length;
     for (const waiter of waiters) waiter.resolve(answer);
   }
 
@@ -111,53 +103,51 @@ export class ContentFetcher {
     const waiting = [...this.#waiting.values()].flat();
     this.#waiting.clear();
     for (const waiter of waiting) waiter.reject(error);
-    for (const wake of this.#slots.splice(0)) wake();
   }
 
   async #ensure(hash: string): Promise<void> {
     if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
     if (await this.#cas.has(hash)) return;
-    for (let attempt = 1;; attempt++) {
-      const answer = await this.#request(hash);
-      if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
-      try {
-        if (answer.chunk_manifest === null) {
-          // Flushed with the folders of the batch that records it (Workspace.applyChanges).
-          await this.#cas.putVerified(hash, answer.content, { deferFolderSync: true });
-        } else {
-          await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
-        }
-        return;
-      } catch (error) {
-        if (!(error instanceof CorruptContentError) || attempt >= this.#attempts) throw error;
-      }
-    }
+    await this.#fetchVerified(hash, async (answer) => {
+      if (answer.chunk_manifest === null) await this.#putFetched(hash, answer.content);
+      else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
+    });
   }
 
   async #assemble(hash: string, manifest: ChunkManifest): Promise<void> {
     const missing = await this.#cas.missingChunks(manifest);
-    await Promise.all(missing.map((chunk) => this.#fetchChunk(chunk.hash)));
+    await Promise.all(
+      missing.map((chunk) =>
+        this.#fetchVerified(chunk.hash, (answer) => this.#putFetched(chunk.hash, answer.content))
+      ),
+    );
     await this.#cas.putManifest(hash, manifest);
   }
 
-  async #fetchChunk(hash: string): Promise<void> {
+  /** Asks for `hash` and stores the answer, asking again while it arrives corrupt. */
+  async #fetchVerified(
+    hash: string,
+    store: (answer: ContentFetchResponseMessage) => Promise<void>,
+  ): Promise<void> {
     for (let attempt = 1;; attempt++) {
       const answer = await this.#request(hash);
       if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
       try {
-        // Flushed with the folders of the batch that records it (Workspace.applyChanges).
-        await this.#cas.putVerified(hash, answer.content, { deferFolderSync: true });
-        return;
+        return await store(answer);
       } catch (error) {
         if (!(error instanceof CorruptContentError) || attempt >= this.#attempts) throw error;
       }
     }
   }
 
+  /** Stores fetched bytes; flushed with the folders of the batch that records them. */
+  #putFetched(hash: string, bytes: Uint8Array): Promise<void> {
+    return this.#cas.putVerified(hash, bytes, { deferFolderSync: true });
+  }
+
   /** One request for `hash`, within the concurrency limit; one outstanding per hash. */
-  async #request(hash: string): Promise<Answer> {
-    await this.#acquire();
-    try {
+  #request(hash: string): Promise<Answer> {
+    return this.#limiter.run(async () => {
       if (this.#failed) throw this.#failed;
       const answer = new Promise<Answer>((resolve, reject) => {
         const waiters = this.#waiting.get(hash);
@@ -169,21 +159,7 @@ export class ContentFetcher {
         await this.#send({ type: "ContentFetchRequest", content_hash: hash });
       }
       return await answer;
-    } finally {
-      this.#release();
-    }
-  }
-
-  async #acquire(): Promise<void> {
-    while (this.#active >= this.#concurrency && !this.#failed) {
-      await new Promise<void>((resolve) => this.#slots.push(resolve));
-    }
-    this.#active++;
-  }
-
-  #release(): void {
-    this.#active--;
-    this.#slots.shift()?.();
+    });
   }
 }
 

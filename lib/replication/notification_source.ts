@@ -48,7 +48,7 @@ export class NotificationSource {
   }
 
   /** Whether notifications for `path` are withheld from replicas. */
-  filtered(path: string): boolean {
+  #filtered(path: string): boolean {
     return this.#filter.ignores(path);
   }
 
@@ -58,7 +58,7 @@ export class NotificationSource {
    * for it and is told it is not found), and the problem is logged.
    */
   async frame(iteration: Iteration): Promise<Uint8Array | null> {
-    if (this.filtered(iteration.path)) return null;
+    if (this.#filtered(iteration.path)) return null;
     let inline: Uint8Array | null = null;
     if (!iteration.deleted && iteration.size < INLINE_LIMIT) {
       try {

@@ -83,6 +83,7 @@ export class PushChannel {
   #queueBytes = 0;
   #control: WireMessage[] = [];
   #barriers: Barrier[] = [];
+  readonly #barrierTimers = new Set<ReturnType<typeof setTimeout>>();
   #heartbeatDue = false;
   #closed = false;
   #wake: (() => void) | null = null;
@@ -105,11 +106,6 @@ export class PushChannel {
   /** The sending mode. */
   get mode(): ChannelMode {
     return this.#mode;
-  }
-
-  /** Every notification up to this sequence has been handed to the transport. */
-  get sentThrough(): number {
-    return this.#sentThrough;
   }
 
   /** Notifications waiting in the live queue. */
@@ -174,7 +170,12 @@ export class PushChannel {
       this.#control.push(confirmation(false, this.#source.sequence()));
     } else {
       this.#barriers.push({ requested, deadline: Date.now() + this.#barrierTimeoutMs });
-      setTimeout(() => this.#notify(), this.#barrierTimeoutMs + 1);
+      // Wakes the sender to answer the barrier unsatisfied once its deadline passes.
+      const timer = setTimeout(() => {
+        this.#barrierTimers.delete(timer);
+        this.#notify();
+      }, this.#barrierTimeoutMs + 1);
+      this.#barrierTimers.add(timer);
     }
     this.#notify();
   }
@@ -183,6 +184,8 @@ export class PushChannel {
   close(): void {
     this.#closed = true;
     clearInterval(this.#timer);
+    for (const timer of this.#barrierTimers) clearTimeout(timer);
+    this.#barrierTimers.clear();
     this.#notify();
   }
 

@@ -47,7 +47,6 @@ export class WritebackLoop {
   #answer: ((result: WriteBackResultMessage | null) => void) | null = null;
   #wake: (() => void) | null = null;
   #stopped = false;
-  #batches = 0;
   readonly #unsubscribe: () => void;
 
   /** @param options See {@linkcode WritebackLoopOptions}. */
@@ -59,11 +58,6 @@ export class WritebackLoop {
       ...options,
     };
     this.#unsubscribe = options.journal.onAppend(() => this.#notify());
-  }
-
-  /** Batches sent by this loop. */
-  get batches(): number {
-    return this.#batches;
   }
 
   /** Hands the master's answer to the batch in flight. */
@@ -108,7 +102,6 @@ export class WritebackLoop {
       );
       await this.#o.send({ type: "WriteBack", sandbox_id: this.#o.sandboxId, entries: batch });
       this.#o.journal.markSent(batch.map((entry) => Number(entry.local_seq)));
-      this.#batches++;
       const result = await withTimeout(answered, this.#o.answerTimeoutMs);
       if (result === null) return; // stopped
       this.#o.onResolved(this.#resolve(result));
