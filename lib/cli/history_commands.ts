@@ -8,6 +8,7 @@ import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
+import { errorMessage } from "../log/mod.ts";
 
 const COMMON = { ...LOCATE_ARGS, json: { type: "boolean" } } as const;
 
@@ -112,7 +113,7 @@ export async function catCommand(args: string[]): Promise<number> {
     for await (const piece of workspace.cas.readStream(found.hash)) await writeAll(piece);
   } catch (error) {
     throw new CliError(
-      `Cannot read "${path}" iteration ${found.iteration}: ${(error as Error).message}`,
+      `Cannot read "${path}" iteration ${found.iteration}: ${errorMessage(error)}`,
     );
   } finally {
     await workspace.close();
@@ -130,7 +131,7 @@ export function logCommand(args: string[]): Promise<number> {
   const layout = locateFromArgs(values);
   const since = integerArg("--since", values.since) ?? 0;
   const limit = integerArg("--limit", values.limit, 1) ?? -1;
-  const changes = withStore(layout, (store) => store.changesSince(since, limit));
+  const changes = withStore(layout, (store) => store.changesSince(since, { limit }));
   if (values.json) printJson(changes);
   else {
     const rows = changes.map((i) => [

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
-import { log } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import { PathError } from "../paths/mod.ts";
 import { type Iteration, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
@@ -57,7 +57,7 @@ export function filesRoutes(workspace: Workspace): Hono {
   app.get("/changes", (c) => {
     const since = optionalInteger(c.req.query("since"), "since", 0) ?? 0;
     const limit = optionalInteger(c.req.query("limit"), "limit", 1) ?? 1000;
-    const changes = store.changesSince(since, Math.min(limit, 10_000));
+    const changes = store.changesSince(since, { limit: Math.min(limit, 10_000) });
     return c.json({ since, sequence: store.sequence(), changes: changes.map(changeEntry) });
   });
 
@@ -98,7 +98,7 @@ function fileRoute(url: string): FileRoute {
   try {
     return parseFileRoute(rawPath.slice("/files/".length));
   } catch (error) {
-    throw new HttpError(400, "bad_request", (error as Error).message);
+    throw new HttpError(400, "bad_request", errorMessage(error));
   }
 }
 

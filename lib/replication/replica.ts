@@ -233,8 +233,9 @@ class Replica implements ReplicaHandle {
   start(): void {
     // Journal local changes captured while no replica ran (or before a crash), then
     // every new capture: both in this same tick, so none falls between.
-    const missed = this.store.changesSince(this.tables.journal.sourceHighWater())
-      .filter((iteration) => iteration.origin === this.workspace.origin);
+    const missed = this.store.changesSince(this.tables.journal.sourceHighWater(), {
+      origin: this.workspace.origin,
+    });
     this.journalCaptured(missed);
     this.#unsubscribe = this.workspace.onCaptured((recorded) => this.journalCaptured(recorded));
     this.#loop = this.#connectLoop();

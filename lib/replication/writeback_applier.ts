@@ -134,14 +134,7 @@ export class WriteBackApplier {
 
   /** Decides each entry of a run, then applies the accepted ones at once. */
   async #applyRun(sandboxId: string, run: WriteBackEntry[]): Promise<WriteBackOutcome[]> {
-    let verdicts = await this.#decideAll(sandboxId, run);
-    if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) {
-      // Someone changed a path on disk and the watcher has not recorded it yet: record it
-      // first, then decide again, so the change is weighed and never overwritten unseen.
-      await this.#workspace.settled();
-      if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) await this.#workspace.scan();
-      verdicts = await this.#decideAll(sandboxId, run);
-    }
+    const verdicts = await this.#decideRecorded(sandboxId, run);
     const failures = new Map<string, unknown>();
     const changes: WorkspaceChange[] = [];
     await forEachLimited(
@@ -172,8 +165,18 @@ export class WriteBackApplier {
     });
   }
 
-  #decideAll(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackVerdict[]> {
-    return Promise.all(entries.map((entry) => this.#decide(sandboxId, entry)));
+  /**
+   * Decides each entry against what the store holds, once the disk under the accepted
+   * ones is recorded: a change the watcher has not recorded yet is recorded first and
+   * then weighed, never overwritten unseen.
+   */
+  async #decideRecorded(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackVerdict[]> {
+    const decideAll = () => Promise.all(entries.map((entry) => this.#decide(sandboxId, entry)));
+    const verdicts = await decideAll();
+    if (await this.#diskIsRecorded(acceptedPaths(verdicts))) return verdicts;
+    await this.#workspace.settled();
+    if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) await this.#workspace.scan();
+    return await decideAll();
   }
 
   /** The workspace change an accepted write or deletion makes. */
@@ -193,14 +196,7 @@ export class WriteBackApplier {
     sandboxId: string,
     entry: WriteBackEntry,
   ): Promise<{ outcome: WriteBackOutcome; disconnect: boolean }> {
-    let verdict = await this.#decide(sandboxId, entry);
-    if (verdict.accept && !(await this.#diskIsRecorded(verdict.paths))) {
-      // Someone changed a path on disk and the watcher has not recorded it yet: record it
-      // first, then decide again, so the change is weighed and never overwritten unseen.
-      await this.#workspace.settled();
-      if (!(await this.#diskIsRecorded(verdict.paths))) await this.#workspace.scan();
-      verdict = await this.#decide(sandboxId, entry);
-    }
+    const verdict = (await this.#decideRecorded(sandboxId, [entry]))[0]!;
     if (!verdict.accept) {
       return {
         outcome: { accepted: false, masterSeq: 0, reason: verdict.message },

@@ -199,12 +199,17 @@ export class Store {
     );
   }
 
-  /** Every iteration after `sequence`, ascending, at most `limit` of them. */
-  changesSince(sequence: number, limit = -1): Iteration[] {
+  /**
+   * Every iteration after `sequence`, ascending: at most `options.limit` of them, and only
+   * those made by `options.origin` when given.
+   */
+  changesSince(sequence: number, options: { limit?: number; origin?: string } = {}): Iteration[] {
+    const byOrigin = options.origin === undefined ? "" : "AND origin = ?";
     return this.#all(
-      `SELECT ${COLUMNS} FROM iterations WHERE sequence > ? ORDER BY sequence LIMIT ?`,
+      `SELECT ${COLUMNS} FROM iterations WHERE sequence > ? ${byOrigin} ORDER BY sequence LIMIT ?`,
       sequence,
-      limit,
+      ...(options.origin === undefined ? [] : [options.origin]),
+      options.limit ?? -1,
     );
   }
 

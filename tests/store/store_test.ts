@@ -91,7 +91,7 @@ Deno.test("Store.changesSince() and latestSince() replay changes in sequence ord
     store.record([file("a", H2)]);
     store.record([file("a", H3)]);
     assert.deepEqual(store.changesSince(1).map((i) => i.sequence), [2, 3, 4]);
-    assert.deepEqual(store.changesSince(1, 2).map((i) => i.sequence), [2, 3]);
+    assert.deepEqual(store.changesSince(1, { limit: 2 }).map((i) => i.sequence), [2, 3]);
     assert.deepEqual(store.latestSince(1).map((i) => `${i.path}@${i.sequence}`), ["b@2", "a@4"]);
     assert.deepEqual(store.latestSince(4), []);
   }));
