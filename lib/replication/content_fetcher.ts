@@ -1,4 +1,5 @@
 import { TaskLimiter } from "../concurrency/mod.ts";
+import { metrics } from "../metrics/mod.ts";
 import {
   type Cas,
   type ChunkManifest,
@@ -108,10 +109,12 @@ export class ContentFetcher {
   async #ensure(hash: string): Promise<void> {
     if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
     if (await this.#cas.has(hash)) return;
+    const fetched = metrics.fetchLatency.startTimer();
     await this.#fetchVerified(hash, async (answer) => {
       if (answer.chunk_manifest === null) await this.#putFetched(hash, answer.content);
       else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
     });
+    fetched();
   }
 
   async #assemble(hash: string, manifest: ChunkManifest): Promise<void> {

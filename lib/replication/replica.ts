@@ -2,6 +2,7 @@ import { type Cas, CorruptContentError, sha256Hex } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
+import { metrics } from "../metrics/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { normalizeWorkspacePath, PathSet } from "../paths/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
@@ -934,6 +935,7 @@ class ReplicaSession {
       }
       const reason = entry.reason ?? "rejected";
       const conflict = reasonWord(reason) === "conflict";
+      if (conflict) metrics.conflicts.inc();
       const takeUpstream = replica.mode === "sandbox" && conflict;
       conflicts.add(entry, reason, takeUpstream ? "upstream" : null);
       log("warn", "write-back rejected", {

@@ -5,12 +5,14 @@ import type { Workspace, WorkspaceChange } from "../workspace/mod.ts";
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
+import { metrics } from "../metrics/mod.ts";
 import { parentOf, PathSet } from "../paths/mod.ts";
 import { diskMatches } from "./disk_check.ts";
 import type { MasterState, WriteBackOutcome } from "./master_state.ts";
 import {
   decideWriteBack,
   entryPaths,
+  reasonWord,
   type WriteBackFacts,
   type WriteBackVerdict,
 } from "./write_back_decision.ts";
@@ -91,6 +93,7 @@ export class WriteBackApplier {
               this.#state.saveOutcome(sandboxId, entry.local_seq, outcomes[i]!)
             );
           });
+          outcomes.forEach(countDecided);
           run.forEach((entry, i) => report(result, entry, outcomes[i]!));
           index += run.length;
           continue;
@@ -108,6 +111,7 @@ export class WriteBackApplier {
             outcome = decided.outcome;
             if (decided.disconnect) result.disconnect = outcome.reason;
             this.#state.saveOutcome(sandboxId, entry.local_seq, outcome);
+            countDecided(outcome);
           }
         }
         report(result, entry, outcome);
@@ -290,6 +294,12 @@ export class WriteBackApplier {
     // Nothing changed (the master already held exactly this): answer with the latest.
     return Math.max(0, ...paths.map((p) => this.#store.latest(p)?.sequence ?? 0));
   }
+}
+
+/** Counts a newly decided entry in `/metrics` (entries answered again from the record are not). */
+function countDecided(outcome: WriteBackOutcome): void {
+  metrics.writebacks.inc({ result: outcome.accepted ? "accepted" : "rejected" });
+  if (!outcome.accepted && reasonWord(outcome.reason) === "conflict") metrics.conflicts.inc();
 }
 
 function report(

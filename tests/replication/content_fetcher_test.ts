@@ -2,6 +2,7 @@
  * The replica's content fetcher against a responder serving a real CAS over a real Unix
  * socket, including answers corrupted on the way.
  */
+import { metrics } from "../../lib/metrics/mod.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { pseudoRandomBytes } from "./_harness.ts";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
@@ -90,11 +91,13 @@ Deno.test("ContentFetcher fetches whole content and shares concurrent requests",
   await withFetcher(async ({ source, target, fetcher, requests }) => {
     const bytes = pseudoRandomBytes(100_000, 1);
     const { hash } = await source.putBytes(bytes);
+    const timedBefore = metrics.fetchLatency.get().count;
     await Promise.all([fetcher.ensure(hash), fetcher.ensure(hash), fetcher.ensure(hash)]);
     assertEquals(await target.readBytes(hash), bytes);
     assertEquals(requests, [hash]);
     await fetcher.ensure(hash); // already held: no request
     assertEquals(requests.length, 1);
+    assertEquals(metrics.fetchLatency.get().count - timedBefore, 1, "one fetch timed");
   });
 });
 

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../lib/cas/mod.ts";
+import { metrics } from "../../lib/metrics/mod.ts";
 import { MasterState } from "../../lib/replication/mod.ts";
 import { WriteBackApplier } from "../../lib/replication/writeback_applier.ts";
 import type { WriteBackEntry, WriteOperation } from "../../lib/wire/mod.ts";
@@ -103,7 +104,22 @@ Deno.test("WriteBackApplier rejects conflicts, bad content and bad paths inside 
       entry(".git/config", { type: "Write" }, "filtered", workspace.store.sequence()),
       entry("fine-2.txt", { type: "Write" }, "two", workspace.store.sequence()),
     ];
+    const counted = () => ({
+      accepted: metrics.writebacks.get({ result: "accepted" }),
+      rejected: metrics.writebacks.get({ result: "rejected" }),
+      conflicts: metrics.conflicts.get(),
+    });
+    const before = counted();
     const result = await applier.apply("sandbox-2", batch);
+    const after = counted();
+    assert.deepEqual(
+      [after.accepted - before.accepted, after.rejected - before.rejected],
+      [2, 3],
+      "every decided entry counted in /metrics",
+    );
+    assert.equal(after.conflicts - before.conflicts, 1, "the conflict counted");
+    await applier.apply("sandbox-2", batch);
+    assert.deepEqual(counted(), after, "answers from the record are not counted again");
     assert.deepEqual(result.accepted.map(([local]) => local), [
       batch[0]!.local_seq,
       batch[4]!.local_seq,
