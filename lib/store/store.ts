@@ -285,7 +285,7 @@ export class Store {
     return new Map(rows.map((row) => [row.path, { ...row }]));
   }
 
-  /** Remembers (or, with `null`, forgets) what the scanner saw of these paths. */
+  /** Remembers what the scanner saw of these paths, or forgets it (`{ path, forget: true }`). */
   saveFileStates(states: FileStateChange[]): void {
     if (states.length === 0) return;
     const upsert = this.#statement(

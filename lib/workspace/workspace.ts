@@ -14,6 +14,7 @@ import {
 } from "../paths/mod.ts";
 import {
   type FileState,
+  type FileStateChange,
   type Iteration,
   type NewIteration,
   S_IFLNK,
@@ -395,21 +396,28 @@ export class Workspace {
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
     const seen = new Map<string, SeenFile>();
-    const live = new Set<string>();
+    const live = new Map<string, Iteration>();
     const known = new Map<string, FileState>();
     for (const scope of dedupeScopes(this.#withRecordedFileAncestors(scopes))) {
       await this.#observeScope(scope, seen, problems);
       for (const iteration of this.store.list({ dir: scope })) {
-        if (!this.filter.local.ignores(iteration.path)) live.add(iteration.path);
+        if (!this.filter.local.ignores(iteration.path)) live.set(iteration.path, iteration);
       }
       for (const [path, state] of this.store.fileStates(scope)) known.set(path, state);
     }
-    const plan = planCapture([...seen.values()], known, live);
+    const plan = planCapture([...seen.values()], known, live.keys());
     const now = Date.now();
     const changes: NewIteration[] = [];
-    const states: Array<FileState | { path: string; forget: true }> = [];
+    const states: FileStateChange[] = [];
     const origin = options.origin ?? this.origin;
-    for (const { file, hash } of plan.unchanged) changes.push(toChange(file, hash, origin));
+    for (const { file, hash } of plan.unchanged) {
+      // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
+      // large tree then takes no write lock and queries nothing per file).
+      const recorded = live.get(file.path);
+      if (recorded?.hash !== hash || recorded.mode !== file.mode) {
+        changes.push(toChange(file, hash, origin));
+      }
+    }
     await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
       try {
         const given = options.knownHash?.get(file.path);

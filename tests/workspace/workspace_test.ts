@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { sha256Hex } from "../../lib/cas/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { S_IFLNK } from "../../lib/store/mod.ts";
@@ -263,6 +264,27 @@ Deno.test("Workspace records a file replaced by a folder as a deletion first, wh
       );
       assert.equal(recorded[0]!.sequence + 1, recorded[1]!.sequence);
     } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.scan() of an unchanged tree writes nothing, even while another process holds the write lock", () =>
+  withTempDir(async (root) => {
+    for (let i = 0; i < 20; i++) await put(root, `d/${i}.txt`, `file ${i}`);
+    const workspace = await open(root);
+    const other = new DatabaseSync(workspace.layout.database);
+    try {
+      await workspace.scan();
+      // Make every file's stat trustworthy again (older than the racy window).
+      const old = new Date(Date.now() - 10_000);
+      for (let i = 0; i < 20; i++) await Deno.utime(`${root}/d/${i}.txt`, old, old);
+      await workspace.scan();
+      other.exec("BEGIN IMMEDIATE");
+      const { recorded } = await workspace.scan(); // would wait out the busy timeout, then fail
+      assert.deepEqual(recorded, []);
+      other.exec("ROLLBACK");
+    } finally {
+      other.close();
       await workspace.close();
     }
   }));
