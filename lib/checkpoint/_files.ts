@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { dirname } from "node:path";
+import { syncDir, writeAll } from "../disk/mod.ts";
 
 /** Lowercase hex SHA-256 of a file, read in pieces. */
 export async function sha256File(path: string): Promise<string> {
@@ -12,15 +13,8 @@ export async function sha256File(path: string): Promise<string> {
 /** Writes bytes to a new file and fsyncs it (the folder is synced by the caller). */
 export async function writeSynced(path: string, bytes: Uint8Array): Promise<void> {
   using file = await Deno.open(path, { write: true, createNew: true });
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+  writeAll(file, bytes);
   await file.sync();
-}
-
-/** Fsyncs a folder, so the names created in it survive a crash. */
-export async function syncDir(path: string): Promise<void> {
-  using dir = await Deno.open(path, { read: true });
-  await dir.sync();
 }
 
 /** Fsyncs every folder of a tree, deepest first. */

@@ -1,8 +1,9 @@
 import { backup, DatabaseSync } from "node:sqlite";
 import { basename, dirname, join, resolve } from "node:path";
 import { forEachLimited } from "../concurrency/mod.ts";
-import { Cas, EMPTY_HASH } from "../cas/mod.ts";
-import { type DatabaseError, openDatabase } from "../db/mod.ts";
+import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas/mod.ts";
+import { openDatabase } from "../db/mod.ts";
+import { errorMessage } from "../log/mod.ts";
 import { referencedHashes } from "./content_references.ts";
 import { casPath, PARALLEL_WRITES, sha256File, syncTree, writeSynced } from "./_files.ts";
 import { lstatOrNull, syncDir } from "../disk/mod.ts";
@@ -151,14 +152,14 @@ async function backupDatabase(database: string, copy: string): Promise<void> {
   try {
     source = openDatabase(database, { readOnly: true });
   } catch (error) {
-    throw new CheckpointError((error as DatabaseError).message, { cause: error });
+    throw new CheckpointError(errorMessage(error), { cause: error });
   }
   try {
     // rate -1 copies every page in one step under one read transaction: a consistent
     // snapshot that concurrent writers can neither tear nor force to restart.
     await backup(source, copy, { rate: -1 });
   } catch (error) {
-    throw new CheckpointError(`Cannot copy database "${database}": ${(error as Error).message}`, {
+    throw new CheckpointError(`Cannot copy database "${database}": ${errorMessage(error)}`, {
       cause: error,
     });
   } finally {
@@ -217,16 +218,14 @@ async function neededObjects(
   const manifests = new Map<string, unknown>();
   const missing: string[] = [];
   for (const hash of hashes) {
-    if (!(await cas.has(hash))) {
-      if (hash === EMPTY_HASH) continue; // empty content is always to be had
-      missing.push(hash);
-      continue;
-    }
-    const manifest = await cas.manifest(hash);
-    if (manifest === null) objects.add(hash);
-    else {
-      manifests.set(hash, manifest);
-      for (const chunk of manifest.chunks) objects.add(chunk.hash);
+    const stored = await storedForm(cas, hash);
+    if (stored === null) {
+      if (hash !== EMPTY_HASH) missing.push(hash); // empty content is always to be had
+    } else if (stored === "whole") {
+      objects.add(hash);
+    } else {
+      manifests.set(hash, stored);
+      for (const chunk of stored.chunks) objects.add(chunk.hash);
     }
   }
   if (missing.length > 0) {
@@ -237,6 +236,27 @@ async function neededObjects(
     );
   }
   return { objects: [...objects].sort(), manifests };
+}
+
+/**
+ * How the CAS holds a content, its manifest read once: the manifest when it is chunked,
+ * `"whole"` when it is one object, `null` when the CAS lacks it.
+ *
+ * @throws {CorruptContentError} When the content is stored whole beside a damaged manifest.
+ */
+async function storedForm(cas: Cas, hash: string): Promise<ChunkManifest | "whole" | null> {
+  let manifest: ChunkManifest | null;
+  try {
+    manifest = await cas.manifest(hash);
+  } catch (error) {
+    // Reading removed the damaged manifest: the content is missing unless stored whole.
+    if (!(error instanceof CorruptContentError) || (await cas.has(hash))) throw error;
+    return null;
+  }
+  if (manifest === null) return (await cas.has(hash)) ? "whole" : null;
+  // A manifest with missing chunks still counts when the content is also stored whole.
+  const complete = (await cas.missingChunks(manifest)).length === 0 || (await cas.has(hash));
+  return complete ? manifest : null;
 }
 
 async function writeInto(root: string, relative: string, bytes: Uint8Array): Promise<number> {

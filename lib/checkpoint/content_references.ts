@@ -1,4 +1,5 @@
 import type { DatabaseSync } from "node:sqlite";
+import { isContentHash } from "../cas/mod.ts";
 
 /** A column that holds CAS content hashes, and which of its rows count. */
 export interface ContentReference {
@@ -24,8 +25,6 @@ export const CONTENT_REFERENCES: readonly ContentReference[] = [
   { table: "replica_conflicts", column: "kept_hash" },
 ];
 
-const CONTENT_HASH = /^[0-9a-f]{64}$/;
-
 /**
  * Lists the content hashes a database references (see {@linkcode CONTENT_REFERENCES}):
  * every non-deleted iteration (history included), every snapshot's captured files, and a
@@ -50,7 +49,7 @@ export function referencedHashes(
       where ? ` WHERE ${where}` : ""
     }`;
     for (const row of db.prepare(sql).all() as { hash: unknown }[]) {
-      if (typeof row.hash === "string" && CONTENT_HASH.test(row.hash)) hashes.add(row.hash);
+      if (typeof row.hash === "string" && isContentHash(row.hash)) hashes.add(row.hash);
     }
   }
   return [...hashes].sort();

@@ -1,12 +1,20 @@
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { forEachLimited } from "../concurrency/mod.ts";
-import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas/mod.ts";
+import {
+  Cas,
+  type ChunkManifest,
+  CorruptContentError,
+  EMPTY_HASH,
+  isContentHash,
+} from "../cas/mod.ts";
+import { errorMessage } from "../log/mod.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
 import { S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
 import type { Iteration } from "../store/mod.ts";
 import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
 import { casPath, copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
 import { lstatOrNull } from "../disk/mod.ts";
+import { resolveLayout } from "../workspace/layout.ts";
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,
@@ -60,8 +68,6 @@ export interface RehydrateResult {
   problems: RehydrateProblem[];
 }
 
-const HASH_LINE = /^[0-9a-f]{64}$/;
-
 /**
  * Brings a workspace back from a checkpoint: verifies the database copy against its
  * SHA-256, makes sure every object it references is in the CAS (copying them in from the
@@ -93,7 +99,7 @@ export async function rehydrate(options: RehydrateOptions): Promise<RehydrateRes
   const info = await readInfo(from);
   const copy = join(from, info.database);
   const actual = await sha256File(copy).catch((error) => {
-    throw new CheckpointError(`Cannot read "${copy}": ${(error as Error).message}`);
+    throw new CheckpointError(`Cannot read "${copy}": ${errorMessage(error)}`);
   });
   if (actual !== info.databaseSha256) {
     throw new CheckpointError(
@@ -116,7 +122,10 @@ export async function rehydrate(options: RehydrateOptions): Promise<RehydrateRes
     store.saveFileStates(
       [...store.fileStates().keys()].map((path) => ({ path, forget: true as const })),
     );
-    const dataDir = dataDirInside(workspace, resolve(options.dataDir ?? dirname(database)));
+    const { dataDirInside: dataDir } = resolveLayout({
+      root: workspace,
+      dataDir: options.dataDir ?? dirname(database),
+    });
     const written = await materialize(store.list(), cas, workspace, dataDir);
     return { checkpoint: info, objectsCopied: copied, objectsPresent: present, ...written };
   } finally {
@@ -130,9 +139,7 @@ async function readInfo(from: string): Promise<CheckpointInfo> {
   try {
     value = JSON.parse(await Deno.readTextFile(path));
   } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound
-      ? "no such file"
-      : (error as Error).message;
+    const reason = error instanceof Deno.errors.NotFound ? "no such file" : errorMessage(error);
     throw new CheckpointError(`Cannot read checkpoint "${path}": ${reason}`);
   }
   const info = value as Partial<CheckpointInfo>;
@@ -159,11 +166,11 @@ async function readObjectList(from: string, info: CheckpointInfo): Promise<strin
   try {
     text = await Deno.readTextFile(path);
   } catch (error) {
-    throw new CheckpointError(`Cannot read "${path}": ${(error as Error).message}`);
+    throw new CheckpointError(`Cannot read "${path}": ${errorMessage(error)}`);
   }
   const lines = text.split("\n").filter((line) => line !== "");
   lines.forEach((line, index) => {
-    if (!HASH_LINE.test(line)) {
+    if (!isContentHash(line)) {
       throw new CheckpointError(`Line ${index + 1} of "${path}" is not a content hash: "${line}"`);
     }
   });
@@ -210,7 +217,7 @@ async function completeCas(
       copied++;
     } catch (error) {
       throw new CheckpointError(
-        `Manifest of "${hash}" in the checkpoint is unusable: ${(error as Error).message}`,
+        `Manifest of "${hash}" in the checkpoint is unusable: ${errorMessage(error)}`,
       );
     }
   }
@@ -255,13 +262,6 @@ async function installDatabase(copy: string, database: string): Promise<void> {
   await copyAtomic(copy, database);
 }
 
-/** The data folder relative to the workspace when it lies inside, so its paths are refused. */
-function dataDirInside(workspace: string, dataDir: string): string | undefined {
-  const inside = relative(workspace, dataDir);
-  if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) return undefined;
-  return inside.split(sep).join("/");
-}
-
 async function materialize(
   tree: Iteration[],
   cas: Cas,
@@ -292,7 +292,7 @@ async function materialize(
         throw new Error(`mode ${entry.mode.toString(8)} is neither a file nor a link`);
       }
     } catch (error) {
-      result.problems.push({ path: entry.path, reason: (error as Error).message ?? String(error) });
+      result.problems.push({ path: entry.path, reason: errorMessage(error) });
     }
   };
   // Regular files first, a few at a time; links last, so a link never redirects a write.

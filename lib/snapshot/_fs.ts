@@ -44,8 +44,3 @@ export async function writeSymlinkAtomic(dest: string, target: string): Promise<
   }
   await syncDir(dirname(dest));
 }
-
-/** The message of any thrown value. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -1,6 +1,7 @@
 import { dirname, join } from "node:path";
 import { PathError } from "../paths/mod.ts";
-import { linkedAncestor, messageOf } from "./_fs.ts";
+import { errorMessage } from "../log/mod.ts";
+import { linkedAncestor } from "./_fs.ts";
 import { isMissing, syncDir } from "../disk/mod.ts";
 import type { ApplyProblem, ApplyResult, ApplyStep, WorkspaceWriter } from "./types.ts";
 
@@ -39,7 +40,7 @@ export async function applySteps(
       await applyOne(step, options, writeOptions);
       applied.push(step);
     } catch (error) {
-      problems.push({ path: step.path, message: `${step.op}: ${messageOf(error)}` });
+      problems.push({ path: step.path, message: `${step.op}: ${errorMessage(error)}` });
     }
   }
   return { applied, problems };

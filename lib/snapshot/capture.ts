@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { type Cas, WORKSPACE_TEMP_SUFFIX } from "../cas/mod.ts";
+import { type Cas, sha256Hex, WORKSPACE_TEMP_SUFFIX } from "../cas/mod.ts";
 import { isInside } from "../paths/mod.ts";
-import { messageOf } from "./_fs.ts";
+import { errorMessage } from "../log/mod.ts";
 import { isMissing, lstatOrNull } from "../disk/mod.ts";
 import type { CaptureTarget } from "./affected_paths.ts";
 import { comparePaths } from "./canonical_encoding.ts";
@@ -57,10 +57,7 @@ export const HASH_ONLY_SINK: ContentSink = {
     return { hash: hasher.digest("hex"), size };
   },
   bytes(bytes) {
-    return Promise.resolve({
-      hash: createHash("sha256").update(bytes).digest("hex"),
-      size: bytes.length,
-    });
+    return Promise.resolve({ hash: sha256Hex(bytes), size: bytes.length });
   },
 };
 
@@ -136,7 +133,7 @@ async function walk(path: string, info: Deno.FileInfo, options: CaptureOptions, 
   } catch (error) {
     // RACE: a folder removed after its lstat is captured as an empty folder.
     if (isMissing(error)) return;
-    throw new CaptureError(path, messageOf(error), { cause: error });
+    throw new CaptureError(path, errorMessage(error), { cause: error });
   }
   for (const name of names.sort(comparePaths)) {
     const child = `${path}/${name}`;
@@ -156,7 +153,7 @@ async function stat(
   try {
     return await lstatOrNull(join(options.root, path));
   } catch (error) {
-    throw new CaptureError(target, messageOf(error), { cause: error });
+    throw new CaptureError(target, errorMessage(error), { cause: error });
   }
 }
 
@@ -181,6 +178,6 @@ async function materialize(item: Found, options: CaptureOptions): Promise<Captur
   } catch (error) {
     // The file changed under the capture (replaced by a link or folder, or removed): the
     // snapshot would not be what was there, so it is refused rather than guessed.
-    throw new CaptureError(path, messageOf(error), { cause: error });
+    throw new CaptureError(path, errorMessage(error), { cause: error });
   }
 }

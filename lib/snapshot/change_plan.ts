@@ -1,4 +1,4 @@
-import { isInside, parentOf } from "../paths/mod.ts";
+import { ancestorsOf, isInside } from "../paths/mod.ts";
 import { comparePaths, sortFiles } from "./canonical_encoding.ts";
 import type { ApplyStep, CapturedFile, FileChange } from "./types.ts";
 
@@ -19,19 +19,9 @@ import type { ApplyStep, CapturedFile, FileChange } from "./types.ts";
  */
 export function rootsOf(files: readonly CapturedFile[]): string[] {
   const paths = new Set(files.map((file) => file.path));
-  const roots: string[] = [];
-  for (const path of paths) {
-    let parent = parentOf(path);
-    let covered = false;
-    while (parent !== "") {
-      if (paths.has(parent)) {
-        covered = true;
-        break;
-      }
-      parent = parentOf(parent);
-    }
-    if (!covered) roots.push(path);
-  }
+  const roots = [...paths].filter((path) =>
+    !ancestorsOf(path).some((ancestor) => paths.has(ancestor))
+  );
   return roots.sort(comparePaths);
 }
 

@@ -1,4 +1,5 @@
 import { parse } from "yaml";
+import { errorMessage } from "../log/mod.ts";
 import type { SnapshotConfig } from "./types.ts";
 
 /** Retention when nothing is configured: 100 snapshots, 30 days. */
@@ -88,7 +89,7 @@ export function parseSnapshotConfig(text: string, source: string): SnapshotConfi
   try {
     document = parse(text);
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    const reason = errorMessage(error).split("\n")[0];
     throw new SyntaxError(`Cannot read ${source}: ${reason}`);
   }
   if (document === undefined || document === null) return { ...DEFAULT_SNAPSHOT_CONFIG };

@@ -23,7 +23,8 @@ export interface PruneInput {
   activeTransactions: ReadonlySet<string>;
 }
 
-const DAY_MS = 86_400_000;
+/** Milliseconds in a day, the unit of `maxAgeDays`. */
+export const DAY_MS = 86_400_000;
 
 /**
  * Decides how many of the oldest snapshots to prune. Pure.

@@ -2,8 +2,8 @@ import { join, relative, resolve } from "node:path";
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { type Cas, ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
 import { DatabaseError, inTransaction, migrate, statementCache } from "../db/mod.ts";
-import type { Store } from "../store/mod.ts";
-import { messageOf } from "./_fs.ts";
+import { errorMessage } from "../log/mod.ts";
+import { S_IFLNK, S_IFMT, type Store } from "../store/mod.ts";
 import { affectedPaths, type CaptureTarget, resolveActionPath } from "./affected_paths.ts";
 import { applySteps } from "./apply_steps.ts";
 import { type ChainHead, headSeal, snapshotHash } from "./canonical_encoding.ts";
@@ -18,7 +18,7 @@ import {
   TransactionStateError,
   UnknownIdError,
 } from "./errors.ts";
-import { planPrune, type PruneCandidate } from "./retention.ts";
+import { DAY_MS, planPrune, type PruneCandidate } from "./retention.ts";
 import { planRestore } from "./restore_plan.ts";
 import type { RestorePoint } from "./restore_point.ts";
 import { SNAPSHOT_MIGRATIONS } from "./schema.ts";
@@ -28,6 +28,7 @@ import type {
   ApplyStep,
   CapturedFile,
   ContentOwner,
+  RestoreChange,
   RestorePlan,
   RollbackResult,
   SnapshotConfig,
@@ -255,11 +256,8 @@ export class Snapshots {
     if (!decided) return null;
     let transactionId: string | null = null;
     if (options.transactionId) {
-      const transaction = this.transaction(options.transactionId);
-      if (transaction.status !== "active") {
-        throw new TransactionStateError(transaction.id, transaction.status, "add a snapshot to");
-      }
-      transactionId = transaction.id;
+      transactionId = this.#resolve("transaction", options.transactionId);
+      this.#requireActive(transactionId, "add a snapshot to");
     }
     return await this.#take(decided.actionType, decided.summary, decided.targets, transactionId);
   }
@@ -308,7 +306,7 @@ export class Snapshots {
    */
   async diff(id: string): Promise<SnapshotDiff> {
     const record = this.get(id);
-    const now = await this.#capture(record.files, false);
+    const now = await this.#capture(record.files);
     return {
       snapshotId: record.id,
       computedAt: this.#clock(),
@@ -358,7 +356,7 @@ export class Snapshots {
         "SELECT COUNT(*) AS n FROM snapshot_files WHERE snapshot_number NOT IN (SELECT number FROM snapshots)",
       ) as { n: number }).n;
     } catch (error) {
-      throw new DatabaseError(`Cannot read the snapshot chain: ${messageOf(error)}`, {
+      throw new DatabaseError(`Cannot read the snapshot chain: ${errorMessage(error)}`, {
         cause: error,
       });
     }
@@ -457,15 +455,13 @@ export class Snapshots {
     id: string,
     options: UndoOptions = {},
   ): Promise<TransactionRollbackResult> {
-    const transaction = this.transaction(id);
-    if (transaction.status !== "active") {
-      throw new TransactionStateError(transaction.id, transaction.status, "roll back");
-    }
-    const records = this.list({ transactionId: transaction.id });
+    const transactionId = this.#resolve("transaction", id);
+    this.#requireActive(transactionId, "roll back");
+    const records = this.list({ transactionId });
     let result: RollbackResult = { snapshot: null, applied: [], problems: [] };
     if (records.length > 0) {
       const desired = mergeForUndo(records.reverse().map((record) => record.files));
-      const summary = `rollback_transaction: ${transaction.id} (${records.length} snapshots)`;
+      const summary = `rollback_transaction: ${transactionId} (${records.length} snapshots)`;
       result = await this.#undo(
         desired,
         records.map((record) => record.id),
@@ -476,10 +472,10 @@ export class Snapshots {
     }
     if (result.problems.length === 0) {
       inTransaction(this.#db, () => {
-        this.#finish(transaction.id, "rolled_back", "roll back");
+        this.#finish(transactionId, "rolled_back", "roll back");
       });
     }
-    return { ...result, transaction: this.transaction(transaction.id) };
+    return { ...result, transaction: this.transaction(transactionId) };
   }
 
   /**
@@ -609,27 +605,12 @@ export class Snapshots {
       targets,
       null,
     );
-    const applied: string[] = [];
-    const problems: ApplyProblem[] = [];
-    const writeOptions = this.#origin === undefined ? {} : { origin: this.#origin };
-    for (const change of plan.changes) {
-      try {
-        if (change.after) {
-          await this.#writer.writeContent(
-            change.path,
-            change.after.hash,
-            change.after.mode,
-            writeOptions,
-          );
-        } else {
-          await this.#writer.remove(change.path, writeOptions);
-        }
-        applied.push(change.path);
-      } catch (error) {
-        problems.push({ path: change.path, message: `${change.action}: ${messageOf(error)}` });
-      }
-    }
-    return { plan, snapshot, applied, problems };
+    const { applied, problems } = await applySteps(plan.changes.map(restoreStep), {
+      root: this.root,
+      writer: this.#writer,
+      origin: this.#origin,
+    });
+    return { plan, snapshot, applied: applied.map((step) => step.path), problems };
   }
 
   // --- internals -------------------------------------------------------------------------
@@ -655,18 +636,7 @@ export class Snapshots {
       const head = this.#readHead();
       if (!head) throw new DatabaseError("The snapshot chain's head record is missing");
       if (fields.transactionId !== null) {
-        const row = this.#one(
-          "SELECT status FROM snapshot_transactions WHERE id = ?",
-          fields.transactionId,
-        );
-        const status = row?.status as string | undefined;
-        if (status !== "active") {
-          throw new TransactionStateError(
-            fields.transactionId,
-            status ?? "unknown",
-            "add a snapshot to",
-          );
-        }
+        this.#requireActive(fields.transactionId, "add a snapshot to");
       }
       const unsealed = {
         id: crypto.randomUUID(),
@@ -714,7 +684,8 @@ export class Snapshots {
 
   /** Deletes the snapshots due for pruning and moves the anchor in `head` (not yet written). */
   #prune(head: ChainHead): number {
-    const cutoff = this.#clock() - this.config.maxAgeDays * 86_400_000;
+    const now = this.#clock();
+    const cutoff = now - this.config.maxAgeDays * DAY_MS;
     const candidates = this.#all(
       "SELECT number, timestamp, transaction_id FROM snapshots WHERE number <= ? OR timestamp < ? ORDER BY number",
       head.headNumber - this.config.maxSnapshots,
@@ -734,7 +705,7 @@ export class Snapshots {
       oldest: candidates,
       anchorNumber: head.anchorNumber,
       headNumber: head.headNumber,
-      now: this.#clock(),
+      now,
       config: this.config,
       activeTransactions: active,
     });
@@ -767,7 +738,7 @@ export class Snapshots {
     let snapshot: SnapshotRecord | null = null;
     let current: CapturedFile[];
     if (this.#offTheRecord || options.offTheRecord) {
-      current = await this.#capture(desired, false);
+      current = await this.#capture(desired);
     } else {
       snapshot = await this.#take(actionType, summary, roots, null);
       current = snapshot.files;
@@ -789,11 +760,12 @@ export class Snapshots {
     }));
   }
 
-  async #capture(files: readonly CapturedFile[], store: boolean): Promise<CapturedFile[]> {
+  /** The current state of the roots of `files`, hashed but not stored. */
+  async #capture(files: readonly CapturedFile[]): Promise<CapturedFile[]> {
     return await captureTargets(this.#rootTargets(files), {
       root: this.root,
       dataDir: this.#dataDir,
-      sink: store ? casSink(this.#cas) : HASH_ONLY_SINK,
+      sink: HASH_ONLY_SINK,
     });
   }
 
@@ -804,14 +776,25 @@ export class Snapshots {
     } catch (error) {
       if (error instanceof ContentNotFoundError) return "missing";
       if (error instanceof CorruptContentError) return error.message;
-      return messageOf(error);
+      return errorMessage(error);
     }
   }
 
-  #finish(id: string, status: TransactionStatus, wanted: string): void {
+  /**
+   * Refuses a transaction that is not active.
+   *
+   * @param id The transaction's full ID.
+   * @param wanted What was asked of it, for the message.
+   * @throws {TransactionStateError} When it is not active (or no longer exists).
+   */
+  #requireActive(id: string, wanted: string): void {
     const row = this.#one("SELECT status FROM snapshot_transactions WHERE id = ?", id);
-    const current = (row?.status as string | undefined) ?? "unknown";
-    if (current !== "active") throw new TransactionStateError(id, current, wanted);
+    const status = (row?.status as string | undefined) ?? "unknown";
+    if (status !== "active") throw new TransactionStateError(id, status, wanted);
+  }
+
+  #finish(id: string, status: TransactionStatus, wanted: string): void {
+    this.#requireActive(id, wanted);
     this.#run(
       "UPDATE snapshot_transactions SET status = ?, finished_at = ? WHERE id = ?",
       status,
@@ -941,6 +924,14 @@ function realPathOr(path: string): string {
   } catch {
     return path;
   }
+}
+
+/** The step that carries out one change of a point-in-time restore. */
+function restoreStep(change: RestoreChange): ApplyStep {
+  if (!change.after) return { op: "remove", path: change.path, kind: "file" };
+  const { hash, size, mode } = change.after;
+  const kind = (mode & S_IFMT) === S_IFLNK ? "symlink" : "file";
+  return { op: "write", path: change.path, kind, hash, size, mode };
 }
 
 function needsContent(file: CapturedFile): boolean {

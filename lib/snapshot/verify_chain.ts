@@ -1,3 +1,4 @@
+import { isContentHash } from "../cas/mod.ts";
 import { type ChainHead, comparePaths, headSeal, snapshotHash } from "./canonical_encoding.ts";
 import type { SnapshotRecord } from "./types.ts";
 
@@ -27,8 +28,6 @@ export interface IntegrityProblem {
 export interface StoredHead extends ChainHead {
   seal: string;
 }
-
-const HASH = /^[0-9a-f]{64}$/;
 
 /**
  * Checks the snapshot chain: the head record's seal, every snapshot's hash against its
@@ -163,8 +162,8 @@ function malformation(record: SnapshotRecord): string | undefined {
   for (const name of ["number", "timestamp"] as const) {
     if (!Number.isSafeInteger(record[name]) || record[name] < 0) return `has a bad ${name}`;
   }
-  if (!HASH.test(record.hash)) return "has a malformed hash";
-  if (record.previousHash !== "" && !HASH.test(record.previousHash)) {
+  if (!isContentHash(record.hash)) return "has a malformed hash";
+  if (record.previousHash !== "" && !isContentHash(record.previousHash)) {
     return "has a malformed previous hash";
   }
   let last: string | undefined;
@@ -181,7 +180,7 @@ function malformation(record: SnapshotRecord): string | undefined {
       return `has an unknown kind "${file.kind}" for "${file.path}"`;
     }
     const needsHash = file.state === "present" && file.kind !== "dir";
-    if (needsHash ? !HASH.test(file.hash) : file.hash !== "") {
+    if (needsHash ? !isContentHash(file.hash) : file.hash !== "") {
       return `has a malformed content hash for "${file.path}"`;
     }
     if (!Number.isSafeInteger(file.size) || file.size < 0) {
