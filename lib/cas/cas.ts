@@ -674,12 +674,14 @@ export class Cas {
   }
 }
 
+const UTF8 = new TextEncoder();
+
 /** The longest start of `name` that is at most `maxBytes` in UTF-8, cut between characters. */
 function utf8Prefix(name: string, maxBytes: number): string {
   let bytes = 0;
   let out = "";
   for (const char of name) {
-    bytes += new TextEncoder().encode(char).length;
+    bytes += UTF8.encode(char).length;
     if (bytes > maxBytes) break;
     out += char;
   }

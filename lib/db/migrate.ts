@@ -1,5 +1,6 @@
 import type { DatabaseSync } from "node:sqlite";
 import { DatabaseError } from "./open_database.ts";
+import { inTransaction } from "./transaction.ts";
 
 /** One schema step: SQL run once, in order, inside a transaction. */
 export type Migration = string | ((db: DatabaseSync) => void);
@@ -18,8 +19,7 @@ export function migrate(db: DatabaseSync, component: string, migrations: Migrati
   db.exec(
     "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)",
   );
-  db.exec("BEGIN IMMEDIATE");
-  try {
+  inTransaction(db, () => {
     const row = db.prepare("SELECT version FROM schema_versions WHERE component = ?").get(
       component,
     ) as { version: number } | undefined;
@@ -37,9 +37,5 @@ export function migrate(db: DatabaseSync, component: string, migrations: Migrati
     db.prepare(
       "INSERT INTO schema_versions (component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
     ).run(component, migrations.length);
-    db.exec("COMMIT");
-  } catch (error) {
-    db.exec("ROLLBACK");
-    throw error;
-  }
+  });
 }

@@ -1,4 +1,5 @@
 import { DatabaseSync } from "node:sqlite";
+import { errorMessage } from "../log/mod.ts";
 
 /** Options for {@linkcode openDatabase}. */
 export interface OpenDatabaseOptions {
@@ -28,7 +29,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   let db: DatabaseSync | undefined;
   try {
-    db = new DatabaseSync(path, { readOnly: options.readOnly ?? false, timeout: busyTimeoutMs });
+    db = new DatabaseSync(path, { readOnly: options.readOnly ?? false });
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     if (!options.readOnly) db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
@@ -40,10 +41,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
     try {
       db?.close();
     } catch { /* already failing; the first error is the one to report */ }
-    throw new DatabaseError(`Cannot open database "${path}": ${reason(error)}`, { cause: error });
+    throw new DatabaseError(`Cannot open database "${path}": ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
-}
-
-function reason(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { sha256Hex } from "../cas/mod.ts";
 import { S_IFLNK, S_IFMT } from "../store/mod.ts";
 
 /** A path's recorded state, to compare with the disk. */
@@ -45,7 +46,7 @@ export async function diskMatches(
   if (info.isSymlink !== isLink) return false;
   if (isLink) {
     const target = new TextEncoder().encode(Deno.readLinkSync(`${root}/${path}`));
-    return createHash("sha256").update(target).digest("hex") === expected.hash;
+    return sha256Hex(target) === expected.hash;
   }
   if (((info.mode ?? 0) & 0o7777) !== (expected.mode & 0o7777)) return false;
   if (info.size !== expected.size) return false;

@@ -1,7 +1,7 @@
 import { type Cas, isContentHash } from "../cas/mod.ts";
 import { parseHostPort } from "../config/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import { log } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import type { WireMessage, WriteBackMessage } from "../wire/mod.ts";
@@ -385,7 +385,7 @@ class Session {
 
   async run(): Promise<void> {
     const sending = this.channel.run().catch((error) => {
-      if (!this.#closeReason) this.#closeReason = `send failed: ${message(error)}`;
+      if (!this.#closeReason) this.#closeReason = `send failed: ${errorMessage(error)}`;
     }).finally(() => this.transport.close());
     try {
       for await (const msg of this.transport.messages()) {
@@ -396,7 +396,7 @@ class Session {
         }
       }
     } catch (error) {
-      this.#closeReason ??= `protocol error: ${message(error)}`;
+      this.#closeReason ??= `protocol error: ${errorMessage(error)}`;
     } finally {
       this.channel.close();
       this.transport.close();
@@ -472,7 +472,7 @@ class Session {
             rejected: result.rejected,
           });
           if (result.disconnect) this.close(`hostile write-back: ${result.disconnect}`);
-        }).catch((error) => this.close(`write-back failed: ${message(error)}`));
+        }).catch((error) => this.close(`write-back failed: ${errorMessage(error)}`));
         return null;
       }
       case "BarrierRequest":
@@ -496,8 +496,4 @@ class Session {
     log("info", "replica identified", { remote: this.transport.remote, sandbox_id: sandboxId });
     return null;
   }
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,7 +1,7 @@
 import { type Cas, CorruptContentError, sha256Hex } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import { log } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { normalizeWorkspacePath, PathSet } from "../paths/mod.ts";
@@ -467,9 +467,11 @@ class ReplicaSession {
       sandbox_id: replica.sandboxId,
       applied: replica.applied,
     });
-    const applying = this.#applyLoop().catch((error) => this.close(`apply failed: ${text(error)}`));
+    const applying = this.#applyLoop().catch((error) =>
+      this.close(`apply failed: ${errorMessage(error)}`)
+    );
     const writing = this.#writeback.run().catch((error) =>
-      this.close(`write-back failed: ${text(error)}`)
+      this.close(`write-back failed: ${errorMessage(error)}`)
     );
     const heartbeatMs = replica.options.heartbeatMs ?? 1000;
     const silence = Math.max(3000, 5 * heartbeatMs);
@@ -511,7 +513,7 @@ class ReplicaSession {
         }
       }
     } catch (error) {
-      this.#closeReason ??= text(error);
+      this.#closeReason ??= errorMessage(error);
     } finally {
       clearInterval(watchdog);
       this.#closing = true;
@@ -556,7 +558,7 @@ class ReplicaSession {
         try {
           normalized = normalizeWorkspacePath(path, { dataDir });
         } catch (error) {
-          this.#replica.noteProblem(path, `not applied: ${text(error)}`);
+          this.#replica.noteProblem(path, `not applied: ${errorMessage(error)}`);
         }
         if (normalized === null) return null; // a later heartbeat moves the position past it
         if (normalized !== path) {
@@ -859,7 +861,7 @@ class ReplicaSession {
         if (!failedPaths.has(item.path)) replica.tables.paths.setApplied(item.path, item.version);
       }
     });
-    for (const failure of failed) replica.noteProblem(failure.path, text(failure.error));
+    for (const failure of failed) replica.noteProblem(failure.path, errorMessage(failure.error));
     return items.length - failed.length;
   }
 
@@ -955,8 +957,4 @@ class ReplicaSession {
 /** Whether a version's inline content is there and hashes to the version's hash. */
 function inlineIsSound(item: PendingVersion): boolean {
   return item.inline !== null && sha256Hex(item.inline) === item.version.hash;
-}
-
-function text(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

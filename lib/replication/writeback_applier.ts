@@ -5,6 +5,7 @@ import type { Workspace, WorkspaceChange } from "../workspace/mod.ts";
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
+import { errorMessage } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { parentOf, PathSet } from "../paths/mod.ts";
 import { diskMatches } from "./disk_check.ts";
@@ -331,7 +332,7 @@ function acceptedPaths(verdicts: WriteBackVerdict[]): string[] {
 }
 
 function failedReason(error: unknown): string {
-  return `failed: ${error instanceof Error ? error.message : String(error)}`;
+  return `failed: ${errorMessage(error)}`;
 }
 
 function fullMode(mode: number): number {

@@ -25,6 +25,8 @@ type Row = Record<string, SQLInputValue>;
 type Listener = (recorded: Iteration[]) => void;
 
 const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted, origin";
+/** {@linkcode COLUMNS} of the `iterations` table aliased `i`. */
+const I_COLUMNS = COLUMNS.split(", ").map((column) => `i.${column}`).join(", ");
 
 /** A file state to remember, or a path to forget. */
 export type FileStateChange = FileState | { path: string; forget: true };
@@ -150,9 +152,7 @@ export class Store {
   /** The path's latest iteration, a deletion included; `undefined` for an unknown path. */
   latest(path: string): Iteration | undefined {
     return this.#one(
-      `SELECT ${
-        prefixed("i")
-      } FROM paths p JOIN iterations i ON i.sequence = p.sequence WHERE p.path = ?`,
+      `SELECT ${I_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence WHERE p.path = ?`,
       path,
     );
   }
@@ -182,14 +182,14 @@ export class Store {
     if (options.atSequence === undefined) {
       const [where, args] = underFolder("p.path", dir);
       return this.#all(
-        `SELECT ${prefixed("i")} FROM paths p JOIN iterations i ON i.sequence = p.sequence
+        `SELECT ${I_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence
          WHERE p.deleted = 0 AND ${where} ORDER BY p.path`,
         ...args,
       );
     }
     const [where, args] = underFolder("path", dir);
     return this.#all(
-      `SELECT ${prefixed("i")} FROM iterations i
+      `SELECT ${I_COLUMNS} FROM iterations i
        JOIN (SELECT path, MAX(sequence) AS s FROM iterations
              WHERE sequence <= ? AND ${where} GROUP BY path) m
          ON i.sequence = m.s
@@ -216,7 +216,7 @@ export class Store {
   /** The latest iteration of each path changed after `sequence`, ascending by sequence. */
   latestSince(sequence: number): Iteration[] {
     return this.#all(
-      `SELECT ${prefixed("i")} FROM paths p JOIN iterations i ON i.sequence = p.sequence
+      `SELECT ${I_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence
        WHERE p.sequence > ? ORDER BY p.sequence`,
       sequence,
     );
@@ -318,10 +318,6 @@ export class Store {
 function underFolder(column: string, dir: string): [string, SQLInputValue[]] {
   if (dir === "") return ["1 = 1", []];
   return [`(${column} = ? OR (${column} >= ? AND ${column} < ?))`, [dir, `${dir}/`, `${dir}0`]];
-}
-
-function prefixed(alias: string): string {
-  return COLUMNS.split(", ").map((column) => `${alias}.${column}`).join(", ");
 }
 
 function toIteration(row: Row): Iteration {

@@ -1,3 +1,4 @@
+import { isMissing } from "../disk/mod.ts";
 import { S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 
 /** What a path looks like on disk right now (from `lstat`; links are never followed). */
@@ -39,7 +40,7 @@ export function observePath(root: string, path: string): Observation {
   try {
     return observe(path, Deno.lstatSync(`${root}/${path}`));
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+    if (isMissing(error)) {
       return { path, kind: "absent" };
     }
     throw error;

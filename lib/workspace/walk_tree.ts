@@ -1,3 +1,4 @@
+import { isMissing } from "../disk/mod.ts";
 import type { PathFilter } from "../filter/mod.ts";
 import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import { type Observation, observePath } from "./file_observation.ts";
@@ -33,9 +34,7 @@ export async function walkTree(
         names.push(entry.name);
       }
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-        continue;
-      }
+      if (isMissing(error)) continue;
       throw error;
     }
     const paths = names.flatMap((name) => {

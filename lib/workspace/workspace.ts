@@ -2,7 +2,7 @@ import { dirname } from "node:path";
 import { Cas } from "../cas/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
-import { log } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import { isMissing, syncDir } from "../disk/mod.ts";
 import {
   ancestorsOf,
@@ -254,8 +254,7 @@ export class Workspace {
     if (this.#closed) return;
     this.#rescanTimer = setTimeout(async () => {
       const started = Date.now();
-      await this.#queue.run(() => this.#capture([""], { emit: true }))
-        .catch((error) => log("error", "safety rescan failed", { error }));
+      await this.scan().catch((error) => log("error", "safety rescan failed", { error }));
       this.#scheduleRescan(minimumMs, Date.now() - started);
     }, Math.max(minimumMs, lastScanMs * 10));
   }
@@ -586,7 +585,9 @@ export class Workspace {
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
     if ((fullMode & S_IFMT) === S_IFLNK) {
       if (change.bytes) await this.cas.putVerified(change.hash, change.bytes);
-      const target = new TextDecoder().decode(await this.cas.readBytes(change.hash));
+      const target = new TextDecoder().decode(
+        change.bytes ?? await this.cas.readBytes(change.hash),
+      );
       const temp = `${dirname(absolute)}/.chronicle-link-${crypto.randomUUID()}`;
       await Deno.symlink(target, temp);
       await Deno.rename(temp, absolute).catch(async (error) => {
@@ -677,8 +678,4 @@ async function readIgnoreFile(root: string): Promise<string[]> {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
