@@ -8,6 +8,7 @@ import type { WireMessage, WriteBackMessage } from "../wire/mod.ts";
 import { decideCatchup } from "./catchup_decision.ts";
 import { MasterState } from "./master_state.ts";
 import { NotificationSource } from "./notification_source.ts";
+import { answerContentFetch } from "./content_answer.ts";
 import { orderedMap } from "./_ordered_map.ts";
 import { PushChannel } from "./push_channel.ts";
 import { sandboxIdProblem } from "./sandbox_id.ts";
@@ -311,38 +312,9 @@ class Master implements MasterHandle {
     return this.#applier.apply(sandboxId, message.entries);
   }
 
-  async answerFetch(hash: string, maxPayload: number): Promise<WireMessage> {
-    const notFound: WireMessage = { type: "ContentNotFound", content_hash: hash };
-    if (!isContentHash(hash)) return notFound;
-    try {
-      const manifest = await this.#cas.manifest(hash);
-      if (manifest) {
-        return {
-          type: "ContentFetchResponse",
-          content_hash: hash,
-          content: new Uint8Array(),
-          size: BigInt(manifest.total_size),
-          chunk_manifest: JSON.stringify(manifest),
-        };
-      }
-      const size = await this.#cas.objectSize(hash);
-      if (size === null) return notFound;
-      if (size + 256 > maxPayload) {
-        log("error", "stored object too large to send whole", { hash, size });
-        return notFound;
-      }
-      const content = await this.#cas.readBytes(hash);
-      return {
-        type: "ContentFetchResponse",
-        content_hash: hash,
-        content,
-        size: BigInt(content.length),
-        chunk_manifest: null,
-      };
-    } catch (error) {
-      log("warn", "cannot serve content", { hash, error });
-      return notFound;
-    }
+  /** The answer to a replica's `ContentFetchRequest` (see {@linkcode answerContentFetch}). */
+  answerFetch(hash: string, maxPayload: number): Promise<WireMessage> {
+    return answerContentFetch(this.#cas, hash, maxPayload);
   }
 }
 

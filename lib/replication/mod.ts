@@ -88,5 +88,6 @@ export { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 export { MAX_SANDBOX_ID_BYTES, sandboxIdProblem, validateSandboxId } from "./sandbox_id.ts";
 export { MasterState, type ReplicaRecord, type WriteBackOutcome } from "./master_state.ts";
 export { INLINE_LIMIT, notificationFor } from "./notification_source.ts";
+export { answerContentFetch } from "./content_answer.ts";
 export { diskMatches, type ExpectedState } from "./disk_check.ts";
 export * from "./transports/mod.ts";

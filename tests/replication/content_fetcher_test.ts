@@ -7,7 +7,12 @@ import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { pseudoRandomBytes } from "./_harness.ts";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
 import { ContentFetcher, ContentUnavailableError } from "../../lib/replication/content_fetcher.ts";
-import { connectUnix, listenUnix, type Transport } from "../../lib/replication/mod.ts";
+import {
+  answerContentFetch,
+  connectUnix,
+  listenUnix,
+  type Transport,
+} from "../../lib/replication/mod.ts";
 import type { WireMessage } from "../../lib/wire/mod.ts";
 
 interface Setup {
@@ -34,7 +39,7 @@ async function withFetcher(work: (setup: Setup) => Promise<void>): Promise<void>
         if (message.type !== "ContentFetchRequest") continue;
         const hash = message.content_hash;
         requests.push(hash);
-        const answer = await answerFrom(source, hash);
+        const answer = await answerContentFetch(source, hash, transport.maxPayload);
         const left = corrupt.get(hash) ?? 0;
         if (left > 0 && answer.type === "ContentFetchResponse" && answer.content.length > 0) {
           corrupt.set(hash, left - 1);
@@ -63,28 +68,6 @@ async function withFetcher(work: (setup: Setup) => Promise<void>): Promise<void>
     await server.close();
     await Deno.remove(dir, { recursive: true });
   }
-}
-
-async function answerFrom(cas: Cas, hash: string): Promise<WireMessage> {
-  const manifest = await cas.manifest(hash);
-  if (manifest) {
-    return {
-      type: "ContentFetchResponse",
-      content_hash: hash,
-      content: new Uint8Array(),
-      size: BigInt(manifest.total_size),
-      chunk_manifest: JSON.stringify(manifest),
-    };
-  }
-  if (!(await cas.has(hash))) return { type: "ContentNotFound", content_hash: hash };
-  const content = await cas.readBytes(hash);
-  return {
-    type: "ContentFetchResponse",
-    content_hash: hash,
-    content,
-    size: BigInt(content.length),
-    chunk_manifest: null,
-  };
 }
 
 Deno.test("ContentFetcher fetches whole content and shares concurrent requests", async () => {

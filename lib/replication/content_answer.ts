@@ -1,0 +1,51 @@
+import { type Cas, isContentHash } from "../cas/mod.ts";
+import { log } from "../log/mod.ts";
+import type { WireMessage } from "../wire/mod.ts";
+
+/**
+ * What the master answers to a `ContentFetchRequest` (PROTOCOL.md §2): the manifest of
+ * chunked content (the replica then asks for the chunks), the whole bytes of anything
+ * else that fits a frame, or `ContentNotFound` for a hash it does not hold, cannot read,
+ * or cannot send whole.
+ *
+ * @param cas Where the content is stored.
+ * @param hash The content or chunk asked for.
+ * @param maxPayload The connection's largest frame payload.
+ */
+export async function answerContentFetch(
+  cas: Cas,
+  hash: string,
+  maxPayload: number,
+): Promise<WireMessage> {
+  const notFound: WireMessage = { type: "ContentNotFound", content_hash: hash };
+  if (!isContentHash(hash)) return notFound;
+  try {
+    const manifest = await cas.manifest(hash);
+    if (manifest) {
+      return {
+        type: "ContentFetchResponse",
+        content_hash: hash,
+        content: new Uint8Array(),
+        size: BigInt(manifest.total_size),
+        chunk_manifest: JSON.stringify(manifest),
+      };
+    }
+    const size = await cas.objectSize(hash);
+    if (size === null) return notFound;
+    if (size + 256 > maxPayload) {
+      log("error", "stored object too large to send whole", { hash, size });
+      return notFound;
+    }
+    const content = await cas.readBytes(hash);
+    return {
+      type: "ContentFetchResponse",
+      content_hash: hash,
+      content,
+      size: BigInt(content.length),
+      chunk_manifest: null,
+    };
+  } catch (error) {
+    log("warn", "cannot serve content", { hash, error });
+    return notFound;
+  }
+}
