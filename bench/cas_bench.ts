@@ -3,7 +3,7 @@
  * file and for many small files, each compared in the same run with `sha256sum` over the
  * same bytes (a spawned process, so its figure includes its start-up), and the storage
  * used by many small edits of a large file against full copies.
- * `CHRONICLE_BENCH_QUICK=1` runs tiny sizes.
+ * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs tiny sizes.
  *
  * Run: `deno run -A bench/cas_bench.ts`
  *
@@ -12,8 +12,7 @@
 import { join } from "node:path";
 import { Cas, chunkBoundaries, sha256Hex } from "../lib/cas/mod.ts";
 import { pseudoRandomBytes } from "../tests/_helpers/random_bytes.ts";
-
-const MiB = 1024 * 1024;
+import { MiB, quickMode } from "./_lib/mod.ts";
 
 /** Milliseconds taken by `fn`. */
 async function time(fn: () => unknown): Promise<number> {
@@ -167,6 +166,5 @@ export async function run(quick: boolean): Promise<string[]> {
 }
 
 if (import.meta.main) {
-  const quick = Deno.env.get("CHRONICLE_BENCH_QUICK") === "1";
-  for (const line of await run(quick)) console.log(line);
+  for (const line of await run(quickMode())) console.log(line);
 }

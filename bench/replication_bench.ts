@@ -18,19 +18,28 @@
 import {
   formatMiB,
   formatNumber,
-  type LatencySummary,
+  latencyLine,
   makeTree,
+  MiB,
   peerUnavailable,
+  propagationLatency,
   quickMode,
   runPeer,
   summarize,
   syncDisks,
 } from "./_lib/mod.ts";
 import { CuttingProxy } from "../tests/replication/_cutting_proxy.ts";
-import { Peer, pseudoRandomBytes, waitForSameTrees } from "../tests/replication/_harness.ts";
-import type { MasterStatus, ReplicaStatus } from "../lib/replication/mod.ts";
+import { waitFor } from "../tests/_helpers/wait_for.ts";
+import {
+  Peer,
+  pseudoRandomBytes,
+  replicaStatus,
+  waitForSameTrees,
+} from "../tests/replication/_harness.ts";
+import type { MasterStatus } from "../lib/replication/mod.ts";
 
-const MiB = 1024 * 1024;
+/** How long the initial sync of the full-size tree may take before the run fails. */
+const INITIAL_SYNC_TIMEOUT_MS = 300_000;
 
 /** Sizes for one run. */
 interface Sizes {
@@ -152,9 +161,11 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
     ]);
     try {
       // Polled cheaply through the replica's status; trees are compared once afterwards.
-      while ((await replica.command<ReplicaStatus>("status")).appliedSequence < sequence) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitFor(
+        `the replica to apply sequence ${sequence}`,
+        async () => (await replicaStatus(replica)).appliedSequence >= sequence,
+        { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 20 },
+      );
       const ms = performance.now() - start;
       await waitForSameTrees([source, target], { peers: [master, replica] });
       lines.push(`initial sync over a Unix socket (${label}): ${formatNumber(ms)} ms`);
@@ -182,69 +193,6 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
     await Deno.remove(target, { recursive: true });
   }
   return lines;
-}
-
-/**
- * Latency from writing `count` small files under `writeRoot` to each appearing, whole,
- * under `readRoot`, one write at a time. Exported for the write-back benchmark.
- *
- * @param writeRoot Where the files are written.
- * @param readRoot Where they must appear.
- * @param count How many writes.
- * @returns The latency summary in milliseconds.
- */
-export async function propagationLatency(
-  writeRoot: string,
-  readRoot: string,
-  count: number,
-): Promise<LatencySummary> {
-  await Deno.mkdir(`${writeRoot}/latency`, { recursive: true });
-  const watcher = Deno.watchFs(readRoot, { recursive: true });
-  // Events are counted, so that one arriving while we read is never waited for.
-  const events: { count: number; wake: (() => void) | null } = { count: 0, wake: null };
-  const watching = (async () => {
-    for await (const _event of watcher) {
-      events.count++;
-      const wake = events.wake;
-      events.wake = null;
-      wake?.();
-    }
-  })();
-  const samples: number[] = [];
-  const decoder = new TextDecoder();
-  try {
-    for (let i = 0; i < count; i++) {
-      const path = `latency/f${i}.txt`;
-      const content = `write ${i} ${crypto.randomUUID()}\n`;
-      const start = performance.now();
-      await Deno.writeTextFile(`${writeRoot}/${path}`, content);
-      const deadline = start + 20_000;
-      while (true) {
-        const seen = events.count;
-        const arrived = await Deno.readFile(`${readRoot}/${path}`).then((b) => decoder.decode(b))
-          .catch(() => null);
-        if (arrived === content) break;
-        if (performance.now() > deadline) throw new Error(`write ${i} did not arrive in 20 s`);
-        if (events.count !== seen) continue; // something changed while we read: look again
-        // Woken by the next event; the timeout only covers an event the OS dropped.
-        await new Promise<void>((resolve) => {
-          events.wake = resolve;
-          setTimeout(resolve, 50);
-        });
-      }
-      samples.push(performance.now() - start);
-    }
-  } finally {
-    watcher.close();
-    await watching;
-  }
-  return summarize(samples);
-}
-
-function latencyLine(label: string, summary: LatencySummary): string {
-  return `${label}: p50 ${formatNumber(summary.p50, 2)} ms, p99 ${
-    formatNumber(summary.p99, 2)
-  } ms (${summary.count} writes, mean ${formatNumber(summary.mean, 2)} ms)`;
 }
 
 /** Master-disk to replica-disk latency over one transport. */

@@ -3,7 +3,7 @@
  * 10 MiB file, compared in the same run with the seed design's backup, a plain file copy
  * (`Deno.copyFile`) of the same file; and the storage used by 100 snapshots of small
  * edits to the same 10 MiB file, against 100 full copies.
- * `CHRONICLE_BENCH_QUICK=1` runs tiny sizes.
+ * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs tiny sizes.
  *
  * Run: `deno run -A bench/snapshot_bench.ts`
  *
@@ -14,9 +14,7 @@ import { Cas } from "../lib/cas/mod.ts";
 import { Snapshots } from "../lib/snapshot/mod.ts";
 import { Store } from "../lib/store/mod.ts";
 import { pseudoRandomBytes } from "../tests/_helpers/random_bytes.ts";
-
-const KiB = 1024;
-const MiB = 1024 * KiB;
+import { KiB, MiB, quickMode } from "./_lib/mod.ts";
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -148,6 +146,5 @@ export async function run(quick: boolean): Promise<string[]> {
 }
 
 if (import.meta.main) {
-  const quick = Deno.env.get("CHRONICLE_BENCH_QUICK") === "1";
-  for (const line of await run(quick)) console.log(line);
+  for (const line of await run(quickMode())) console.log(line);
 }

@@ -31,6 +31,7 @@ import {
   formatNumber,
   type LatencySummary,
   makeTree,
+  MiB,
   peerAvailable,
   peerUnavailable,
   Prng,
@@ -43,8 +44,6 @@ import {
   timeMs,
   type TreeFile,
 } from "./_lib/mod.ts";
-
-const MiB = 1024 * 1024;
 
 /** The sizes of one run. */
 interface Sizes {

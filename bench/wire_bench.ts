@@ -1,15 +1,14 @@
 /**
  * Wire codec throughput: bincode encode and decode of small Notifications and 1 MiB
  * ContentFetchResponses, next to a plain `Uint8Array.set` copy of the same bytes (the
- * physical reference). `CHRONICLE_BENCH_QUICK=1` runs tiny sizes.
+ * physical reference). `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs tiny sizes.
  *
  * Run: `deno run -A bench/wire_bench.ts`
  *
  * @module
  */
 import { decodeMessage, encodeFrame, encodeMessage, type WireMessage } from "../lib/wire/mod.ts";
-
-const MiB = 1024 * 1024;
+import { MiB, quickMode } from "./_lib/mod.ts";
 
 /** Best of `rounds` timings of `fn`, in milliseconds. */
 function best(rounds: number, fn: () => void): number {
@@ -114,6 +113,5 @@ export function run(quick: boolean): Promise<string[]> {
 }
 
 if (import.meta.main) {
-  const quick = Deno.env.get("CHRONICLE_BENCH_QUICK") === "1";
-  for (const l of await run(quick)) console.log(l);
+  for (const line of await run(quickMode())) console.log(line);
 }

@@ -13,8 +13,15 @@
  *
  * @module
  */
-import { formatNumber, peerUnavailable, quickMode, runPeer, syncDisks } from "./_lib/mod.ts";
-import { propagationLatency } from "./replication_bench.ts";
+import {
+  formatNumber,
+  latencyLine,
+  peerUnavailable,
+  propagationLatency,
+  quickMode,
+  runPeer,
+  syncDisks,
+} from "./_lib/mod.ts";
 import { Peer } from "../tests/replication/_harness.ts";
 import type { ReplicaStatus } from "../lib/replication/mod.ts";
 
@@ -55,13 +62,7 @@ export async function run(quick: boolean): Promise<string[]> {
     // Data earlier benchmarks left unwritten would slow every fsync measured here.
     await syncDisks();
     const latency = await propagationLatency(r, m, sizes.latencyWrites);
-    const lines = [
-      `write-back latency, sandbox disk → master disk, unix: p50 ${
-        formatNumber(latency.p50, 2)
-      } ms, p99 ${formatNumber(latency.p99, 2)} ms (${latency.count} writes, mean ${
-        formatNumber(latency.mean, 2)
-      } ms)`,
-    ];
+    const lines = [latencyLine("write-back latency, sandbox disk → master disk, unix", latency)];
     lines.push(...await burst(base, r, replica, sizes.burstFiles));
     return lines;
   } finally {

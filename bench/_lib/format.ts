@@ -4,7 +4,10 @@
  * @module
  */
 
-const MiB = 1024 * 1024;
+/** Bytes in a kibibyte. */
+export const KiB = 1024;
+/** Bytes in a mebibyte. */
+export const MiB = 1024 * KiB;
 
 /**
  * Formats a number with thousands separators and a fixed number of decimals.

@@ -1,12 +1,13 @@
 /**
  * Shared helpers for the benchmarks in `bench/`: timing and percentiles, a seeded PRNG,
  * realistic temp trees, running peer tools that may be missing, number and ratio
- * formatting, and the description of the machine for `bench/RESULTS.md`.
+ * formatting, propagation latency between synced folders, and the description of the machine for `bench/RESULTS.md`.
  *
  * @module
  */
 export { discoverBenches, isBenchFile } from "./bench_files.ts";
-export { formatMiB, formatNumber, rateRatio, sizeRatio } from "./format.ts";
+export { formatMiB, formatNumber, KiB, MiB, rateRatio, sizeRatio } from "./format.ts";
+export { latencyLine, propagationLatency } from "./latency.ts";
 export {
   describeMachine,
   type MachineInfo,

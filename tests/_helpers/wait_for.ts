@@ -1,3 +1,5 @@
+import { errorMessage } from "../../lib/log/mod.ts";
+
 /** Options for {@linkcode waitFor}. */
 export interface WaitOptions {
   /** Give up after this long. @default {20000} */
@@ -30,7 +32,7 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 20));
   }
-  const error = lastError instanceof Error ? `; last error: ${lastError.message}` : "";
+  const error = lastError === undefined ? "" : `; last error: ${errorMessage(lastError)}`;
   const detail = `${JSON.stringify(last)}${error}`;
   throw new Error(`Timed out waiting for ${what} (last: ${detail})`);
 }

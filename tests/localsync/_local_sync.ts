@@ -3,7 +3,7 @@
  * real `main.ts` processes, watched over their control sockets (`DATA/control.sock`), the
  * way the desktop client does.
  */
-import { createHash } from "node:crypto";
+import { errorMessage } from "../../lib/log/mod.ts";
 import { type Child, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
@@ -43,11 +43,6 @@ export interface SyncStatus {
   conflicts: ConflictEntry[];
   problems: { path: string; reason: string }[];
   connections: number;
-}
-
-/** SHA-256 of UTF-8 text, as Chronicle names content. */
-export function sha256(text: string): string {
-  return createHash("sha256").update(new TextEncoder().encode(text)).digest("hex");
 }
 
 /**
@@ -168,7 +163,7 @@ export async function startLocalSync(agent: string, local: string): Promise<Chil
     await waitForLive(local);
   } catch (error) {
     await child.stop();
-    throw new Error(`${error instanceof Error ? error.message : error}\n${child.output()}`);
+    throw new Error(`${errorMessage(error)}\n${child.output()}`);
   }
   return child;
 }

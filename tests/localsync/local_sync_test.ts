@@ -4,10 +4,12 @@
  * real files the way editors do; every state is reached by polling, never by sleeping.
  */
 import assert from "node:assert/strict";
+import { errorMessage } from "../../lib/log/mod.ts";
 import type { Child } from "../_helpers/processes.ts";
 import { runChronicle } from "../_helpers/processes.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
-import { treeHashes } from "../_helpers/tree_hash.ts";
+import { sha256OfText } from "../_helpers/text_hash.ts";
+import { waitForSameTrees } from "../_helpers/tree_state.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import {
   chronicleJson,
@@ -18,7 +20,6 @@ import {
   historyOf,
   readText,
   recordedPaths,
-  sha256,
   socketOf,
   startLocalSync,
   startMaster,
@@ -50,21 +51,6 @@ function assertNoErrors(logs: string): void {
   assert.deepEqual(errors, [], logs);
 }
 
-/** Waits until both folders hold the same files (the data folders aside). */
-async function waitForSameTrees(agent: string, local: string, skip: string[] = []) {
-  let last: [Record<string, string>, Record<string, string>] = [{}, {}];
-  try {
-    await waitFor("the agent's and the person's folders to match", async () => {
-      const [a, b] = await Promise.all([treeHashes(agent), treeHashes(local)]);
-      for (const path of skip) delete b[path];
-      last = [a, b];
-      return JSON.stringify(a) === JSON.stringify(b);
-    }, { timeoutMs: DEADLINE_MS, intervalMs: 100 });
-  } catch (error) {
-    assert.deepEqual(last[1], last[0], String(error));
-  }
-}
-
 /** The iterations of `path` on the agent's side written back by the replica. */
 async function writtenBack(agent: string, path: string, sandboxId: string): Promise<number> {
   return (await historyOf(agent, path)).filter((entry) => entry.origin === sandboxId).length;
@@ -75,7 +61,7 @@ async function writtenBack(agent: string, path: string, sandboxId: string): Prom
  * file lands just before its iteration is recorded), and returns that iteration.
  */
 async function recordedOnAgent(agent: string, path: string, text: string): Promise<HistoryEntry> {
-  const hash = sha256(text);
+  const hash = sha256OfText(text);
   let history: HistoryEntry[] = [];
   try {
     return await waitFor(`the agent to record ${path}`, async () => {
@@ -85,7 +71,7 @@ async function recordedOnAgent(agent: string, path: string, text: string): Promi
     }, { timeoutMs: DEADLINE_MS, intervalMs: 50 });
   } catch (error) {
     throw new Error(
-      `${error instanceof Error ? error.message : error}: ${JSON.stringify(history)}`,
+      `${errorMessage(error)}: ${JSON.stringify(history)}`,
     );
   }
 }
@@ -104,7 +90,7 @@ Deno.test("local-sync carries edits both ways, editor saves and bursts, never ed
       children.push(await startLocalSync(agent, local));
       const { sandboxId, role } = await syncStatus(local);
       assert.equal(role, "local-sync");
-      await waitForSameTrees(agent, local);
+      await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS });
 
       await t.step("the agent's edits reach the person's files", async () => {
         await put(agent, "a.txt", "agent v2\n");
@@ -135,7 +121,7 @@ Deno.test("local-sync carries edits both ways, editor saves and bursts, never ed
           assert.equal(last.origin, sandboxId, `${path} on the agent's side`);
         }
         await waitForText(`${agent}/docs/ünï côde.md`, undefined);
-        await waitForSameTrees(agent, local);
+        await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS });
         assert.equal((await historyOf(agent, "assets/big.bin")).at(-1)?.origin, sandboxId);
       });
 
@@ -171,9 +157,9 @@ Deno.test("local-sync carries edits both ways, editor saves and bursts, never ed
             entry.origin === sandboxId && !entry.deleted
           );
           assert.deepEqual(sent.map((entry) => entry.hash), [
-            sha256("saved by vim\n"),
-            sha256("saved atomically\n"),
-            sha256("saved from the swap file\n"),
+            sha256OfText("saved by vim\n"),
+            sha256OfText("saved atomically\n"),
+            sha256OfText("saved from the swap file\n"),
           ]);
         },
       );
@@ -239,7 +225,7 @@ Deno.test("local-sync carries edits both ways, editor saves and bursts, never ed
           assert.equal(await readText(`${agent}/${path}`), undefined, `${path} on the agent`);
           assert.equal(await readText(`${local}/${path}`), `noise in ${path}\n`, path);
         }
-        await waitForSameTrees(agent, local, noise);
+        await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS, exclude: noise });
         assert.deepEqual((await waitForQuiet(local)).problems, []);
       });
     } finally {
@@ -300,7 +286,7 @@ Deno.test("local-sync leaves true conflicts to the person and settles each resol
       let replica = await startLocalSync(agent, local);
       children.push(replica);
       const { sandboxId } = await syncStatus(local);
-      await waitForSameTrees(agent, local);
+      await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS });
 
       await t.step("a change on both sides is a conflict, left on disk and listed", async () => {
         await master.stop();
@@ -331,7 +317,7 @@ Deno.test("local-sync leaves true conflicts to the person and settles each resol
           [...latest.values()].map((c) => [c.path, c.keptHash, c.resolution]).sort(),
           paths.map((path) => {
             const person = CONFLICTS[path].person;
-            return [path, person === null ? null : sha256(person), null];
+            return [path, person === null ? null : sha256OfText(person), null];
           }).sort(),
         );
         for (const conflict of status.conflicts) assert.match(conflict.reason, /^conflict/);
@@ -442,8 +428,8 @@ Deno.test("local-sync leaves true conflicts to the person and settles each resol
             local,
           ]);
           const hashes = mine.map((entry) => entry.hash);
-          assert.ok(hashes.includes(sha256(CONFLICTS[path].person)), "the person's version");
-          assert.equal(hashes.at(-1), sha256(AGAIN));
+          assert.ok(hashes.includes(sha256OfText(CONFLICTS[path].person)), "the person's version");
+          assert.equal(hashes.at(-1), sha256OfText(AGAIN));
           await waitForQuiet(local);
           const theirs = await historyOf(agent, path);
           assert.ok(!theirs.some((entry) => entry.origin === sandboxId), "nothing written back");
@@ -490,7 +476,10 @@ Deno.test("local-sync leaves true conflicts to the person and settles each resol
         assert.equal((await recordedOnAgent(agent, path, settled)).origin, sandboxId);
         await waitForQuiet(local);
         const theirs = await historyOf(agent, path);
-        assert.ok(!theirs.some((entry) => entry.hash === sha256(MARKED)), "markers were sent");
+        assert.ok(
+          !theirs.some((entry) => entry.hash === sha256OfText(MARKED)),
+          "markers were sent",
+        );
         assert.equal(await readText(`${local}/${path}`), settled);
       });
 
@@ -564,7 +553,7 @@ Deno.test("local-sync leaves true conflicts to the person and settles each resol
           "gone-here.txt": "upstream",
           "gone-there.txt": "local",
         });
-        await waitForSameTrees(agent, local);
+        await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS });
       });
     } finally {
       logs += await stopAll(children);
@@ -591,7 +580,7 @@ Deno.test("local-sync started with `sync start` converges after editing while di
       assert.equal(start.code, 0, start.stderr);
       assert.match(start.stdout, /local-sync running on/);
       await waitForLive(local);
-      await waitForSameTrees(agent, local);
+      await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS });
       const { sandboxId } = await syncStatus(local);
 
       logs += await stopAll(children);
@@ -613,7 +602,7 @@ Deno.test("local-sync started with `sync start` converges after editing while di
       await put(agent, "agent-only.txt", "from the agent\n");
 
       children.push(await startMaster(agent));
-      await waitForSameTrees(agent, local);
+      await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS });
       const status = await waitForQuiet(local);
       assert.deepEqual(status.conflicts, []);
       assert.ok(status.connections >= 2, "reconnected");
@@ -643,7 +632,7 @@ Deno.test("local-sync started with `sync start` converges after editing while di
       started = true;
       const again = await runChronicle(["sync", "start", local, "--connect", socketOf(agent)]);
       assert.equal(again.code, 0, again.stderr);
-      await waitForSameTrees(agent, local);
+      await waitForSameTrees([agent, local], { timeoutMs: DEADLINE_MS });
       const final = await waitForQuiet(local);
       assert.equal(final.sandboxId, sandboxId, "the same identity after a restart");
       assert.deepEqual(final.conflicts, []);

@@ -118,8 +118,10 @@ Deno.test("a labelled histogram keeps one cumulative series per label set", () =
   const parsed = families(registry.render());
   strictEqual(parsed.get("op_seconds")?.samples.length, 2 * (3 + 2));
   const stop = histogram.startTimer({ op: "c" });
-  ok(stop() >= 0);
+  const seconds = stop();
+  ok(seconds >= 0);
   strictEqual(histogram.get({ op: "c" }).count, 1);
+  strictEqual(histogram.get({ op: "c" }).sum, seconds);
 });
 
 Deno.test("collectors run before every render", () => {

@@ -1,10 +1,12 @@
 /**
  * End-to-end test support: masters and replicas as child processes (`_master.ts`,
- * `_replica.ts`), trees compared by content hash and mode, and polling with deadlines.
+ * `_replica.ts`), stopped together, their status polled with deadlines, and trees
+ * compared by content hash and mode (`tests/_helpers/tree_state.ts`).
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import type { ReplicaStatus } from "../../lib/replication/mod.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { TextLineStream } from "./_text_lines.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
@@ -137,6 +139,39 @@ export class Peer {
   }
 }
 
+/**
+ * Stops every peer, one after another in the order given (replicas before their master),
+ * even when an earlier one fails to stop, so that no process outlives the test.
+ *
+ * @throws The first stop's error, once all were tried.
+ */
+export async function stopPeers(...peers: Peer[]): Promise<void> {
+  const errors: unknown[] = [];
+  for (const peer of peers) await peer.stop().catch((error) => errors.push(error));
+  if (errors.length > 0) throw errors[0];
+}
+
+/** A replica's status, as its runner reports it. */
+export function replicaStatus(replica: Peer): Promise<ReplicaStatus> {
+  return replica.command<ReplicaStatus>("status");
+}
+
+/** Waits until the replica says it is live (the master certified its catch-up). */
+export function waitForLive(replica: Peer): Promise<ReplicaStatus> {
+  return waitFor(`${replica.name} to be live`, async () => {
+    const status = await replicaStatus(replica);
+    return status.state === "live" ? status : undefined;
+  });
+}
+
+/** Waits until the replica has no write-back waiting for an answer. */
+export function writeBacksAnswered(replica: Peer): Promise<ReplicaStatus> {
+  return waitFor(`${replica.name}'s write-backs answered`, async () => {
+    const status = await replicaStatus(replica);
+    return status.pendingWriteBacks === 0 ? status : undefined;
+  });
+}
+
 /** Options for {@linkcode startMaster} and {@linkcode startReplica}. */
 export interface PeerOptions {
   /** Extra runner flags. */
@@ -173,93 +208,6 @@ export function startReplica(
   ]);
 }
 
-/** Every file and link under `root` (Chronicle's data folder and temp files left out), as `path → "mode hash"`. */
-export async function treeState(
-  root: string,
-  exclude: string[] = [],
-): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const walk = async (dir: string, prefix: string) => {
-    let entries: Deno.DirEntry[];
-    try {
-      entries = await Array.fromAsync(Deno.readDir(dir));
-    } catch (error) {
-      // Changed while we looked (a folder turned into a file): the next look sees it.
-      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-        return;
-      }
-      throw error;
-    }
-    for (const entry of entries) {
-      const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
-      if (path === ".chronicle" || entry.name.endsWith(".chronicle-tmp")) continue;
-      if (exclude.some((e) => path === e || path.startsWith(e + "/"))) continue;
-      const absolute = `${dir}/${entry.name}`;
-      try {
-        if (entry.isSymlink) {
-          out.set(path, `link ${sha(new TextEncoder().encode(await Deno.readLink(absolute)))}`);
-        } else if (entry.isDirectory) {
-          await walk(absolute, path);
-        } else if (entry.isFile) {
-          const info = await Deno.lstat(absolute);
-          const mode = ((info.mode ?? 0) & 0o7777).toString(8);
-          out.set(path, `${mode} ${sha(await Deno.readFile(absolute))}`);
-        }
-      } catch (error) {
-        const changing = error instanceof Deno.errors.NotFound ||
-          error instanceof Deno.errors.NotADirectory || error instanceof Deno.errors.IsADirectory;
-        if (!changing) throw error;
-      }
-    }
-  };
-  await walk(root, "");
-  return out;
-}
-
-function sha(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
-/** A readable account of how two trees differ (at most 20 paths). */
-export function describeDifference(a: Map<string, string>, b: Map<string, string>): string {
-  const lines: string[] = [];
-  for (const [path, state] of a) {
-    if (b.get(path) !== state) lines.push(`${path}: ${state} vs ${b.get(path) ?? "absent"}`);
-  }
-  for (const path of b.keys()) if (!a.has(path)) lines.push(`${path}: absent vs ${b.get(path)}`);
-  return lines.length === 0
-    ? "identical"
-    : lines.slice(0, 20).join("\n") + (lines.length > 20 ? `\n… ${lines.length - 20} more` : "");
-}
-
-/**
- * Polls until every tree equals the first (by content hash and mode), failing with the
- * difference and the peers' logs after `timeoutMs`.
- */
-export async function waitForSameTrees(
-  roots: string[],
-  options: { timeoutMs?: number; peers?: Peer[]; exclude?: string[] } = {},
-): Promise<Map<string, string>> {
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
-  let delay = 10;
-  while (true) {
-    const states = await Promise.all(roots.map((root) => treeState(root, options.exclude)));
-    const first = states[0]!;
-    const different = states.findIndex((state) => describeDifference(first, state) !== "identical");
-    if (different === -1) return first;
-    if (Date.now() > deadline) {
-      const logs = (options.peers ?? []).map((p) => `--- ${p.name} ---\n${p.logs()}`).join("\n");
-      throw new Error(
-        `Trees ${roots[0]} and ${roots[different]} still differ:\n${
-          describeDifference(first, states[different]!)
-        }\n${logs}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(delay * 2, 200);
-  }
-}
-
 /** Runs `work` with fresh temp folders, removed afterwards whatever happens. */
 export async function withDirs<const N extends string, T>(
   names: N[],
@@ -279,3 +227,9 @@ export async function withDirs<const N extends string, T>(
 }
 
 export { pseudoRandomBytes } from "../_helpers/random_bytes.ts";
+export {
+  describeDifference,
+  type SameTreesOptions,
+  treeState,
+  waitForSameTrees,
+} from "../_helpers/tree_state.ts";

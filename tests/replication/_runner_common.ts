@@ -6,6 +6,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { errorMessage } from "../../lib/log/mod.ts";
 import { TextLineStream } from "./_text_lines.ts";
 
 /** Parses runner flags (all strings, `--ignore`-style ones repeatable). */
@@ -54,7 +55,7 @@ export async function serveCommands(
       await Deno.stdout.write(encoder.encode(answer + "\n"));
       if (command === "exit") return;
     } catch (error) {
-      answer = `ERR ${error instanceof Error ? error.message : String(error)}`;
+      answer = `ERR ${errorMessage(error)}`;
       await Deno.stdout.write(encoder.encode(answer + "\n"));
     }
   }

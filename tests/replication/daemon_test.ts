@@ -3,6 +3,7 @@
  * disk, `chronicle sync --wait` before reading, `chronicle conflicts` afterwards.
  */
 import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { waitForSameTrees, withDirs } from "./_harness.ts";
 
@@ -54,11 +55,12 @@ Deno.test("main.ts master and replica: sync --wait, write-back and conflicts", a
     let logs = "";
     try {
       // sync --wait retries until the replica is up and holds what the master held.
-      let waited = await cli("syncWaitCommand", ["--wait", "-C", r, "--timeout", "20", "--json"]);
-      for (let tries = 0; waited.code !== 0 && tries < 100; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 100)); // the daemon is starting
-        waited = await cli("syncWaitCommand", ["--wait", "-C", r, "--timeout", "20", "--json"]);
-      }
+      const syncWaitArgs = ["--wait", "-C", r, "--timeout", "20", "--json"];
+      const waited = await waitFor("sync --wait to succeed once the daemons are up", async () => {
+        const result = await cli("syncWaitCommand", syncWaitArgs);
+        if (result.code !== 0) throw new Error(result.stderr); // the daemon is starting
+        return result;
+      }, { timeoutMs: 60_000, intervalMs: 100 });
       assertEquals(waited.code, 0, waited.stderr);
       assertEquals(JSON.parse(waited.stdout).satisfied, true);
       assertEquals(await Deno.readTextFile(`${r}/a.txt`), "from the agent");

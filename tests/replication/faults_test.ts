@@ -10,6 +10,7 @@ import {
   pseudoRandomBytes,
   startMaster,
   startReplica,
+  stopPeers,
   waitForSameTrees,
   withDirs,
 } from "./_harness.ts";
@@ -42,9 +43,11 @@ Deno.test("connections cut at random points, many times over, end with identical
       proxy.cutting = false;
       await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 40_000 });
     } finally {
-      await replica.stop();
-      proxy.close();
-      await master.stop();
+      try {
+        await stopPeers(replica, master);
+      } finally {
+        proxy.close();
+      }
     }
   });
 });
@@ -127,8 +130,7 @@ Deno.test("a replica sending garbage, oversized frames, bad ids or escaping path
       const status = await master.command<MasterStatus>("status");
       assert(status.replicas.some((s) => s.connected && s.sandboxId !== "evil"));
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -163,9 +165,11 @@ Deno.test("a slow replica has its queue dropped and repaired by replay, without 
       for (let i = 0; i < 120; i++) await put(m, `g/${i}`, pseudoRandomBytes(3000, 1000 + i));
       await master.command("settle");
     } finally {
-      await replica.stop();
-      await master.stop();
-      slow.close();
+      try {
+        await stopPeers(replica, master);
+      } finally {
+        slow.close();
+      }
     }
   });
 });

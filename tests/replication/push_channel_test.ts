@@ -2,6 +2,7 @@
  * The master's per-replica push channel over a real Unix socket, reading a real store
  * and CAS: replay then live, certified heartbeats, barriers, and the queue bound.
  */
+import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { Cas } from "../../lib/cas/mod.ts";
 import { PathFilter } from "../../lib/filter/mod.ts";
@@ -162,9 +163,8 @@ Deno.test("PushChannel drops an overflowing queue and repairs it by replay", asy
 });
 
 async function waitForMode(channel: PushChannel, mode: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (channel.mode !== mode) {
-    if (Date.now() > deadline) throw new Error(`channel stayed ${channel.mode}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await waitFor(`the channel to be ${mode}`, () => {
+    if (channel.mode !== mode) throw new Error(`the channel is ${channel.mode}`);
+    return true;
+  }, { intervalMs: 5 });
 }

@@ -8,23 +8,16 @@ import { assert, assertEquals } from "./_assert.ts";
 import {
   Peer,
   pseudoRandomBytes,
+  replicaStatus,
   startMaster,
   startReplica,
+  stopPeers,
   treeState,
+  waitForLive,
   waitForSameTrees,
   withDirs,
 } from "./_harness.ts";
-import type { MasterStatus, ReplicaStatus } from "../../lib/replication/mod.ts";
-
-/** Waits until the replica says it is live (the master certified its catch-up). */
-async function waitForLive(replica: Peer): Promise<ReplicaStatus> {
-  let status: ReplicaStatus | undefined;
-  await waitFor("the replica to be live", async () => {
-    status = await replica.command<ReplicaStatus>("status");
-    return status.state === "live";
-  });
-  return status!;
-}
+import type { MasterStatus } from "../../lib/replication/mod.ts";
 
 /** A small tree with every kind of file the issue names. */
 async function mixedTree(root: string): Promise<void> {
@@ -58,8 +51,7 @@ Deno.test("initial sync copies small, medium, chunked, empty, binary, executable
         return s.replicas[0]?.ackedSequence === s.sequence;
       });
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -85,8 +77,7 @@ Deno.test("edits, deletions, renames and mode changes on the master reach two re
       assertEquals([...tree.keys()].sort(), ["a.txt", "moved/c.bin", "new/deep/file.txt"]);
       assertEquals(tree.get("a.txt")!.split(" ")[0], "600");
     } finally {
-      await Promise.all([one.stop(), two.stop()]);
-      await master.stop();
+      await stopPeers(one, two, master);
     }
   });
 });
@@ -107,8 +98,7 @@ Deno.test("a replica killed and restarted catches up, changes made meanwhile inc
       await waitForSameTrees([m, r], { peers: [master, replica] });
       await waitForLive(replica);
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -139,12 +129,11 @@ Deno.test("files turned into folders and back, live and while a replica is away,
       replica = await startReplica(r, sock);
       const tree = await waitForSameTrees([m, r], { peers: [master, replica] });
       assertEquals(tree.size, 302);
-      const status = await replica.command<ReplicaStatus>("status");
+      const status = await replicaStatus(replica);
       assertEquals(status.problems, []);
       assertEquals(status.journal.pending + status.journal.sent + status.journal.accepted, 0);
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -162,11 +151,10 @@ Deno.test("the master killed and restarted: the replica reconnects and catches u
       await put(m, "b.txt", "created while the master was down");
       master = await startMaster(m, sock);
       await waitForSameTrees([m, r], { peers: [master, replica] });
-      const status = await replica.command<ReplicaStatus>("status");
+      const status = await replicaStatus(replica);
       assert(status.connections >= 2, `connections: ${status.connections}`);
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -199,7 +187,7 @@ Deno.test("full resync when the master's history is gone: the replica takes the 
         await put(r, "pending.txt", "written while the master was away");
         await waitFor(
           "the local write journaled",
-          async () => (await replica.command<ReplicaStatus>("status")).journal.pending === 1,
+          async () => (await replicaStatus(replica)).journal.pending === 1,
         );
         await replica.stop();
         await Deno.remove(`${m}/.chronicle`, { recursive: true });
@@ -213,8 +201,7 @@ Deno.test("full resync when the master's history is gone: the replica takes the 
         await waitFor("the resync to end", () => replica.logs().includes("full resync done"));
       });
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -241,8 +228,7 @@ Deno.test("filters: master-to-replica and replica-to-master patterns, and .git b
       assert(!replicaTree.has("debug.log") && !replicaTree.has(".git/config"));
       assert(replicaTree.has("build/out.o"));
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -279,12 +265,11 @@ Deno.test("websocket replicas: the right token syncs, a wrong one is refused", a
         "the master to refuse the intruder",
         () => master.logs().includes("replica refused"),
       );
-      const status = await intruder.command<ReplicaStatus>("status");
+      const status = await replicaStatus(intruder);
       assertEquals(status.connected, false);
       assertEquals((await treeState(bad)).size, 0);
     } finally {
-      await Promise.all([replica.stop(), intruder.stop()]);
-      await master.stop();
+      await stopPeers(replica, intruder, master);
     }
   });
 });

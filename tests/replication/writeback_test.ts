@@ -4,38 +4,22 @@
  */
 import { put } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
-import { createHash } from "node:crypto";
+import { sha256OfText } from "../_helpers/text_hash.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import {
-  type Peer,
   pseudoRandomBytes,
+  replicaStatus,
   startMaster,
   startReplica,
+  stopPeers,
   treeState,
   waitForSameTrees,
   withDirs,
+  writeBacksAnswered,
 } from "./_harness.ts";
-import { connectUnix, type ReplicaStatus, type SyncWaitResult } from "../../lib/replication/mod.ts";
+import { connectUnix, type SyncWaitResult } from "../../lib/replication/mod.ts";
 import type { Iteration } from "../../lib/store/mod.ts";
 import type { WireMessage } from "../../lib/wire/mod.ts";
-
-function sha(text: string | Uint8Array): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
-function status(peer: Peer): Promise<ReplicaStatus> {
-  return peer.command<ReplicaStatus>("status");
-}
-
-/** Waits until the replica has no write-back waiting for an answer. */
-async function writeBacksAnswered(peer: Peer): Promise<ReplicaStatus> {
-  let last: ReplicaStatus | undefined;
-  await waitFor(`${peer.name}'s write-backs answered`, async () => {
-    last = await status(peer);
-    return last.pendingWriteBacks === 0;
-  });
-  return last!;
-}
 
 Deno.test("a sandbox's create, edit, rename, chmod and delete reach the master and a second replica", async (t) => {
   await withDirs(["m", "r1", "r2"], async ({ base, m, r1, r2 }) => {
@@ -80,8 +64,7 @@ Deno.test("a sandbox's create, edit, rename, chmod and delete reach the master a
       // create ×2, edit, rename, chmod, delete: one entry each, the rename as one entry.
       assertEquals(answered.journal.accepted, 6);
     } finally {
-      await Promise.all([sandbox.stop(), other.stop()]);
-      await master.stop();
+      await stopPeers(sandbox, other, master);
     }
   });
 });
@@ -98,18 +81,20 @@ Deno.test("a write-back racing an agent edit is rejected; the sandbox takes the 
       await put(m, "shared.txt", "agent edit");
       await put(r, "shared.txt", "sandbox edit");
       const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
-      assertEquals(tree.get("shared.txt"), `644 ${sha("agent edit")}`);
+      assertEquals(tree.get("shared.txt"), `644 ${sha256OfText("agent edit")}`);
       const answered = await writeBacksAnswered(sandbox);
       assertEquals(answered.conflicts.length, 1);
       const conflict = answered.conflicts[0]!;
       assert(conflict.reason.startsWith("conflict"), conflict.reason);
-      assertEquals(conflict.keptHash, sha("sandbox edit"));
+      assertEquals(conflict.keptHash, sha256OfText("sandbox edit"));
       assertEquals(conflict.resolution, "upstream");
       const history = await master.command<Iteration[]>("history shared.txt");
-      assert(!history.some((it) => it.hash === sha("sandbox edit")), "the sandbox's edit won");
+      assert(
+        !history.some((it) => it.hash === sha256OfText("sandbox edit")),
+        "the sandbox's edit won",
+      );
     } finally {
-      await sandbox.stop();
-      await master.stop();
+      await stopPeers(sandbox, master);
     }
   });
 });
@@ -126,7 +111,7 @@ Deno.test("local-sync mode leaves a conflicting local file alone and lists the c
       await put(m, "shared.txt", "agent edit");
       await put(r, "shared.txt", "my local edit");
       const answered = await waitFor("the conflict listed", async () => {
-        const s = await status(local);
+        const s = await replicaStatus(local);
         return s.conflicts.length === 1 && s.pendingWriteBacks === 0 ? s : null;
       });
       assertEquals(answered.role, "local-sync");
@@ -138,8 +123,7 @@ Deno.test("local-sync mode leaves a conflicting local file alone and lists the c
       assertEquals(await Deno.readTextFile(`${r}/shared.txt`), "my local edit");
       assertEquals(await Deno.readTextFile(`${m}/shared.txt`), "agent edit");
     } finally {
-      await local.stop();
-      await master.stop();
+      await stopPeers(local, master);
     }
   });
 });
@@ -156,20 +140,26 @@ Deno.test("two sandboxes writing one file at once: exactly one wins, the other's
       await master.stop(); // both write with the same view of the master
       await put(r1, "same.txt", "from one");
       await put(r2, "same.txt", "from two");
-      await waitFor("one to journal", async () => (await status(one)).journal.pending === 1);
-      await waitFor("two to journal", async () => (await status(two)).journal.pending === 1);
+      await waitFor("one to journal", async () => (await replicaStatus(one)).journal.pending === 1);
+      await waitFor("two to journal", async () => (await replicaStatus(two)).journal.pending === 1);
       master = await startMaster(m, sock);
       const tree = await waitForSameTrees([m, r1, r2], { peers: [master, one, two] });
       const [a, b] = [await writeBacksAnswered(one), await writeBacksAnswered(two)];
-      const winner = tree.get("same.txt") === `644 ${sha("from one")}` ? "one" : "two";
-      assert([`644 ${sha("from one")}`, `644 ${sha("from two")}`].includes(tree.get("same.txt")!));
+      const winner = tree.get("same.txt") === `644 ${sha256OfText("from one")}` ? "one" : "two";
+      assert(
+        [`644 ${sha256OfText("from one")}`, `644 ${sha256OfText("from two")}`].includes(
+          tree.get("same.txt")!,
+        ),
+      );
       const [won, lost] = winner === "one" ? [a, b] : [b, a];
       assertEquals(won.conflicts.length, 0);
       assertEquals(lost.conflicts.length, 1);
-      assertEquals(lost.conflicts[0]!.keptHash, sha(winner === "one" ? "from two" : "from one"));
+      assertEquals(
+        lost.conflicts[0]!.keptHash,
+        sha256OfText(winner === "one" ? "from two" : "from one"),
+      );
     } finally {
-      await Promise.all([one.stop(), two.stop()]);
-      await master.stop();
+      await stopPeers(one, two, master);
     }
   });
 });
@@ -189,8 +179,7 @@ Deno.test("a burst of 1,000 sandbox writes arrives complete and in order", async
       const order = changes.filter((it) => it.origin === "burst").map((it) => it.path);
       assertEquals(order, names);
     } finally {
-      await sandbox.stop();
-      await master.stop();
+      await stopPeers(sandbox, master);
     }
   });
 });
@@ -215,8 +204,7 @@ Deno.test("no echo loop: exactly one write-back per real change", async () => {
       const changes = await master.command<Iteration[]>("changes 0");
       assertEquals(changes.filter((it) => it.origin === "echo").length, 5);
     } finally {
-      await sandbox.stop();
-      await master.stop();
+      await stopPeers(sandbox, master);
     }
   });
 });
@@ -234,9 +222,15 @@ Deno.test("a replica killed between journaling and sending, then again after sen
       // machine (an empty version is a real, third local change), and this test is about
       // two changes each applied exactly once.
       await putAtomic(r, "file.txt", "v1");
-      await waitFor("v1 journaled", async () => (await status(sandbox)).journal.pending === 1);
+      await waitFor(
+        "v1 journaled",
+        async () => (await replicaStatus(sandbox)).journal.pending === 1,
+      );
       await putAtomic(r, "file.txt", "v2");
-      await waitFor("v2 journaled", async () => (await status(sandbox)).journal.pending === 2);
+      await waitFor(
+        "v2 journaled",
+        async () => (await replicaStatus(sandbox)).journal.pending === 2,
+      );
       await sandbox.kill(); // journaled, never sent
       master = await startMaster(m, sock);
       // This run sends both entries and dies before the answer arrives.
@@ -247,14 +241,17 @@ Deno.test("a replica killed between journaling and sending, then again after sen
       await dying.process.status;
       sandbox = await startReplica(r, sock, { args: ["--sandbox-id", "crashy"] });
       const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
-      assertEquals(tree.get("file.txt"), `644 ${sha("v2")}`);
+      assertEquals(tree.get("file.txt"), `644 ${sha256OfText("v2")}`);
       const answered = await writeBacksAnswered(sandbox);
       assertEquals(answered.journal.accepted, 2);
       const history = await master.command<Iteration[]>("history file.txt");
-      assertEquals(history.map((it) => it.hash), [sha("v0"), sha("v1"), sha("v2")]);
+      assertEquals(history.map((it) => it.hash), [
+        sha256OfText("v0"),
+        sha256OfText("v1"),
+        sha256OfText("v2"),
+      ]);
     } finally {
-      await sandbox.stop();
-      await master.stop();
+      await stopPeers(sandbox, master);
     }
   });
 });
@@ -300,8 +297,7 @@ Deno.test("barrier: sync --wait returns once the replica holds what the master h
         assert(answer.current_sequence >= 30n);
       });
     } finally {
-      await replica.stop();
-      await master.stop();
+      await stopPeers(replica, master);
     }
   });
 });
@@ -322,8 +318,7 @@ Deno.test("local writes over the write-back limit are refused locally and listed
       assert(!(await treeState(m)).has("huge.bin"));
       assert(sandbox.logs().includes("refused for write-back"), sandbox.logs());
     } finally {
-      await sandbox.stop();
-      await master.stop();
+      await stopPeers(sandbox, master);
     }
   });
 });
