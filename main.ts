@@ -8,6 +8,7 @@ import { UsageError } from "./lib/cli/errors.ts";
 import { USAGE } from "./lib/cli/usage.ts";
 import { resolveConfig, type Role } from "./lib/config/mod.ts";
 import { runDaemon, VERSION } from "./lib/daemon/mod.ts";
+import { errorMessage } from "./lib/log/mod.ts";
 
 /** Options for {@linkcode main}. */
 export interface MainOptions {
@@ -31,8 +32,9 @@ export async function main(args: string[], options: MainOptions = {}): Promise<n
       console.log(USAGE);
       return 0;
     }
-    const command = first === undefined ? undefined : COMMANDS[first];
-    if (command) return await command(rest, options.role);
+    if (first !== undefined && Object.hasOwn(COMMANDS, first)) {
+      return await COMMANDS[first]!(rest, options.role);
+    }
     const config = resolveConfig({ argv: args, env: Deno.env.toObject(), ...options });
     return await runDaemon(config);
   } catch (error) {
@@ -41,7 +43,7 @@ export async function main(args: string[], options: MainOptions = {}): Promise<n
       console.error("Run chronicle --help for usage.");
       return 2;
     }
-    console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`error: ${errorMessage(error)}`);
     return 1;
   }
 }

@@ -3,6 +3,7 @@ import { checkpoint, CheckpointError, rehydrate } from "../checkpoint/mod.ts";
 import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs, WORKSPACE_ROOT_META } from "./locate_workspace.ts";
+import { nonEmpty } from "./non_empty.ts";
 import { printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 import { Store } from "../store/mod.ts";
@@ -132,10 +133,6 @@ async function translate<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof CheckpointError) throw new CliError(error.message, { cause: error });
     throw error;
   }
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value;
 }
 
 function stamp(date: Date): string {

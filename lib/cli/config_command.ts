@@ -1,5 +1,6 @@
 import { describeConfig, resolveConfig } from "../config/mod.ts";
 import type { Role } from "../config/mod.ts";
+import { table } from "./output.ts";
 
 /** Options for {@linkcode configCommand}. */
 export interface ConfigCommandOptions {
@@ -38,9 +39,6 @@ export function configCommand(args: string[], options: ConfigCommandOptions = {}
     value === null ? "-" : typeof value === "string" ? value : JSON.stringify(value),
     name === undefined ? `(${source})` : `(${source} ${name})`,
   ]);
-  const widths = [0, 1].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const [key, value, source] of rows) {
-    print(`${key!.padEnd(widths[0]!)}  ${value!.padEnd(widths[1]!)}  ${source}`);
-  }
+  for (const line of table(rows)) print(line);
   return Promise.resolve(0);
 }

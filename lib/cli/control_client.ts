@@ -18,9 +18,8 @@ export async function controlRequest(
     return undefined;
   }
   const client = Deno.createHttpClient({
-    // The unix proxy transport is supported by Deno 2 but missing from its type definitions.
     proxy: { transport: "unix", path: layout.controlSocket },
-  } as unknown as Deno.CreateHttpClientOptions);
+  });
   try {
     const response = await fetch(`http://chronicle${path}`, { ...init, client });
     const body = await response.arrayBuffer();

@@ -1,7 +1,9 @@
-import { join, resolve } from "node:path";
+import { resolveLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
+import { nonEmpty } from "./non_empty.ts";
 import { println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
+import { errorMessage } from "../log/mod.ts";
 
 /** Options for {@linkcode healthCommand}. */
 export interface HealthCommandOptions {
@@ -42,11 +44,7 @@ export async function healthCommand(
     throw new UsageError(`Invalid --timeout-ms "${timeoutText}": expected 1 to 600000`);
   }
   const env = options.env ?? Deno.env.toObject();
-  const dataDir = values["data-dir"] ??
-    (values.C !== undefined ? join(values.C, ".chronicle") : undefined) ??
-    nonEmpty(env.CHRONICLE_DATA_DIR) ??
-    join(nonEmpty(env.CHRONICLE_WORKSPACE) ?? ".", ".chronicle");
-  const socket = resolve(dataDir, "control.sock");
+  const socket = controlSocketOf(values, env);
   const route = values.ready ? "/ready" : "/health";
 
   const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
@@ -62,7 +60,7 @@ export async function healthCommand(
   } catch (error) {
     const reason = error instanceof DOMException && error.name === "TimeoutError"
       ? `no answer within ${timeoutMs} ms`
-      : (error as Error).message;
+      : errorMessage(error);
     throw new CliError(`No Chronicle answers on "${socket}": ${reason}`);
   } finally {
     client.close();
@@ -81,6 +79,16 @@ export async function healthCommand(
   return 0;
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value;
+/**
+ * The control socket of `--data-dir`, else of `-C WS`'s default data folder, else of
+ * `CHRONICLE_DATA_DIR`, else of `CHRONICLE_WORKSPACE`'s (or the current folder's).
+ */
+function controlSocketOf(
+  values: { C?: string | undefined; "data-dir"?: string | undefined },
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  const root = values.C ?? nonEmpty(env.CHRONICLE_WORKSPACE) ?? ".";
+  // -C names the workspace, whose own data folder then wins over CHRONICLE_DATA_DIR.
+  const envDataDir = values.C === undefined ? nonEmpty(env.CHRONICLE_DATA_DIR) : undefined;
+  return resolveLayout({ root, dataDir: values["data-dir"] ?? envDataDir }).controlSocket;
 }

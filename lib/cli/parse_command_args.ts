@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UsageError } from "./errors.ts";
+import { errorMessage } from "../log/mod.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -15,7 +16,7 @@ export function parseCommandArgs<const O extends Options>(
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(`chronicle ${command}: ${(error as Error).message}`);
+    throw new UsageError(`chronicle ${command}: ${errorMessage(error)}`);
   }
 }
 

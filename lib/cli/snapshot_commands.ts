@@ -16,7 +16,7 @@ import {
   rollbackResultToJson,
   type SnapshotConfig,
   type SnapshotRecord,
-  Snapshots,
+  type Snapshots,
   snapshotToJson,
   type Transaction,
   transactionToJson,
@@ -25,8 +25,11 @@ import {
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
+import { nonEmpty } from "./non_empty.ts";
+import { openWorkspaceSnapshots } from "./open_snapshots.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
+import { errorMessage } from "../log/mod.ts";
 
 /** Flags every snapshot command accepts. */
 const COMMON = {
@@ -300,7 +303,7 @@ export async function restoreToCommand(args: string[]): Promise<number> {
   try {
     point = parseRestorePoint(values.to, Date.now());
   } catch (error) {
-    throw new UsageError(`chronicle restore: ${(error as Error).message}`);
+    throw new UsageError(`chronicle restore: ${errorMessage(error)}`);
   }
   return await withSnapshots(values, async (snapshots, workspace) => {
     const plan = snapshots.restorePlan(point, positionals);
@@ -361,13 +364,7 @@ async function withSnapshots(
     casDir: layout.casDir,
   });
   try {
-    const snapshots = Snapshots.open({
-      root: layout.root,
-      store: workspace.store,
-      cas: workspace.cas,
-      writer: workspace,
-      ignores: (path) => workspace.filter.local.ignores(path),
-      dataDir: layout.dataDir,
+    const snapshots = openWorkspaceSnapshots(workspace, {
       config,
       offTheRecord: values["no-snapshots"] === true || isTrue(envValue("CHRONICLE_NO_SNAPSHOTS")),
     });
@@ -395,7 +392,7 @@ async function retention(values: CommonValues, layout: WorkspaceLayout): Promise
   try {
     return await loadSnapshotConfig({ file, required: named !== undefined, overrides });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(errorMessage(error));
   }
 }
 
@@ -468,8 +465,7 @@ function plural(count: number, noun: string): string {
 
 function envValue(name: string): string | undefined {
   try {
-    const value = Deno.env.get(name);
-    return value === "" ? undefined : value;
+    return nonEmpty(Deno.env.get(name));
   } catch {
     return undefined; // no --allow-env: behave as if unset
   }

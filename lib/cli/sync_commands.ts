@@ -1,5 +1,6 @@
 import { basename, resolve } from "node:path";
 import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
+import { isConflictChoice } from "./conflict_choice.ts";
 import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
@@ -13,9 +14,6 @@ const USAGE = `Usage:
                        [--heartbeat-ms N] [--ignore P]…
   chronicle sync stop|status [-C DIR]
   chronicle sync resolve PATH --keep local|upstream|merged [-C DIR]`;
-
-/** How a person settles a local-sync conflict. */
-export type Keep = "local" | "upstream" | "merged";
 
 /**
  * `chronicle sync …`: the barrier (`--wait`) on any replica, and local-sync control, the
@@ -128,7 +126,7 @@ async function syncResolve(args: string[]): Promise<number> {
     json: { type: "boolean" },
   });
   const keep = values.keep;
-  if (positionals.length !== 1 || (keep !== "local" && keep !== "upstream" && keep !== "merged")) {
+  if (positionals.length !== 1 || !isConflictChoice(keep)) {
     throw new UsageError(USAGE);
   }
   const layout = locateFromArgs(values);

@@ -5,6 +5,7 @@
  * @module
  */
 import { encodeFrame, FrameReader, fromJson, toJson, WireError } from "../wire/mod.ts";
+import { errorMessage } from "../log/mod.ts";
 
 /** Where `wireCommand` reads and writes; defaults to the process's standard streams. */
 export interface WireCommandIo {
@@ -78,7 +79,7 @@ export async function wireCommand(args: string[], io?: WireCommandIo): Promise<n
       ? await decode(streams.stdin, out)
       : await encode(streams.stdin, out);
   } catch (error) {
-    failure = error instanceof Error ? error.message : String(error);
+    failure = errorMessage(error);
   } finally {
     out.releaseLock();
   }

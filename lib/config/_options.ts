@@ -1,3 +1,5 @@
+import { MAX_AGE_DAYS_LIMIT, MAX_SNAPSHOTS_LIMIT } from "../snapshot/config.ts";
+import { MAX_FRAME_PAYLOAD } from "../wire/types.ts";
 import type { ConfigKey } from "./types.ts";
 
 /** How a raw value is read and checked. */
@@ -31,9 +33,6 @@ export interface OptionSpec {
   /** Words shown in `chronicle config` and errors for an integer, e.g. "milliseconds". */
   unit?: string;
 }
-
-/** The largest frame payload (PROTOCOL.md §1), the ceiling of `maxWritebackBytes`. */
-export const MAX_FRAME_BYTES = 104_857_600;
 
 /** Every option, in the order `chronicle config` prints them. */
 export const OPTIONS: readonly OptionSpec[] = [
@@ -137,7 +136,8 @@ export const OPTIONS: readonly OptionSpec[] = [
     file: "max_writeback_bytes",
     kind: "size",
     min: 1,
-    max: MAX_FRAME_BYTES,
+    // A write-back batch travels in one frame (PROTOCOL.md §1).
+    max: MAX_FRAME_PAYLOAD,
   },
   {
     key: "snapshots.maxSnapshots",
@@ -146,7 +146,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     file: "chronicle.max_snapshots",
     kind: "integer",
     min: 1,
-    max: 1_000_000,
+    max: MAX_SNAPSHOTS_LIMIT,
     unit: "snapshots",
   },
   {
@@ -156,7 +156,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     file: "chronicle.max_age_days",
     kind: "integer",
     min: 1,
-    max: 36_500,
+    max: MAX_AGE_DAYS_LIMIT,
     unit: "days",
   },
   {

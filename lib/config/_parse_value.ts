@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { UsageError } from "../cli/errors.ts";
 import { parseHostPort } from "./host_port.ts";
 import type { OptionSpec } from "./_options.ts";
+import { errorMessage } from "../log/mod.ts";
 
 const TRUE_WORDS = new Set(["1", "true", "yes", "on"]);
 const FALSE_WORDS = new Set(["0", "false", "no", "off"]);
@@ -75,7 +76,7 @@ export function parseValue(spec: OptionSpec, raw: RawValue): unknown {
       try {
         parseHostPort(value);
       } catch (error) {
-        fail((error as Error).message.replace(/^Expected/, "expected"));
+        fail(errorMessage(error).replace(/^Expected/, "expected"));
       }
       return value;
     }

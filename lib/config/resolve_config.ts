@@ -2,6 +2,8 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { UsageError } from "../cli/errors.ts";
+import { errorMessage } from "../log/mod.ts";
+import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/config.ts";
 import { isLoopback, parseHostPort } from "./host_port.ts";
 import { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec } from "./_options.ts";
 import { parseValue, type RawValue } from "./_parse_value.ts";
@@ -41,8 +43,8 @@ const DEFAULTS = {
   heartbeatMs: 1000,
   debounceMs: 50,
   maxWritebackBytes: 64 * 1024 * 1024,
-  "snapshots.maxSnapshots": 100,
-  "snapshots.maxAgeDays": 30,
+  "snapshots.maxSnapshots": DEFAULT_SNAPSHOT_CONFIG.maxSnapshots,
+  "snapshots.maxAgeDays": DEFAULT_SNAPSHOT_CONFIG.maxAgeDays,
   noSnapshots: false,
 } as const satisfies Partial<Record<ConfigKey, unknown>>;
 
@@ -248,7 +250,7 @@ function readFlags(
 }
 
 function usageFromParseArgs(error: unknown): UsageError {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const code = (error as { code?: string }).code;
   const name = /'([^' ]+)/.exec(message)?.[1] ?? "";
   switch (code) {
@@ -303,16 +305,14 @@ function readFile(path: string): Map<ConfigKey, RawValue> {
   try {
     text = Deno.readTextFileSync(path);
   } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound
-      ? "no such file"
-      : (error as Error).message;
+    const reason = error instanceof Deno.errors.NotFound ? "no such file" : errorMessage(error);
     throw new UsageError(`Cannot read config file "${path}": ${reason}`);
   }
   let document: unknown;
   try {
     document = parseYaml(text);
   } catch (error) {
-    const reason = (error as Error).message.split("\n")[0];
+    const reason = errorMessage(error).split("\n")[0];
     throw new UsageError(`Config file "${path}" is not valid YAML: ${reason}`);
   }
   document ??= {};

@@ -7,14 +7,13 @@ export interface OpsSource {
   sequence(): number;
   ready(): boolean;
   status(): Record<string, unknown>;
-  metrics(): string;
   /** Starts a graceful shutdown, as SIGTERM does. */
   shutdown(): void;
 }
 
 /**
- * `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, `/metrics`,
- * and `POST /shutdown` (a graceful stop, used by `chronicle sync stop`; like every write
+ * `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, and
+ * `POST /shutdown` (a graceful stop, used by `chronicle sync stop`; like every write
  * over `--http` it needs the token).
  */
 export function opsRoutes(source: OpsSource): Hono {
@@ -33,11 +32,6 @@ export function opsRoutes(source: OpsSource): Hono {
     return c.json({ ready, role: source.role, sequence: source.sequence() }, ready ? 200 : 503);
   });
   app.get("/status", (c) => c.json(source.status()));
-  app.get(
-    "/metrics",
-    (c) =>
-      c.body(source.metrics(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
-  );
   app.post("/shutdown", (c) => {
     source.shutdown();
     return c.json({ stopping: true }, 202);

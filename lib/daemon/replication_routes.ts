@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { isConflictChoice } from "../cli/conflict_choice.ts";
 import { HttpError } from "../http/mod.ts";
 import { PathError } from "../paths/mod.ts";
 import { type MasterHandle, type ReplicaHandle, ResolveError } from "../replication/mod.ts";
@@ -45,10 +46,7 @@ export function replicationRoutes(handle: () => ReplicationHandle): Hono {
       | { path?: unknown; keep?: unknown }
       | undefined;
     const keep = body?.keep;
-    if (
-      typeof body?.path !== "string" ||
-      (keep !== "local" && keep !== "upstream" && keep !== "merged")
-    ) {
+    if (typeof body?.path !== "string" || !isConflictChoice(keep)) {
       throw new HttpError(
         400,
         "bad_request",

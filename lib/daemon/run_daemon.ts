@@ -1,12 +1,19 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
+import { openWorkspaceSnapshots } from "../cli/open_snapshots.ts";
 import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
-import { defaultRegistry, metrics } from "../metrics/mod.ts";
+import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
-import { type MasterHandle, startMaster, startReplica } from "../replication/mod.ts";
-import { Snapshots } from "../snapshot/mod.ts";
+import {
+  type MasterHandle,
+  type MasterStatus,
+  type ReplicaStatus,
+  startMaster,
+  startReplica,
+} from "../replication/mod.ts";
+import type { Snapshots } from "../snapshot/mod.ts";
 import { EDITOR_NOISE_PATTERNS, LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
@@ -58,13 +65,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
   workspace.store.setMeta("role", role);
   workspace.store.onRecorded((recorded) => metrics.iterations.inc(recorded.length));
-  const snapshots = Snapshots.open({
-    root: workspace.root,
-    cas: workspace.cas,
-    store: workspace.store,
-    writer: workspace,
-    ignores: (path) => workspace.filter.local.ignores(path),
-    dataDir: workspace.layout.dataDir,
+  const snapshots = openWorkspaceSnapshots(workspace, {
     config: config.snapshots,
     offTheRecord: config.noSnapshots,
   });
@@ -72,6 +73,12 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   let ready = false;
   let replication: ReplicationHandle = { kind: "none" };
   const shutdown = shutdownSignal();
+  // Gauges that describe the store are read when scraped, not kept up to date.
+  const removeCollector = defaultRegistry.addCollector(() => {
+    metrics.sequence.set(workspace.store.sequence());
+    metrics.bytesStored.set(workspace.store.stats().bytes);
+    if (replication.kind === "master") recordReplicaMetrics(replication.master);
+  });
   try {
     const routes: Hono[] = [
       opsRoutes({
@@ -79,30 +86,28 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         sequence: () => workspace.store.sequence(),
         ready: () => ready && replicaLive(replication),
         shutdown: () => shutdown.request("POST /shutdown"),
-        status: () => ({
-          running: true,
-          role,
-          version: VERSION,
-          workspace: workspace.root,
-          agent_id: config.agentId ?? null,
-          sequence: workspace.store.sequence(),
-          ready: ready && replicaLive(replication),
-          ...workspace.store.stats(),
-          replication: replicationStatus(replication),
-        }),
-        metrics: () => {
-          // Gauges that describe the store are read when scraped, not kept up to date.
-          metrics.sequence.set(workspace.store.sequence());
-          metrics.bytesStored.set(workspace.store.stats().bytes);
-          if (replication.kind === "master") recordReplicaMetrics(replication.master);
-          return defaultRegistry.render();
+        status: () => {
+          // One status() per request: a replica's or master's status is not cheap.
+          const state = replicationState(replication);
+          return {
+            running: true,
+            role,
+            version: VERSION,
+            workspace: workspace.root,
+            agent_id: config.agentId ?? null,
+            sequence: workspace.store.sequence(),
+            ready: ready && state.live,
+            ...workspace.store.stats(),
+            replication: state.status,
+          };
         },
       }),
+      metricsRoutes(),
       filesRoutes(workspace),
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
     ];
-    services.push(...await startServers(config, routes));
+    services.push(...await startServers(config, workspace.layout.controlSocket, routes));
     const scan = await workspace.scan();
     log("info", "initial scan done", {
       workspace: workspace.root,
@@ -132,14 +137,18 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     log("info", "shutting down", { signal });
   } finally {
     shutdown.dispose();
+    removeCollector();
     await closeAll(services, workspace);
   }
   return 0;
 }
 
-async function startServers(config: ChronicleConfig, routes: Hono[]): Promise<Service[]> {
+async function startServers(
+  config: ChronicleConfig,
+  controlPath: string,
+  routes: Hono[],
+): Promise<Service[]> {
   const services: Service[] = [];
-  const controlPath = `${config.dataDir}/control.sock`;
   const control = await serveUnix(
     controlPath,
     createApp({ token: config.token, trustedCaller: true, routes }).fetch,
@@ -212,10 +221,16 @@ function replicaLive(replication: ReplicationHandle): boolean {
   return replication.kind !== "replica" || replication.replica.status().state === "live";
 }
 
-function replicationStatus(replication: ReplicationHandle): unknown {
-  if (replication.kind === "master") return replication.master.status();
-  if (replication.kind === "replica") return replication.replica.status();
-  return null;
+/** The replication status `/status` shows, and whether it makes the daemon ready. */
+function replicationState(
+  replication: ReplicationHandle,
+): { live: boolean; status: MasterStatus | ReplicaStatus | null } {
+  if (replication.kind === "master") return { live: true, status: replication.master.status() };
+  if (replication.kind === "replica") {
+    const status = replication.replica.status();
+    return { live: status.state === "live", status };
+  }
+  return { live: true, status: null };
 }
 
 function recordReplicaMetrics(master: MasterHandle): void {

@@ -19,12 +19,19 @@ async function removeStaleSocket(path: string): Promise<void> {
   } catch {
     return;
   }
+  if (await answers(path)) {
+    throw new Error(`Another Chronicle is already running here (socket "${path}" answers)`);
+  }
+  await Deno.remove(path).catch(() => undefined);
+}
+
+/** Whether something accepts connections on the socket at `path`. */
+async function answers(path: string): Promise<boolean> {
   try {
     const conn = await Deno.connect({ transport: "unix", path });
     conn.close();
-    throw new Error(`Another Chronicle is already running here (socket "${path}" answers)`);
-  } catch (error) {
-    if (error instanceof Error && error.message.startsWith("Another Chronicle")) throw error;
+    return true;
+  } catch {
+    return false;
   }
-  await Deno.remove(path).catch(() => undefined);
 }

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
-import { log } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 
 /** Options for {@linkcode createApp}. */
@@ -42,7 +42,7 @@ export function createApp(options: AppOptions): Hono {
       c,
       500,
       "internal",
-      error instanceof Error ? error.message : String(error),
+      errorMessage(error),
     );
   });
   return app;

@@ -99,7 +99,7 @@ export function snapshotRoutes(deps: SnapshotRoutesDeps): Hono {
   });
 
   app.post("/snapshots/:id/rollback", async (c) => {
-    const body = await optionalJsonBody(c);
+    const body = await jsonBody(c, { optional: true });
     const offTheRecord = flag(c.req.query("otr")) || body.off_the_record === true;
     const result = await snapshots.rollback(c.req.param("id"), { offTheRecord });
     return c.json(rollbackResultToJson(result));
@@ -118,7 +118,7 @@ export function snapshotRoutes(deps: SnapshotRoutesDeps): Hono {
   });
 
   app.post("/transactions/:id/rollback", async (c) => {
-    const body = await optionalJsonBody(c);
+    const body = await jsonBody(c, { optional: true });
     const offTheRecord = flag(c.req.query("otr")) || body.off_the_record === true;
     const result = await snapshots.rollbackTransaction(c.req.param("id"), { offTheRecord });
     return c.json(rollbackResultToJson(result));
@@ -149,22 +149,17 @@ function classify(error: Error): [ContentfulStatusCode, string] {
   return [500, "internal"];
 }
 
-async function jsonBody(c: Context): Promise<Record<string, unknown>> {
-  let body: unknown;
-  try {
-    body = await c.req.json();
-  } catch {
-    throw badRequest("The body must be JSON");
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw badRequest("The body must be a JSON object");
-  }
-  return body as Record<string, unknown>;
-}
-
-async function optionalJsonBody(c: Context): Promise<Record<string, unknown>> {
+/**
+ * The request's body as a JSON object; with `optional`, an empty body reads as `{}`.
+ *
+ * @throws {HttpError} 400 when the body is not JSON, or not an object.
+ */
+async function jsonBody(
+  c: Context,
+  options: { optional?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const text = await c.req.text();
-  if (text.trim() === "") return {};
+  if (options.optional && text.trim() === "") return {};
   let body: unknown;
   try {
     body = JSON.parse(text);

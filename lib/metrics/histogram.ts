@@ -1,14 +1,6 @@
-import type { Metric, MetricOptions } from "./metric.ts";
-import {
-  checkNames,
-  escapeHelp,
-  formatLabels,
-  formatValue,
-  type Labels,
-  labelValues,
-  seriesKey,
-  splitArgs,
-} from "./_series.ts";
+import type { MetricOptions } from "./metric.ts";
+import { formatLabels, formatValue, type Labels, splitArgs } from "./_series.ts";
+import { SeriesMetric } from "./_series_metric.ts";
 
 /** Bucket bounds in seconds suited to a content fetch, from 1 ms to 10 s. */
 export const LATENCY_BUCKETS: readonly number[] = [
@@ -63,24 +55,17 @@ interface Series {
  * strictEqual(latency.get().buckets[0]?.count, 1);
  * ```
  */
-export class Histogram<L extends string = never> implements Metric {
-  readonly name: string;
-  readonly help: string;
+export class Histogram<L extends string = never> extends SeriesMetric<L, Series> {
   readonly type = "histogram" as const;
-  readonly labelNames: readonly L[];
   /** Finite upper bounds, in order. */
   readonly buckets: readonly number[];
-  #series = new Map<string, Series>();
 
   /**
    * @param options Name, help, label names and bucket bounds.
    * @throws {TypeError} For an invalid name, a label named `le`, or bad buckets.
    */
   constructor(options: HistogramOptions<L>) {
-    this.name = options.name;
-    this.help = options.help;
-    this.labelNames = [...(options.labelNames ?? [])];
-    checkNames(this.name, this.labelNames, ["le"]);
+    super(options, ["le"]);
     const buckets = [...(options.buckets ?? LATENCY_BUCKETS)];
     if (buckets.length === 0) {
       throw new TypeError(`Histogram "${this.name}" needs at least one bucket`);
@@ -107,7 +92,7 @@ export class Histogram<L extends string = never> implements Metric {
     if (typeof value !== "number" || Number.isNaN(value)) {
       throw new RangeError(`Histogram "${this.name}" needs a number, got ${value}`);
     }
-    const series = this.#entry(labels);
+    const series = this.entry(labels);
     const index = this.buckets.findIndex((bound) => value <= bound);
     series.counts[index === -1 ? this.buckets.length : index]! += 1;
     series.sum += value;
@@ -131,8 +116,7 @@ export class Histogram<L extends string = never> implements Metric {
 
   /** @returns The series' cumulative buckets, sum and count (zeros when it has none yet). */
   get(labels: Labels<L> | Record<string, never> = {}): HistogramSnapshot {
-    const values = labelValues(this.name, this.labelNames, labels);
-    const series = this.#series.get(seriesKey(values)) ?? this.#empty(values);
+    const series = this.lookup(labels);
     return {
       buckets: this.#cumulative(series).map((count, index) => ({
         le: this.buckets[index] ?? Infinity,
@@ -143,22 +127,11 @@ export class Histogram<L extends string = never> implements Metric {
     };
   }
 
-  /** Forgets one series. */
-  remove(labels: Labels<L>): void {
-    this.#series.delete(seriesKey(labelValues(this.name, this.labelNames, labels)));
-  }
-
-  /** Forgets every series; an unlabelled histogram goes back to empty. */
-  reset(): void {
-    this.#series.clear();
-    if (this.labelNames.length === 0) this.#series.set(seriesKey([]), this.#empty([]));
-  }
-
   /** @returns HELP, TYPE, and per series its `_bucket` lines, `_sum` and `_count`. */
   render(): string {
-    let text = `# HELP ${this.name} ${escapeHelp(this.help)}\n# TYPE ${this.name} histogram\n`;
+    let text = this.header();
     const names = [...this.labelNames, "le"];
-    for (const series of this.#series.values()) {
+    for (const series of this.allSeries()) {
       const cumulative = this.#cumulative(series);
       cumulative.forEach((count, index) => {
         const le = formatValue(this.buckets[index] ?? Infinity);
@@ -176,15 +149,7 @@ export class Histogram<L extends string = never> implements Metric {
     return series.counts.map((count) => running += count);
   }
 
-  #empty(values: string[]): Series {
+  protected newSeries(values: string[]): Series {
     return { values, counts: new Array(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
-  }
-
-  #entry(labels: Record<string, unknown>): Series {
-    const values = labelValues(this.name, this.labelNames, labels);
-    const key = seriesKey(values);
-    let series = this.#series.get(key);
-    if (!series) this.#series.set(key, series = this.#empty(values));
-    return series;
   }
 }

@@ -1,6 +1,7 @@
 import type { WireMessage, WireMessageType, WriteBackEntry, WriteOperation } from "./types.ts";
 import { I64_MAX, I64_MIN, U64_MAX, WIRE_MESSAGE_TYPES } from "./types.ts";
 import { WireError } from "./wire_error.ts";
+import { errorMessage } from "../log/mod.ts";
 
 /** How one field is written in JSON. */
 type Kind =
@@ -202,7 +203,7 @@ export function fromJson(text: string): WireMessage {
     root = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
   } catch (cause) {
     if (cause instanceof WireError) throw cause;
-    throw new WireError("invalid_json", `Invalid JSON: ${(cause as Error).message}`, { cause });
+    throw new WireError("invalid_json", `Invalid JSON: ${errorMessage(cause)}`, { cause });
   }
   const [type, body] = tagged(root, WIRE_MESSAGE_TYPES, "WireMessage");
   const msg = readObject(body, FIELDS[type as WireMessageType], type);
