@@ -65,10 +65,12 @@ export function planJournalEntries(
       continue;
     }
     if (wasLive && previous.hash === current.hash) {
-      if (previous.mode !== current.mode) planned.push(entry(change, "chmod", seen(current.path)));
+      if (previous.mode !== current.mode) {
+        planned.push(journalEntryOf(current, "chmod", seen(current.path)));
+      }
       continue;
     }
-    if (wasLive) planned.push(entry(change, "write", seen(current.path)));
+    if (wasLive) planned.push(journalEntryOf(current, "write", seen(current.path)));
     else creations.push(change);
   }
   // Pair each removal with a creation of the same content: a rename.
@@ -83,7 +85,7 @@ export function planJournalEntries(
     const hash = removal.previous!.hash;
     const target = creationsByHash.get(hash)?.shift(); // the earliest, as a scan would pair
     if (!target) {
-      planned.push(entry(removal, "delete", seen(removal.current.path)));
+      planned.push(journalEntryOf(removal.current, "delete", seen(removal.current.path)));
       continue;
     }
     unpaired.delete(target);
@@ -104,17 +106,17 @@ export function planJournalEntries(
     });
   }
   for (const creation of unpaired) {
-    planned.push(entry(creation, "write", seen(creation.current.path)));
+    planned.push(journalEntryOf(creation.current, "write", seen(creation.current.path)));
   }
   return planned.sort((a, b) => a.sourceSeq - b.sourceSeq);
 }
 
-function entry(
-  change: CapturedChange,
+/** The journal entry of one local iteration: a write, a mode change or a deletion. */
+export function journalEntryOf(
+  current: Iteration,
   operation: "write" | "chmod" | "delete",
   masterSeen: number,
 ): NewJournalEntry {
-  const { current } = change;
   const deleted = operation === "delete";
   return {
     sourceSeq: current.sequence,

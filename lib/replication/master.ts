@@ -1,4 +1,4 @@
-import { type Cas, isContentHash } from "../cas/mod.ts";
+import type { Cas } from "../cas/mod.ts";
 import { parseHostPort } from "../config/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";

@@ -1,7 +1,8 @@
 import type { Cas } from "../cas/mod.ts";
 import { hasConflictMarkers, threeWayMerge } from "../localsync/mod.ts";
-import type { Iteration, Store } from "../store/mod.ts";
+import type { Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
+import { journalEntryOf } from "./journal_plan.ts";
 import type { ReplicaTables } from "./replica_tables.ts";
 import type { MasterVersion } from "./replica_paths.ts";
 
@@ -178,25 +179,12 @@ async function writeBackLocal(
   await workspace.capture([path]);
   const latest = store.latest(path);
   if (!latest) return;
-  const journaled = tables.journal.list("pending").some((entry) =>
-    entry.path === path && entry.sourceSeq === latest.sequence
-  );
-  if (journaled) return;
-  tables.journal.append([journalEntry(latest, upstream.sequence)]);
-}
-
-function journalEntry(latest: Iteration, masterSeen: number) {
-  return {
-    sourceSeq: latest.sequence,
-    path: latest.path,
-    operation: latest.deleted ? "delete" as const : "write" as const,
-    newPath: null,
-    hash: latest.deleted ? null : latest.hash,
-    size: latest.size,
-    mode: latest.mode,
-    deleted: latest.deleted,
-    masterSeen,
-  };
+  // Journaled by the capture above when it recorded something new (and maybe sent already);
+  // an entry of it rejected earlier is journaled again, now over the master's version.
+  if (tables.journal.hasOpenSource(path, latest.sequence)) return;
+  tables.journal.append([
+    journalEntryOf(latest, latest.deleted ? "delete" : "write", upstream.sequence),
+  ]);
 }
 
 async function writeVersion(

@@ -193,6 +193,13 @@ export class WriteJournal {
     return (this.#openByPath.get(path) ?? 0) > 0;
   }
 
+  /** Whether an entry for the local iteration `sourceSeq` of `path` awaits the master's answer. */
+  hasOpenSource(path: string, sourceSeq: number): boolean {
+    return this.#statement(
+      `SELECT 1 FROM replica_journal WHERE path = ? AND source_seq = ? AND ${OPEN} LIMIT 1`,
+    ).get(path, sourceSeq) !== undefined;
+  }
+
   /** How many entries the master has not answered yet. */
   openCount(): number {
     return (this.#statement(`SELECT COUNT(*) AS n FROM replica_journal WHERE ${OPEN}`).get() as {

@@ -13,7 +13,6 @@ import {
   listenUnix,
   type Transport,
 } from "../../lib/replication/mod.ts";
-import type { WireMessage } from "../../lib/wire/mod.ts";
 
 interface Setup {
   source: Cas;
