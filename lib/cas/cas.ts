@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { basename, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
-import { CHUNKING_THRESHOLD, WORKSPACE_TEMP_SUFFIX } from "./types.ts";
+import { CHUNKING_THRESHOLD } from "./types.ts";
 import { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 import { CHUNK_AVERAGE_SIZE, chunkBoundaries, Chunker } from "./chunker.ts";
@@ -19,7 +19,7 @@ import {
   walkStore,
 } from "./_files.ts";
 import { tempOwnerAlive } from "./_atomic.ts";
-import { syncDir, tempName, writeFileAtomic } from "../disk/mod.ts";
+import { syncDir, tempBeside, tempName, writeFileAtomic } from "../disk/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 
 /** Options for {@linkcode Cas.writeTo}. */
@@ -172,8 +172,12 @@ export class Cas {
    * @param bytes The content.
    * @returns Its hash, size and whether it was chunked.
    */
-  async putBytes(bytes: Uint8Array): Promise<StoredContent> {
-    const hash = sha256Hex(bytes);
+  putBytes(bytes: Uint8Array): Promise<StoredContent> {
+    return this.#putHashed(sha256Hex(bytes), bytes);
+  }
+
+  /** {@linkcode Cas.putBytes} for bytes whose hash the caller has already computed. */
+  async #putHashed(hash: string, bytes: Uint8Array): Promise<StoredContent> {
     if (bytes.length < CHUNKING_THRESHOLD) {
       await this.#writeObject(hash, bytes);
       return { hash, size: bytes.length, chunked: false };
@@ -391,9 +395,10 @@ export class Cas {
 
   /**
    * Writes a content to a file atomically: a temp file beside `dest` (named
-   * `.<name>.<pid>-<uuid>.chronicle-tmp`, the name cut to 100 bytes) receives verified pieces, is fsynced, given the
-   * permission bits, and renamed over `dest`; then the folder is fsynced. On any error the
-   * temp file is removed and `dest` is untouched. The folder must exist.
+   * `.<name>.<pid>-<uuid>.chronicle-tmp`, the name cut to 100 bytes) receives verified
+   * pieces, is fsynced, given the permission bits, and renamed over `dest`; then the
+   * folder is fsynced. On any error the temp file is removed and `dest` is untouched. The
+   * folder must exist.
    *
    * @param hash The content hash.
    * @param dest The file to create or replace.
@@ -409,15 +414,13 @@ export class Cas {
       if (actual !== hash) throw new CorruptContentError(hash, actual);
     }
     const mode = (options.mode ?? 0o644) & 0o7777;
-    const prefix = `.${utf8Prefix(basename(dest), 100)}.`;
-    const temp = join(dirname(dest), tempName(prefix, WORKSPACE_TEMP_SUFFIX));
-    await writeFileAtomic(temp, dest, bytes ?? this.#pieces(hash), mode, {
+    await writeFileAtomic(tempBeside(dest), dest, bytes ?? this.#pieces(hash), mode, {
       syncFolder: options.syncFolder ?? true,
       visibleFirst: options.visibleFirst ?? false,
     });
     if (bytes === undefined) return;
     if (bytes.length < CHUNKING_THRESHOLD) await this.#writeObject(hash, bytes, true);
-    else await this.putBytes(bytes); // chunked, as any large content
+    else await this.#putHashed(hash, bytes); // chunked, as any large content
   }
 
   /**
@@ -672,18 +675,4 @@ export class Cas {
     if (now !== null && now.ino === ino) await Deno.remove(path).catch(ignoreNotFound);
     throw new CorruptContentError(hash, actual);
   }
-}
-
-const UTF8 = new TextEncoder();
-
-/** The longest start of `name` that is at most `maxBytes` in UTF-8, cut between characters. */
-function utf8Prefix(name: string, maxBytes: number): string {
-  let bytes = 0;
-  let out = "";
-  for (const char of name) {
-    bytes += UTF8.encode(char).length;
-    if (bytes > maxBytes) break;
-    out += char;
-  }
-  return out;
 }

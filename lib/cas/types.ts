@@ -33,6 +33,7 @@ export const EMPTY_HASH = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca4959
 
 /**
  * Name ending of the temp files `Cas.writeTo` makes beside a destination
- * (`.<name>.<pid>-<uuid>.chronicle-tmp`): watchers should ignore such files.
+ * (`.<name>.<pid>-<uuid>.chronicle-tmp`): watchers should ignore such files. Defined in
+ * `lib/disk`, which makes those names.
  */
-export const WORKSPACE_TEMP_SUFFIX = ".chronicle-tmp";
+export { WORKSPACE_TEMP_SUFFIX } from "../disk/mod.ts";

@@ -1,6 +1,7 @@
 /**
- * Disk primitives shared by the CAS, workspaces, snapshots and checkpoints: flushing a
- * folder's entries, and a stat that answers `null` for a missing path.
+ * Disk primitives shared by the CAS, workspaces, snapshots and checkpoints: atomic file
+ * and symlink writes through temp names, flushing a folder's entries, and a stat that
+ * answers `null` for a missing path.
  *
  * Metadata calls (open, stat, rename) run synchronously on purpose: on a local disk they
  * take microseconds, while a round trip through Deno's blocking pool costs tens of them.
@@ -8,11 +9,43 @@
  *
  * @module
  */
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
+
+/**
+ * Name ending of the temp files made beside a destination by {@linkcode tempBeside}
+ * (`.<name>.<pid>-<uuid>.chronicle-tmp`): watchers should ignore such files.
+ */
+export const WORKSPACE_TEMP_SUFFIX = ".chronicle-tmp";
+
+/** How much of the destination's name, in UTF-8 bytes, a temp name beside it repeats. */
+const TEMP_NAME_MAX_BYTES = 100;
 
 /** A temp file name that records the writing process, so a sweep can tell it is stale. */
 export function tempName(prefix = "", suffix = ".tmp"): string {
   return `${prefix}${Deno.pid}-${crypto.randomUUID()}${suffix}`;
+}
+
+/**
+ * A temp path beside `dest` that watchers ignore: `.<name>.<pid>-<uuid>.chronicle-tmp`,
+ * the name cut to 100 UTF-8 bytes so the temp name stays within the 255-byte limit.
+ */
+export function tempBeside(dest: string): string {
+  const prefix = `.${utf8Prefix(basename(dest), TEMP_NAME_MAX_BYTES)}.`;
+  return join(dirname(dest), tempName(prefix, WORKSPACE_TEMP_SUFFIX));
+}
+
+const UTF8 = new TextEncoder();
+
+/** The longest start of `name` that is at most `maxBytes` in UTF-8, cut between characters. */
+function utf8Prefix(name: string, maxBytes: number): string {
+  let bytes = 0;
+  let out = "";
+  for (const char of name) {
+    bytes += UTF8.encode(char).length;
+    if (bytes > maxBytes) break;
+    out += char;
+  }
+  return out;
 }
 
 /** Writes every byte, looping over short writes. */
@@ -82,6 +115,39 @@ export async function writeFileAtomic(
         Deno.removeSync(tempPath);
       } catch { /* already gone or never made */ }
     }
+    throw error;
+  }
+  if (options.syncFolder ?? true) await syncDir(dirname(dest));
+}
+
+/** Options for {@linkcode writeSymlinkAtomic}. */
+export interface SymlinkWriteOptions {
+  /**
+   * Whether to fsync `dest`'s folder after the rename; leave it out only when the caller
+   * flushes the folder itself. @default {true}
+   */
+  syncFolder?: boolean;
+}
+
+/**
+ * Creates or replaces `dest` with a symbolic link to `target`, atomically: a link made
+ * under a temp name beside `dest` (see {@linkcode tempBeside}) is renamed over it.
+ *
+ * @throws Any I/O error; the temp link is then removed and `dest` is untouched.
+ */
+export async function writeSymlinkAtomic(
+  dest: string,
+  target: string,
+  options: SymlinkWriteOptions = {},
+): Promise<void> {
+  const temp = tempBeside(dest);
+  await Deno.symlink(target, temp);
+  try {
+    Deno.renameSync(temp, dest);
+  } catch (error) {
+    try {
+      Deno.removeSync(temp);
+    } catch { /* already gone */ }
     throw error;
   }
   if (options.syncFolder ?? true) await syncDir(dirname(dest));

@@ -16,10 +16,10 @@ export interface DirectionalFilterOptions {
  * Patterns every workspace excludes: git's own folder, and the temp files of Chronicle's
  * atomic writes (a crash can leave one behind). The data folder is added per workspace.
  */
-export const DEFAULT_PATTERNS: readonly string[] = [
+const DEFAULT_PATTERNS: readonly string[] = [
   ".git/",
   "*.chronicle-tmp",
-  ".chronicle-link-*",
+  ".chronicle-link-*", // symlink temp names of older versions
 ];
 
 /**

@@ -4,10 +4,6 @@
  *
  * @module
  */
-export { compilePattern, type FastMatcher, fastMatches } from "./compile_pattern.ts";
+export { compilePattern } from "./compile_pattern.ts";
 export { PathFilter } from "./path_filter.ts";
-export {
-  DEFAULT_PATTERNS,
-  DirectionalFilter,
-  type DirectionalFilterOptions,
-} from "./directional_filter.ts";
+export { DirectionalFilter, type DirectionalFilterOptions } from "./directional_filter.ts";

@@ -8,24 +8,12 @@ import { compilePattern, type FastMatcher, fastMatches } from "./compile_pattern
  * order matters, so the full matcher decides everything.
  */
 export class PathFilter {
-  readonly #patterns: string[] = [];
+  readonly #patterns: readonly string[];
   #compiled: { fast: FastMatcher[]; full: Ignore | undefined } | undefined;
 
   /** @param patterns Gitignore lines; blanks and `#` comments are skipped. */
   constructor(patterns: Iterable<string> = []) {
-    this.add(patterns);
-  }
-
-  /** Adds more pattern lines. */
-  add(patterns: Iterable<string>): this {
-    for (const pattern of patterns) this.#patterns.push(pattern);
-    this.#compiled = undefined;
-    return this;
-  }
-
-  /** The pattern lines, in order. */
-  get patterns(): readonly string[] {
-    return this.#patterns;
+    this.#patterns = [...patterns];
   }
 
   /**

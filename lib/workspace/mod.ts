@@ -31,4 +31,3 @@ export {
 } from "./layout.ts";
 export { type CapturePlan, planCapture, RACY_WINDOW_MS } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
-export { TreeWatcher } from "./tree_watcher.ts";

@@ -1,9 +1,9 @@
 import { dirname } from "node:path";
-import { Cas } from "../cas/mod.ts";
+import { Cas, sha256Hex } from "../cas/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { isMissing, syncDir } from "../disk/mod.ts";
+import { isMissing, syncDir, writeSymlinkAtomic } from "../disk/mod.ts";
 import {
   ancestorsOf,
   isInside,
@@ -273,9 +273,11 @@ export class Workspace {
   ): Promise<Iteration | undefined> {
     return this.#queue.run(async () => {
       const normalized = this.checkPath(path);
-      const { hash } = await this.cas.putBytes(bytes);
+      const hash = sha256Hex(bytes);
       const mode = options.mode ?? this.store.latest(normalized)?.mode ?? 0o100644;
-      return await this.#applyOne({ path: normalized, hash, mode }, options);
+      // The bytes travel with the change: written without reading the CAS back, and
+      // stored with a deferred folder flush that #applyChanges makes before recording.
+      return await this.#applyOne({ path: normalized, hash, mode, bytes }, options);
     });
   }
 
@@ -588,12 +590,8 @@ export class Workspace {
       const target = new TextDecoder().decode(
         change.bytes ?? await this.cas.readBytes(change.hash),
       );
-      const temp = `${dirname(absolute)}/.chronicle-link-${crypto.randomUUID()}`;
-      await Deno.symlink(target, temp);
-      await Deno.rename(temp, absolute).catch(async (error) => {
-        await Deno.remove(temp).catch(() => undefined);
-        throw error;
-      });
+      // #applyChanges flushes every written folder once, before recording.
+      await writeSymlinkAtomic(absolute, target, { syncFolder: false });
       return;
     }
     if (observePath(this.root, change.path).kind === "dir") this.#removeEmptyFolder(change.path);

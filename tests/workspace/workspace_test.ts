@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { sha256Hex } from "../../lib/cas/mod.ts";
+import { CHUNKING_THRESHOLD, sha256Hex } from "../../lib/cas/mod.ts";
+import { writeSymlinkAtomic } from "../../lib/disk/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { S_IFLNK } from "../../lib/store/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
@@ -216,6 +217,49 @@ Deno.test("Workspace stores a 50 MiB file in chunks, and a one-place edit adds o
         after.bytes - before.bytes < 10 * 1024 * 1024,
         `grew by ${after.bytes - before.bytes} bytes`,
       );
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace writes files and links whose names are 250 bytes long", () =>
+  withTempDir(async (root) => {
+    const ascii = "a".repeat(250);
+    const accented = "é".repeat(125); // 250 bytes in UTF-8: the temp name is cut between characters
+    const workspace = await open(root);
+    try {
+      for (const name of [ascii, accented]) {
+        await workspace.writeBytes(`long/${name}`, text(name.slice(0, 3)));
+        assert.equal(await Deno.readTextFile(`${root}/long/${name}`), name.slice(0, 3));
+        const link = await workspace.cas.putBytes(text("target"));
+        await workspace.writeContent(`links/${name}`, link.hash, S_IFLNK | 0o777);
+        assert.equal(await Deno.readLink(`${root}/links/${name}`), "target");
+        await writeSymlinkAtomic(`${root}/links/${name}`, "elsewhere"); // as a snapshot restores
+        assert.equal(await Deno.readLink(`${root}/links/${name}`), "elsewhere");
+      }
+      assert.equal(workspace.store.latest(`long/${accented}`)?.size, 6);
+      const leftovers = [...Deno.readDirSync(`${root}/long`), ...Deno.readDirSync(`${root}/links`)]
+        .filter((entry) => entry.name.startsWith("."));
+      assert.deepEqual(leftovers, [], "no temp file left behind");
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.writeBytes() stores large content in chunks and small content whole", () =>
+  withTempDir(async (root) => {
+    const large = new Uint8Array(CHUNKING_THRESHOLD + 1024);
+    for (let i = 0; i < large.length; i++) large[i] = (i * 7919) % 251;
+    const workspace = await open(root);
+    try {
+      const big = await workspace.writeBytes("big.bin", large);
+      const small = await workspace.writeBytes("small.txt", text("small"));
+      assert.equal(big?.hash, sha256Hex(large));
+      assert.ok(await workspace.cas.manifest(big.hash), "large content is chunked");
+      assert.deepEqual(await workspace.cas.readBytes(big.hash), large);
+      assert.equal(await workspace.cas.manifest(small!.hash), null, "small content is whole");
+      assert.deepEqual(await workspace.cas.readBytes(small!.hash), text("small"));
+      assert.deepEqual(await Deno.readFile(`${root}/big.bin`), large);
     } finally {
       await workspace.close();
     }
