@@ -53,6 +53,7 @@ export {
   type LaterIteration,
   reasonWord,
   type RejectReason,
+  wirePathProblem,
   type WriteBackFacts,
   type WriteBackPathFacts,
   type WriteBackVerdict,

@@ -4,7 +4,7 @@ import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { inTransaction } from "../db/mod.ts";
-import { normalizeWorkspacePath, PathSet } from "../paths/mod.ts";
+import { PathSet } from "../paths/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import type {
@@ -27,7 +27,7 @@ import { validateSandboxId } from "./sandbox_id.ts";
 import { AsyncQueue } from "./transports/_async_queue.ts";
 import { type Connector, connectUnix, connectWebSocket, type Transport } from "./transports/mod.ts";
 import type { JournalEntry, JournalState } from "./write_journal.ts";
-import { reasonWord } from "./write_back_decision.ts";
+import { reasonWord, wirePathProblem } from "./write_back_decision.ts";
 import { WritebackLoop } from "./writeback_loop.ts";
 
 /** How a replica treats a rejected write-back (PROTOCOL.md §6). */
@@ -550,19 +550,11 @@ class ReplicaSession {
     switch (msg.type) {
       case "Notification": {
         const path = msg.filepath;
-        if (path.startsWith("/") || path.split("/").includes("..")) {
-          return `notification for a path leaving the workspace: "${path}"`;
-        }
-        const dataDir = this.#replica.workspace.layout.dataDirInside;
-        let normalized: string | null = null;
-        try {
-          normalized = normalizeWorkspacePath(path, { dataDir });
-        } catch (error) {
-          this.#replica.noteProblem(path, `not applied: ${errorMessage(error)}`);
-        }
-        if (normalized === null) return null; // a later heartbeat moves the position past it
-        if (normalized !== path) {
-          this.#replica.noteProblem(path, "not applied: the path is not normalized");
+        const wrong = wirePathProblem(path, this.#replica.workspace.layout.dataDirInside);
+        if (wrong?.escapes) return `notification for a path leaving the workspace: "${path}"`;
+        if (wrong) {
+          // Skipped, not fatal: a later heartbeat moves the position past it.
+          this.#replica.noteProblem(path, `not applied: ${wrong.problem}`);
           return null;
         }
         this.#prefetch(msg);

@@ -73,24 +73,38 @@ export function entryPaths(
     : [entry.filepath];
   const paths: string[] = [];
   for (const path of raw) {
-    if (path.startsWith("/") || path.split("/").includes("..")) {
-      return { problem: `path "${printable(path)}" leaves the workspace`, escapes: true };
-    }
-    try {
-      const normalized = normalizeWorkspacePath(path, { dataDir });
-      if (normalized !== path) {
-        return { problem: `path "${printable(path)}" is not normalized`, escapes: false };
-      }
-      paths.push(normalized);
-    } catch (error) {
-      if (error instanceof PathError) return { problem: error.message, escapes: false };
-      throw error;
-    }
+    const problem = wirePathProblem(path, dataDir);
+    if (problem) return problem;
+    paths.push(path);
   }
   if (paths.length === 2 && paths[0] === paths[1]) {
     return { problem: `rename of "${paths[0]}" onto itself`, escapes: false };
   }
   return { paths };
+}
+
+/**
+ * What is wrong with a path received from the other side, `null` when it is a safe,
+ * normalized workspace path. `escapes` marks an absolute path or a `..` segment: the
+ * sender is hostile or broken.
+ *
+ * @param path The path as received.
+ * @param dataDir The data folder inside the workspace, if any.
+ */
+export function wirePathProblem(
+  path: string,
+  dataDir?: string | undefined,
+): { problem: string; escapes: boolean } | null {
+  if (path.startsWith("/") || path.split("/").includes("..")) {
+    return { problem: `path "${printable(path)}" leaves the workspace`, escapes: true };
+  }
+  try {
+    if (normalizeWorkspacePath(path, { dataDir }) === path) return null;
+    return { problem: `path "${printable(path)}" is not normalized`, escapes: false };
+  } catch (error) {
+    if (error instanceof PathError) return { problem: error.message, escapes: false };
+    throw error;
+  }
 }
 
 /**
