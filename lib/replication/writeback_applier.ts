@@ -242,10 +242,7 @@ export class WriteBackApplier {
   }
 
   #laterIterations(path: string, seen: number): { sequence: number; origin: string }[] {
-    const latest = this.#store.latest(path);
-    if (!latest || latest.sequence <= seen) return [];
-    return this.#store.history(path)
-      .filter((iteration) => iteration.sequence > seen)
+    return this.#store.history(path, { afterSequence: seen })
       .map(({ sequence, origin }) => ({ sequence, origin }));
   }
 

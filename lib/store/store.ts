@@ -157,9 +157,13 @@ export class Store {
     );
   }
 
-  /** Every iteration of the path, oldest first. */
-  history(path: string): Iteration[] {
-    return this.#all(`SELECT ${COLUMNS} FROM iterations WHERE path = ? ORDER BY iteration`, path);
+  /** Every iteration of the path, oldest first; only those after `afterSequence` when given. */
+  history(path: string, options: { afterSequence?: number } = {}): Iteration[] {
+    return this.#all(
+      `SELECT ${COLUMNS} FROM iterations WHERE path = ? AND sequence > ? ORDER BY iteration`,
+      path,
+      options.afterSequence ?? 0,
+    );
   }
 
   /** Iteration `n` of the path, or `undefined`. */
