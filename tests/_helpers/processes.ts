@@ -11,6 +11,20 @@ export function freePort(): number {
   return port;
 }
 
+/** Options for {@linkcode runChronicle} and {@linkcode spawnChronicle}. */
+export interface RunOptions {
+  /** The script to run instead of `main.ts`. */
+  script?: string;
+  /** The working folder. @default {PROJECT_ROOT} */
+  cwd?: string;
+  /** Variables added to the environment (`NO_COLOR=1` always is). */
+  env?: Record<string, string>;
+  /** The `deno run` flags before the script. @default {["-A"]} */
+  permissions?: string[];
+  /** Bytes written to the child's stdin, which is closed otherwise. */
+  stdin?: Uint8Array;
+}
+
 /** A running child `chronicle` process whose output is collected. */
 export interface Child {
   process: Deno.ChildProcess;
@@ -21,11 +35,7 @@ export interface Child {
 }
 
 /** Starts `deno run -A main.ts ...args` (or a given script) as a child process. */
-export function spawnChronicle(
-  args: string[],
-  options: { script?: string; cwd?: string; env?: Record<string, string>; permissions?: string[] } =
-    {},
-): Child {
+export function spawnChronicle(args: string[], options: Omit<RunOptions, "stdin"> = {}): Child {
   const command = new Deno.Command(Deno.execPath(), {
     args: ["run", ...(options.permissions ?? ["-A"]), options.script ?? MAIN, ...args],
     cwd: options.cwd ?? PROJECT_ROOT,
@@ -59,15 +69,21 @@ export function spawnChronicle(
   };
 }
 
-/** Runs `deno run -A main.ts ...args` to completion. */
-export async function runChronicle(
-  args: string[],
-  options: { cwd?: string; stdin?: Uint8Array } = {},
-): Promise<{ code: number; stdout: string; stderr: string; bytes: Uint8Array }> {
+/** What a finished child wrote, and how it exited. */
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Stdout as bytes. */
+  bytes: Uint8Array;
+}
+
+/** Runs `deno run -A main.ts ...args` (or a given script) to completion. */
+export async function runChronicle(args: string[], options: RunOptions = {}): Promise<RunResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
+    args: ["run", ...(options.permissions ?? ["-A"]), options.script ?? MAIN, ...args],
     cwd: options.cwd ?? PROJECT_ROOT,
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...(options.env ?? {}) },
     stdin: options.stdin ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",

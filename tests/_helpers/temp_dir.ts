@@ -1,6 +1,6 @@
 /** Makes a temporary folder, runs `fn` in it, and removes it whatever happens. */
 export async function withTempDir<T>(
-  fn: (dir: string) => Promise<T>,
+  fn: (dir: string) => T | Promise<T>,
   prefix = "chronicle-test-",
 ): Promise<T> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix }));
@@ -18,4 +18,14 @@ export async function put(root: string, path: string, content: string | Uint8Arr
   if (typeof content === "string") await Deno.writeTextFile(full, content);
   else await Deno.writeFile(full, content);
   if (mode !== undefined) await Deno.chmod(full, mode);
+}
+
+/** Reads a text file, `undefined` when it is missing. */
+export async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
 }

@@ -5,10 +5,10 @@ import { checkpointCommand, rehydrateCommand } from "../../lib/cli/checkpoint_co
 import { CliError, UsageError } from "../../lib/cli/errors.ts";
 import { WORKSPACE_ROOT_META } from "../../lib/cli/locate_workspace.ts";
 import { S_IFREG, Store } from "../../lib/store/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 Deno.test("checkpoint and rehydrate commands round-trip a workspace found by -C", async (t) => {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-checkpoint-cli-" });
-  try {
+  await withTempDir(async (dir) => {
     const source = join(dir, "source");
     const data = join(source, ".chronicle");
     await Deno.mkdir(data, { recursive: true });
@@ -71,7 +71,5 @@ Deno.test("checkpoint and rehydrate commands round-trip a workspace found by -C"
           error instanceof CliError && error.message.startsWith("No Chronicle database at"),
       );
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, "chronicle-checkpoint-cli-");
 });

@@ -10,17 +10,9 @@ import {
   rehydrate,
 } from "../../lib/checkpoint/mod.ts";
 import { S_IFLNK, S_IFREG, Store } from "../../lib/store/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 const encoder = new TextEncoder();
-
-async function withTemp(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-checkpoint-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 interface Source {
   workspace: string;
@@ -141,7 +133,7 @@ function allHistory(database: string): unknown[] {
 }
 
 Deno.test("checkpoint() and rehydrate() round-trip a workspace with its history", async (t) => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const source = await buildSource(dir);
     const output = join(dir, "ckpt");
     const result = await checkpoint({ database: source.database, casDir: source.casDir, output });
@@ -212,7 +204,7 @@ Deno.test("checkpoint() and rehydrate() round-trip a workspace with its history"
 });
 
 Deno.test("a checkpoint with objects rehydrates onto an empty CAS elsewhere", async () => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const source = await buildSource(dir);
     const output = join(dir, "ckpt");
     const result = await checkpoint({
@@ -244,7 +236,7 @@ Deno.test("a checkpoint with objects rehydrates onto an empty CAS elsewhere", as
 });
 
 Deno.test("rehydrate() refuses damaged or incomplete checkpoints and installs nothing", async (t) => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const source = await buildSource(dir);
     const output = join(dir, "ckpt");
     await checkpoint({
@@ -363,7 +355,7 @@ Deno.test("rehydrate() refuses damaged or incomplete checkpoints and installs no
 });
 
 Deno.test("checkpoint() refuses a busy output, a missing database and missing content", async (t) => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const source = await buildSource(dir);
     const fail = (options: Parameters<typeof checkpoint>[0], message: string) =>
       rejects(checkpoint(options), (error: unknown) => {
@@ -445,7 +437,7 @@ Deno.test("referencedHashes() reads only content columns of the tables present",
 });
 
 Deno.test("checkpoint() takes a consistent copy while another process writes", async () => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const source = await buildSource(dir);
     const writer = new Deno.Command(Deno.execPath(), {
       args: [

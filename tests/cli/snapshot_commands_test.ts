@@ -2,34 +2,22 @@ import nodeAssert from "node:assert/strict";
 import { join } from "node:path";
 import { Cas } from "../../lib/cas/mod.ts";
 import { Store } from "../../lib/store/mod.ts";
+import { runChronicle, type RunResult } from "../_helpers/processes.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
-const MAIN = new URL("../snapshot/_cli_main.ts", import.meta.url).pathname;
+const SNAPSHOT_CLI = new URL("../snapshot/_cli_main.ts", import.meta.url).pathname;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function chronicle(cwd: string, ...args: string[]): Promise<Run> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
+/** Runs a snapshot command in a child process in `cwd`, outside any transaction. */
+function chronicle(cwd: string, ...args: string[]): Promise<RunResult> {
+  return runChronicle(args, {
+    script: SNAPSHOT_CLI,
     cwd,
-    env: { NO_COLOR: "1", CHRONICLE_TXN: "", CHRONICLE_NO_SNAPSHOTS: "" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+    env: { CHRONICLE_TXN: "", CHRONICLE_NO_SNAPSHOTS: "" },
+  });
 }
 
 function expect(
-  run: Run,
+  run: RunResult,
   code: number,
   text?: string | RegExp,
   where: "stdout" | "stderr" = "stdout",
@@ -42,15 +30,12 @@ function expect(
   }
 }
 
-async function withWorkspace(fn: (root: string) => Promise<void>) {
-  const temp = await Deno.realPath(await Deno.makeTempDir({ prefix: "chronicle-snapcli-" }));
-  try {
+function withWorkspace(fn: (root: string) => Promise<void>): Promise<void> {
+  return withTempDir(async (temp) => {
     await Deno.mkdir(join(temp, ".chronicle"));
     Store.open(join(temp, ".chronicle", "chronicle.db")).close();
     await fn(temp);
-  } finally {
-    await Deno.remove(temp, { recursive: true });
-  }
+  }, "chronicle-snapcli-");
 }
 
 Deno.test("snapshot, snapshots, diff, rollback and verify work from the command line", async () => {

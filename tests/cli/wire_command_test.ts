@@ -1,31 +1,19 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { wireCommand } from "../../lib/cli/wire_command.ts";
 import { encodeFrame } from "../../lib/wire/mod.ts";
+import { runChronicle } from "../_helpers/processes.ts";
+import { readVector } from "../wire/_vectors.ts";
 
-const VECTORS = new URL("../../../shared/vectors/bincode/", import.meta.url);
-const MAIN = new URL("./_wire_main.ts", import.meta.url).pathname;
+const WIRE_MAIN = new URL("./_wire_main.ts", import.meta.url).pathname;
 
-function vector(path: string): Uint8Array {
-  try {
-    return Deno.readFileSync(new URL(path, VECTORS));
-  } catch (error) {
-    throw new Error(`Bincode test vectors are missing: cannot read '${path}'`, { cause: error });
-  }
-}
-
-/** Runs `wire ARGS` in a child process with `input` on stdin. */
+/** Runs `wire ARGS` in a child process with `input` on stdin (and no permissions). */
 async function child(args: string[], input: Uint8Array) {
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--no-prompt", MAIN, ...args],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = proc.stdin.getWriter();
-  await writer.write(input);
-  await writer.close();
-  const { code, stdout, stderr } = await proc.output();
-  return { code, stdout, stderr: new TextDecoder().decode(stderr) };
+  const { code, bytes, stderr } = await runChronicle(args, {
+    script: WIRE_MAIN,
+    permissions: ["--quiet", "--no-prompt"],
+    stdin: input,
+  });
+  return { code, stdout: bytes, stderr };
 }
 
 /** Runs `wireCommand` in this process on in-memory streams. */
@@ -55,8 +43,8 @@ async function inProcess(args: string[], input: Uint8Array) {
 }
 
 Deno.test("chronicle wire round-trips all.frames and all.jsonl through a child process", async (t) => {
-  const frames = vector("all.frames");
-  const jsonl = vector("all.jsonl");
+  const frames = readVector("all.frames");
+  const jsonl = readVector("all.jsonl");
   await t.step("decode", async () => {
     const { code, stdout, stderr } = await child(["decode"], frames);
     strictEqual(stderr, "");
@@ -70,7 +58,7 @@ Deno.test("chronicle wire round-trips all.frames and all.jsonl through a child p
     deepStrictEqual(stdout, frames);
   });
   await t.step("decode stops at a bad frame with exit 1", async () => {
-    const bad = vector("invalid/invalid_bool.bin");
+    const bad = readVector("invalid/invalid_bool.bin");
     const input = new Uint8Array(frames.length + bad.length);
     input.set(frames);
     input.set(bad, frames.length);

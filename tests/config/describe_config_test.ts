@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { configCommand } from "../../lib/cli/config_command.ts";
 import { describeConfig, resolveConfig } from "../../lib/config/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 Deno.test("describeConfig() masks the token and URL credentials and names each source", () => {
   const config = resolveConfig({
@@ -31,8 +32,7 @@ Deno.test("describeConfig() shows an unset token as null", () => {
 });
 
 Deno.test("configCommand() prints text and JSON with secrets masked", async (t) => {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-config-cmd-" });
-  try {
+  await withTempDir(async (dir) => {
     await Deno.writeTextFile(join(dir, "config.yaml"), "token: file-secret\nheartbeat_ms: 250\n");
     const run = async (args: string[]) => {
       const lines: string[] = [];
@@ -54,7 +54,5 @@ Deno.test("configCommand() prints text and JSON with secrets masked", async (t) 
       assertEquals(described.debounceMs, { value: 5, source: "flag", name: "--debounce-ms" });
       assertEquals(described.configFile, { value: join(dir, "config.yaml"), source: "default" });
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, "chronicle-config-cmd-");
 });

@@ -1,4 +1,3 @@
-import { deepStrictEqual as assertEquals, fail } from "node:assert/strict";
 import { join } from "node:path";
 import { UsageError } from "../../lib/cli/errors.ts";
 import {
@@ -6,36 +5,8 @@ import {
   resolveConfig,
   type ResolveConfigOptions,
 } from "../../lib/config/mod.ts";
-
-function assertThrows<E extends Error>(
-  fn: () => unknown,
-  errorClass: new (...args: never[]) => E,
-  messageIncludes = "",
-): E {
-  try {
-    fn();
-  } catch (error) {
-    if (!(error instanceof errorClass)) throw error;
-    if (!error.message.includes(messageIncludes)) {
-      fail(
-        `Expected a message including ${JSON.stringify(messageIncludes)}, got ${
-          JSON.stringify(error.message)
-        }`,
-      );
-    }
-    return error;
-  }
-  return fail(`Expected ${errorClass.name} to be thrown`);
-}
-
-async function withTemp(fn: (dir: string) => Promise<void> | void): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-config-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { assertEquals, assertThrows } from "../_helpers/assert.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 Deno.test("resolveConfig() gives every default", () => {
   const config = resolveConfig({ argv: [], env: {}, cwd: "/nonexistent/ws" });
@@ -64,7 +35,7 @@ Deno.test("resolveConfig() gives every default", () => {
 });
 
 Deno.test("resolveConfig() takes flags over environment over config.yaml over defaults", async (t) => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const ws = join(dir, "ws");
     await Deno.mkdir(ws);
     await Deno.writeTextFile(
@@ -154,7 +125,7 @@ Deno.test("resolveConfig() takes flags over environment over config.yaml over de
 });
 
 Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, workspace, then data folder", async (t) => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const ws = join(dir, "ws");
     const data = join(dir, "data");
     await Deno.mkdir(ws);
@@ -383,7 +354,7 @@ Deno.test("resolveConfig() accepts the forms every kind of value may take", asyn
 });
 
 Deno.test("resolveConfig() rejects every bad input with a message naming it", async (t) => {
-  await withTemp(async (dir) => {
+  await withTempDir(async (dir) => {
     const file = (name: string, text: string) => {
       const path = join(dir, name);
       Deno.writeTextFileSync(path, text);

@@ -9,30 +9,20 @@ import { healthCommand } from "../../lib/cli/health_command.ts";
 import { parsePrometheusText } from "../metrics/_prometheus_text.ts";
 import { binaryCommand, runBinary, Running } from "./_deploy.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+import { controlFetch, controlSocketIn } from "../_helpers/control_socket.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 const decoder = new TextDecoder();
 
-async function control(dataDir: string, path: string): Promise<Response | undefined> {
-  const client = Deno.createHttpClient({
-    proxy: { transport: "unix", path: join(dataDir, "control.sock") },
-  });
-  try {
-    const response = await fetch(`http://chronicle${path}`, { client });
-    return new Response(await response.arrayBuffer(), {
-      status: response.status,
-      headers: response.headers,
-    });
-  } catch {
-    return undefined;
-  } finally {
-    client.close();
-  }
+/** A request to the agent whose data folder is `dataDir`, over its control socket. */
+function control(dataDir: string, path: string): Promise<Response> {
+  return controlFetch(controlSocketIn(dataDir), path);
 }
 
 async function waitReady(dataDir: string, running: Running): Promise<void> {
   await waitFor(
     `ready (stderr so far: ${running.stderr})`,
-    async () => (await control(dataDir, "/ready"))?.status === 200,
+    async () => (await control(dataDir, "/ready")).status === 200,
   );
 }
 
@@ -43,62 +33,60 @@ Deno.test("the agent binary prints its version with the binaries' permissions", 
 });
 
 Deno.test("the agent binary serves health, readiness and metrics, logs JSON, and stops on SIGTERM", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-agent-bin-" });
-  const workspace = join(dir, "workspace");
-  const data = join(dir, "data");
-  await Deno.mkdir(workspace);
-  await Deno.writeTextFile(join(workspace, "hello.txt"), "hello");
-  const agent = new Running(
-    binaryCommand("agent", [workspace, "--log-format", "json"], {
-      CHRONICLE_DATA_DIR: data,
-      CHRONICLE_TOKEN: "t0ken",
-    }),
-  );
-  try {
-    await waitReady(data, agent);
-    const health = await (await control(data, "/health"))!.json();
-    strictEqual(health.status, "ok");
-    strictEqual(health.role, "master", "the agent binary is a master by default");
-    ok(health.sequence >= 1);
-
-    strictEqual(await healthCommand(["--data-dir", data, "--quiet"], { env: {} }), 0);
-    strictEqual(await healthCommand(["--data-dir", data, "--ready", "--quiet"], { env: {} }), 0);
-
-    const metrics = await control(data, "/metrics");
-    strictEqual(metrics?.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
-    const families = parsePrometheusText(await metrics!.text());
-    for (
-      const name of ["chronicle_iterations_total", "chronicle_sequence", "chronicle_bytes_stored"]
-    ) {
-      ok(families.has(name), `${name} is exposed`);
-    }
-    ok(families.get("chronicle_sequence")!.samples[0]!.value >= 1);
-  } finally {
-    const code = await agent.stop();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    strictEqual(code, 0, agent.stderr);
-  }
-  const lines = agent.stderr.trim().split("\n");
-  ok(lines.length >= 2, agent.stderr);
-  for (const line of lines) {
-    const entry = JSON.parse(line);
-    ok(
-      typeof entry.time === "string" && typeof entry.level === "string" &&
-        typeof entry.msg === "string",
-      line,
+  await withTempDir(async (dir) => {
+    const workspace = join(dir, "workspace");
+    const data = join(dir, "data");
+    await Deno.mkdir(workspace);
+    await Deno.writeTextFile(join(workspace, "hello.txt"), "hello");
+    const agent = new Running(
+      binaryCommand("agent", [workspace, "--log-format", "json"], {
+        CHRONICLE_DATA_DIR: data,
+        CHRONICLE_TOKEN: "t0ken",
+      }),
     );
-  }
-  ok(lines.some((line) => JSON.parse(line).msg === "shutting down"));
+    try {
+      await waitReady(data, agent);
+      const health = await (await control(data, "/health")).json();
+      strictEqual(health.status, "ok");
+      strictEqual(health.role, "master", "the agent binary is a master by default");
+      ok(health.sequence >= 1);
+
+      strictEqual(await healthCommand(["--data-dir", data, "--quiet"], { env: {} }), 0);
+      strictEqual(await healthCommand(["--data-dir", data, "--ready", "--quiet"], { env: {} }), 0);
+
+      const metrics = await control(data, "/metrics");
+      strictEqual(metrics.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+      const families = parsePrometheusText(await metrics.text());
+      for (
+        const name of ["chronicle_iterations_total", "chronicle_sequence", "chronicle_bytes_stored"]
+      ) {
+        ok(families.has(name), `${name} is exposed`);
+      }
+      ok(families.get("chronicle_sequence")!.samples[0]!.value >= 1);
+    } finally {
+      strictEqual(await agent.stop(), 0, agent.stderr);
+    }
+    const lines = agent.stderr.trim().split("\n");
+    ok(lines.length >= 2, agent.stderr);
+    for (const line of lines) {
+      const entry = JSON.parse(line);
+      ok(
+        typeof entry.time === "string" && typeof entry.level === "string" &&
+          typeof entry.msg === "string",
+        line,
+      );
+    }
+    ok(lines.some((line) => JSON.parse(line).msg === "shutting down"));
+  }, "chronicle-agent-bin-");
 });
 
 Deno.test("SIGTERM while files pour in loses nothing: a restart holds every file", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-agent-sigterm-" });
-  const workspace = join(dir, "workspace");
-  const data = join(dir, "data");
-  await Deno.mkdir(join(workspace, "burst"), { recursive: true });
-  const env = { CHRONICLE_DATA_DIR: data };
-  const FILES = 300;
-  try {
+  await withTempDir(async (dir) => {
+    const workspace = join(dir, "workspace");
+    const data = join(dir, "data");
+    await Deno.mkdir(join(workspace, "burst"), { recursive: true });
+    const env = { CHRONICLE_DATA_DIR: data };
+    const FILES = 300;
     const first = new Running(binaryCommand("agent", [workspace], env));
     await waitReady(data, first);
     let stopping: Promise<number> | undefined;
@@ -132,9 +120,7 @@ Deno.test("SIGTERM while files pour in loses nothing: a restart holds every file
         .map((b) => b.toString(16).padStart(2, "0")).join("");
       strictEqual(byPath.get(`burst/${n}.txt`), hash, `burst/${n}.txt`);
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, "chronicle-agent-sigterm-");
 });
 
 Deno.test("the sandbox binary refuses to start without its agent", async () => {
@@ -154,47 +140,46 @@ Deno.test("the binaries reject a bad configuration with exit status 2 naming it"
 
 Deno.test({
   name: "health, checkpoint and rehydrate work through the agent binary",
-  async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "chronicle-agent-ops-" });
-    const workspace = join(dir, "workspace");
-    const data = join(dir, "data");
-    await Deno.mkdir(join(workspace, "src"), { recursive: true });
-    await Deno.writeTextFile(join(workspace, "src/a.txt"), "one");
-    const agent = new Running(binaryCommand("agent", [workspace], { CHRONICLE_DATA_DIR: data }));
-    try {
-      await waitReady(data, agent);
-      const probe = await runBinary("agent", ["health", "--data-dir", data]);
-      strictEqual(probe.code, 0, probe.stderr);
-      strictEqual(JSON.parse(probe.stdout).status, "ok");
-      await Deno.writeTextFile(join(workspace, "src/a.txt"), "two");
-      await waitFor("the second iteration", async () => {
-        const history = await runBinary("agent", [
-          "history",
-          "src/a.txt",
-          "--json",
+  fn: () =>
+    withTempDir(async (dir) => {
+      const workspace = join(dir, "workspace");
+      const data = join(dir, "data");
+      await Deno.mkdir(join(workspace, "src"), { recursive: true });
+      await Deno.writeTextFile(join(workspace, "src/a.txt"), "one");
+      const agent = new Running(binaryCommand("agent", [workspace], { CHRONICLE_DATA_DIR: data }));
+      try {
+        await waitReady(data, agent);
+        const probe = await runBinary("agent", ["health", "--data-dir", data]);
+        strictEqual(probe.code, 0, probe.stderr);
+        strictEqual(JSON.parse(probe.stdout).status, "ok");
+        await Deno.writeTextFile(join(workspace, "src/a.txt"), "two");
+        await waitFor("the second iteration", async () => {
+          const history = await runBinary("agent", [
+            "history",
+            "src/a.txt",
+            "--json",
+            "--data-dir",
+            data,
+          ]);
+          return history.code === 0 && JSON.parse(history.stdout).length === 2;
+        });
+        const made = await runBinary("agent", [
+          "checkpoint",
           "--data-dir",
           data,
+          "--output",
+          join(dir, "ckpt"),
+          "--with-objects",
+          "--json",
         ]);
-        return history.code === 0 && JSON.parse(history.stdout).length === 2;
-      });
-      const made = await runBinary("agent", [
-        "checkpoint",
-        "--data-dir",
-        data,
-        "--output",
-        join(dir, "ckpt"),
-        "--with-objects",
-        "--json",
-      ]);
-      strictEqual(made.code, 0, made.stderr);
-      strictEqual(JSON.parse(made.stdout).withObjects, true);
-    } finally {
-      strictEqual(await agent.stop(), 0, agent.stderr);
-    }
-    const down = await runBinary("agent", ["health", "--data-dir", data, "--timeout-ms", "2000"]);
-    strictEqual(down.code, 1, "no Chronicle running is unhealthy");
-    ok(down.stderr.includes("No Chronicle answers"), down.stderr);
-    try {
+        strictEqual(made.code, 0, made.stderr);
+        strictEqual(JSON.parse(made.stdout).withObjects, true);
+      } finally {
+        strictEqual(await agent.stop(), 0, agent.stderr);
+      }
+      const down = await runBinary("agent", ["health", "--data-dir", data, "--timeout-ms", "2000"]);
+      strictEqual(down.code, 1, "no Chronicle running is unhealthy");
+      ok(down.stderr.includes("No Chronicle answers"), down.stderr);
       const restored = join(dir, "restored");
       const back = await runBinary("agent", [
         "rehydrate",
@@ -219,10 +204,7 @@ Deno.test({
         JSON.parse(history.stdout).map((entry: { iteration: number }) => entry.iteration),
         [1, 2],
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }, "chronicle-agent-ops-"),
 });
 
 Deno.test("an unknown agent option is a usage error", async () => {

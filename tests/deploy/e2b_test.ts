@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals, ok, strictEqual } from "node:assert/st
 import { join } from "node:path";
 import { binaryPermissions, ROOT, toolchainEnv } from "./_deploy.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 /** Reads the flat subset of TOML e2b.toml uses: `key = "string"` and `key = integer`. */
 function parseFlatToml(text: string): Record<string, string | number> {
@@ -64,8 +65,7 @@ async function sandboxWrapper(dir: string): Promise<string> {
 }
 
 Deno.test("the E2B start command waits for the agent's address, then runs the sandbox with it", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-e2b-" });
-  try {
+  await withTempDir(async (dir) => {
     const envFile = join(dir, "agent.env");
     const marker = join(dir, "started");
     const child = new Deno.Command("/bin/sh", {
@@ -122,14 +122,11 @@ Deno.test("the E2B start command waits for the agent's address, then runs the sa
       source: "env",
       name: "CHRONICLE_HEARTBEAT_MS",
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, "chronicle-e2b-");
 });
 
 Deno.test("the E2B start command runs at once when the agent's address is already set", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-e2b-" });
-  try {
+  await withTempDir(async (dir) => {
     const { code, stdout, stderr } = await new Deno.Command("/bin/sh", {
       args: [join(ROOT, "deploy/e2b-start.sh"), "config", "--json"],
       env: {
@@ -148,7 +145,5 @@ Deno.test("the E2B start command runs at once when the agent's address is alread
       "ws://127.0.0.1:3002",
     );
     await Deno.stat(join(dir, "started"));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, "chronicle-e2b-");
 });

@@ -2,23 +2,24 @@ import { ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { CliError, UsageError } from "../../lib/cli/errors.ts";
 import { healthCommand } from "../../lib/cli/health_command.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 /** Serves `answer` on DATA/control.sock while `fn` runs. */
-async function withControlSocket(
+function withControlSocket(
   answer: (path: string) => Response,
   fn: (data: string) => Promise<void>,
 ): Promise<void> {
-  const data = await Deno.makeTempDir({ prefix: "chronicle-health-" });
-  const server = Deno.serve(
-    { path: join(data, "control.sock"), transport: "unix", onListen() {} },
-    (request) => answer(new URL(request.url).pathname),
-  );
-  try {
-    await fn(data);
-  } finally {
-    await server.shutdown();
-    await Deno.remove(data, { recursive: true });
-  }
+  return withTempDir(async (data) => {
+    const server = Deno.serve(
+      { path: join(data, "control.sock"), transport: "unix", onListen() {} },
+      (request) => answer(new URL(request.url).pathname),
+    );
+    try {
+      await fn(data);
+    } finally {
+      await server.shutdown();
+    }
+  }, "chronicle-health-");
 }
 
 const failsWith = (message: string) => (error: unknown) => {
@@ -62,8 +63,7 @@ Deno.test("healthCommand() exits 0 only for a healthy (or ready) answer on the c
 });
 
 Deno.test("healthCommand() says plainly when nothing answers, and checks its arguments", async () => {
-  const data = await Deno.makeTempDir({ prefix: "chronicle-health-" });
-  try {
+  await withTempDir(async (data) => {
     await rejects(
       healthCommand(["-C", join(data, "ws")], { env: {} }),
       failsWith(`No Chronicle answers on "${join(data, "ws", ".chronicle", "control.sock")}"`),
@@ -71,7 +71,5 @@ Deno.test("healthCommand() says plainly when nothing answers, and checks its arg
     await rejects(healthCommand(["--timeout-ms", "0"], { env: {} }), UsageError);
     await rejects(healthCommand(["--timeout-ms", "soon"], { env: {} }), UsageError);
     await rejects(healthCommand(["extra"], { env: {} }), UsageError);
-  } finally {
-    await Deno.remove(data, { recursive: true });
-  }
+  }, "chronicle-health-");
 });

@@ -1,11 +1,11 @@
 import nodeAssert from "node:assert/strict";
 import { join } from "node:path";
-import { Cas } from "../../lib/cas/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { snapshotRoutes } from "../../lib/http/snapshot_routes.ts";
-import { Snapshots } from "../../lib/snapshot/mod.ts";
-import { Store } from "../../lib/store/mod.ts";
+import type { Snapshots } from "../../lib/snapshot/mod.ts";
+import type { Store } from "../../lib/store/mod.ts";
 import type { Hono } from "hono";
+import { withWorkspace } from "../snapshot/_helpers.ts";
 
 interface Fixture {
   root: string;
@@ -14,18 +14,11 @@ interface Fixture {
   store: Store;
 }
 
-async function withApp(fn: (fixture: Fixture) => Promise<void>) {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "chronicle-snaphttp-" }));
-  await Deno.mkdir(join(root, ".chronicle"));
-  const store = Store.open(join(root, ".chronicle", "chronicle.db"));
-  try {
-    const cas = await Cas.open(join(root, ".chronicle", "cas"));
-    const snapshots = Snapshots.open({ root, store, cas });
-    await fn({ root, app: snapshotRoutes({ snapshots }), snapshots, store });
-  } finally {
-    store.close();
-    await Deno.remove(root, { recursive: true });
-  }
+/** Runs `fn` with the snapshot routes over a fresh workspace (`tests/snapshot`'s). */
+function withApp(fn: (fixture: Fixture) => Promise<void>): Promise<void> {
+  return withWorkspace(({ root, snapshots, store }) =>
+    fn({ root, app: snapshotRoutes({ snapshots }), snapshots, store })
+  );
 }
 
 async function call(app: Hono, method: string, path: string, body?: unknown) {

@@ -6,6 +6,8 @@
 import { errorMessage } from "../../lib/log/mod.ts";
 import { type Child, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+import { controlJson, controlSocketIn } from "../_helpers/control_socket.ts";
+import { readText } from "../_helpers/temp_dir.ts";
 
 /** Deadline for every wait in these tests. */
 export const DEADLINE_MS = 30_000;
@@ -50,28 +52,12 @@ export interface SyncStatus {
  *
  * @returns The status and the decoded JSON body (`undefined` when not JSON).
  */
-export async function control(
+export function control(
   root: string,
   path: string,
   init: RequestInit = {},
 ): Promise<{ status: number; body: unknown }> {
-  const client = Deno.createHttpClient({
-    // The unix proxy transport is supported by Deno 2 but missing from its type definitions.
-    proxy: { transport: "unix", path: `${root}/.chronicle/control.sock` },
-  } as unknown as Deno.CreateHttpClientOptions);
-  try {
-    const response = await fetch(`http://chronicle${path}`, { ...init, client });
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, body };
-  } finally {
-    client.close();
-  }
+  return controlJson(controlSocketIn(`${root}/.chronicle`), path, init);
 }
 
 /** The replica's `GET /sync/status`. */
@@ -98,14 +84,7 @@ export async function recordedPaths(root: string): Promise<Set<string>> {
 }
 
 /** Reads a text file, `undefined` when it is missing. */
-export async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
-}
+export { readText };
 
 /** Waits until a file holds `expected` (or is gone, for `undefined`). */
 export async function waitForText(

@@ -1,15 +1,11 @@
 /** The durable replication records, on real SQLite files. */
 import { assert, assertEquals } from "./_assert.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 import { openDatabase } from "../../lib/db/mod.ts";
 import { MasterState, type NewJournalEntry, openReplicaTables } from "../../lib/replication/mod.ts";
 
-async function withDatabase(work: (path: string) => void | Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-state-" });
-  try {
-    await work(`${dir}/test.db`);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+function withDatabase(work: (path: string) => void | Promise<void>): Promise<void> {
+  return withTempDir((dir) => work(`${dir}/test.db`), "chronicle-state-");
 }
 
 function change(path: string, overrides: Partial<NewJournalEntry> = {}): NewJournalEntry {

@@ -7,6 +7,7 @@
  */
 import { restoreToCommand, snapshotCommands } from "../../lib/cli/snapshot_commands.ts";
 import { UsageError } from "../../lib/cli/errors.ts";
+import { errorMessage } from "../../lib/log/mod.ts";
 
 const [name, ...args] = Deno.args;
 const command = name === "restore" ? restoreToCommand : snapshotCommands[name ?? ""];
@@ -19,7 +20,7 @@ try {
     console.error(error.message);
     code = 2;
   } else {
-    console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`error: ${errorMessage(error)}`);
     code = 1;
   }
 }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Cas } from "../../lib/cas/mod.ts";
 import { Store } from "../../lib/store/mod.ts";
 import { Snapshots, type SnapshotsOptions } from "../../lib/snapshot/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 /** A temp workspace with its store, CAS and snapshot engine. */
 export interface TestWorkspace {
@@ -30,60 +31,68 @@ export interface TestWorkspace {
 }
 
 /** Runs `fn` with a fresh workspace, removed afterwards. */
-export async function withWorkspace(
+export function withWorkspace(
   fn: (ws: TestWorkspace) => Promise<void>,
   options: Partial<SnapshotsOptions> = {},
 ): Promise<void> {
-  const temp = await Deno.makeTempDir({ prefix: "chronicle-snap-" });
-  const store = { current: undefined as Store | undefined };
-  try {
-    const root = await Deno.realPath(temp).then((real) => join(real, "ws"));
+  return withTempDir(async (temp) => {
+    const root = join(temp, "ws");
     const dataDir = join(root, ".chronicle");
     await Deno.mkdir(dataDir, { recursive: true });
     const databasePath = join(dataDir, "chronicle.db");
     const casDir = join(dataDir, "cas");
-    store.current = Store.open(databasePath);
-    const cas = await Cas.open(casDir);
-    const open = (extra: Partial<SnapshotsOptions> = {}) =>
-      Snapshots.open({ root, store: store.current!, cas, ...options, ...extra });
-    const ws: TestWorkspace = {
-      root,
-      dataDir,
-      databasePath,
-      casDir,
-      store: store.current,
-      cas,
-      snapshots: open(),
-      open,
-      async write(path, text, mode) {
-        const absolute = join(root, path);
-        await Deno.mkdir(join(absolute, ".."), { recursive: true });
-        await Deno.writeTextFile(absolute, text, mode === undefined ? {} : { mode });
-        if (mode !== undefined) await Deno.chmod(absolute, mode);
-      },
-      async read(path) {
-        try {
-          return await Deno.readTextFile(join(root, path));
-        } catch (error) {
-          if (error instanceof Deno.errors.NotFound) return null;
-          throw error;
-        }
-      },
-      async exists(path) {
-        try {
-          await Deno.lstat(join(root, path));
-          return true;
-        } catch (error) {
-          if (error instanceof Deno.errors.NotFound) return false;
-          throw error;
-        }
-      },
-    };
-    await fn(ws);
-  } finally {
-    store.current?.close();
-    await Deno.chmod(temp, 0o755).catch(() => {});
-    await Deno.remove(temp, { recursive: true });
+    const store = Store.open(databasePath);
+    try {
+      const cas = await Cas.open(casDir);
+      const open = (extra: Partial<SnapshotsOptions> = {}) =>
+        Snapshots.open({ root, store, cas, ...options, ...extra });
+      const ws: TestWorkspace = {
+        root,
+        dataDir,
+        databasePath,
+        casDir,
+        store,
+        cas,
+        snapshots: open(),
+        open,
+        write: (path, text, mode) => writeText(join(root, path), text, mode),
+        read: (path) => readOrNull(join(root, path)),
+        exists: (path) => exists(join(root, path)),
+      };
+      await fn(ws);
+    } finally {
+      store.close();
+      // Removable even when a test changed the folder's mode.
+      await Deno.chmod(temp, 0o755).catch(() => {});
+    }
+  }, "chronicle-snap-");
+}
+
+/** Writes a text file (creating parents) with `mode`, whatever the umask. */
+async function writeText(absolute: string, text: string, mode?: number): Promise<void> {
+  await Deno.mkdir(join(absolute, ".."), { recursive: true });
+  await Deno.writeTextFile(absolute, text, mode === undefined ? {} : { mode });
+  if (mode !== undefined) await Deno.chmod(absolute, mode);
+}
+
+/** A text file's content, `null` when missing. */
+async function readOrNull(absolute: string): Promise<string | null> {
+  try {
+    return await Deno.readTextFile(absolute);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+/** Whether anything (a dangling link included) is at `absolute`. */
+async function exists(absolute: string): Promise<boolean> {
+  try {
+    await Deno.lstat(absolute);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
   }
 }
 

@@ -1,20 +1,21 @@
 import assert from "node:assert/strict";
 import { DatabaseError } from "../../lib/db/mod.ts";
 import { type Iteration, Store } from "../../lib/store/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
 
 const H1 = "1".repeat(64);
 const H2 = "2".repeat(64);
 const H3 = "3".repeat(64);
 
-async function withStore(fn: (store: Store, dir: string) => void | Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-store-" });
-  const store = Store.open(`${dir}/chronicle.db`);
-  try {
-    await fn(store, dir);
-  } finally {
-    store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+function withStore(fn: (store: Store, dir: string) => void | Promise<void>): Promise<void> {
+  return withTempDir(async (dir) => {
+    const store = Store.open(`${dir}/chronicle.db`);
+    try {
+      await fn(store, dir);
+    } finally {
+      store.close();
+    }
+  }, "chronicle-store-");
 }
 
 const file = (path: string, hash: string, mode = 0o100644) => ({
@@ -97,8 +98,7 @@ Deno.test("Store.changesSince() and latestSince() replay changes in sequence ord
   }));
 
 Deno.test("Store keeps iterations across reopen, and notifies listeners after commit", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+  await withTempDir((dir) => {
     const store = Store.open(`${dir}/c.db`);
     const seen: number[] = [];
     const off = store.onRecorded((recorded) => seen.push(...recorded.map((i) => i.sequence)));
@@ -114,9 +114,7 @@ Deno.test("Store keeps iterations across reopen, and notifies listeners after co
     assert.deepEqual(again.hashes(), new Set([H1, H2, H3]));
     assert.deepEqual(again.stats(), { paths: 3, iterations: 3, bytes: 30 });
     again.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("Store.sequenceAt() finds the sequence in force at a time", () =>
@@ -129,8 +127,7 @@ Deno.test("Store.sequenceAt() finds the sequence in force at a time", () =>
   }));
 
 Deno.test("Store.open() gives a one-line DatabaseError for a file that is not a database", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
+  await withTempDir(async (dir) => {
     await Deno.writeTextFile(`${dir}/bad.db`, "this is not sqlite ".repeat(100));
     assert.throws(
       () => Store.open(`${dir}/bad.db`),
@@ -138,9 +135,7 @@ Deno.test("Store.open() gives a one-line DatabaseError for a file that is not a 
         error instanceof DatabaseError && !error.message.includes("\n") &&
         error.message.includes("bad.db"),
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("Store file states remember and forget what the scanner saw", () =>
@@ -152,24 +147,26 @@ Deno.test("Store file states remember and forget what the scanner saw", () =>
   }));
 
 Deno.test("Store.pollExternal() announces iterations another connection recorded", async () => {
-  const dir = await Deno.makeTempDir();
-  const daemon = Store.open(`${dir}/c.db`);
-  const other = Store.open(`${dir}/c.db`);
-  try {
-    const heard: string[] = [];
-    daemon.onRecorded((recorded) => heard.push(...recorded.map((i) => `${i.path}@${i.sequence}`)));
-    daemon.record([file("a", H1)]);
-    other.record([file("b", H1), file("c", H2)]);
-    assert.deepEqual(heard, ["a@1"]);
-    assert.deepEqual(daemon.pollExternal().map((i) => i.sequence), [2, 3]);
-    assert.deepEqual(daemon.pollExternal(), [], "announced once");
-    daemon.record([file("d", H3)]);
-    assert.deepEqual(heard, ["a@1", "b@2", "c@3", "d@4"]);
-  } finally {
-    daemon.close();
-    other.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await withTempDir((dir) => {
+    const daemon = Store.open(`${dir}/c.db`);
+    const other = Store.open(`${dir}/c.db`);
+    try {
+      const heard: string[] = [];
+      daemon.onRecorded((recorded) =>
+        heard.push(...recorded.map((i) => `${i.path}@${i.sequence}`))
+      );
+      daemon.record([file("a", H1)]);
+      other.record([file("b", H1), file("c", H2)]);
+      assert.deepEqual(heard, ["a@1"]);
+      assert.deepEqual(daemon.pollExternal().map((i) => i.sequence), [2, 3]);
+      assert.deepEqual(daemon.pollExternal(), [], "announced once");
+      daemon.record([file("d", H3)]);
+      assert.deepEqual(heard, ["a@1", "b@2", "c@3", "d@4"]);
+    } finally {
+      daemon.close();
+      other.close();
+    }
+  });
 });
 
 Deno.test("Store.list() and fileStates() select a folder by range, not by prefix text", () =>
