@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { UsageError } from "../cli/errors.ts";
 import { errorMessage } from "../log/mod.ts";
+import { LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/editor_noise.ts";
 import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/config.ts";
 import { isLoopback, parseHostPort } from "./host_port.ts";
 import { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec } from "./_options.ts";
@@ -138,6 +139,7 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
   if (wsListen !== undefined && !chosen.has("replication")) {
     chosen.set("replication", { value: true, origin: chosen.get("wsListen")!.origin });
   }
+  const localSync = take("localSync", DEFAULTS.localSync);
   const config: ChronicleConfig = {
     workspace,
     dataDir,
@@ -145,13 +147,14 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
     casDir: take("casDir", join(dataDir, "cas")),
     replication: take("replication", options.role === "agent" ? true : DEFAULTS.replication),
     socket: take("socket", join(dataDir, "chronicle.sock")),
-    localSync: take("localSync", DEFAULTS.localSync),
+    localSync,
     ignore: take("ignore", [...DEFAULTS.ignore]),
     insecure: take("insecure", DEFAULTS.insecure),
     logFormat: take("logFormat", DEFAULTS.logFormat),
     quiet: take("quiet", DEFAULTS.quiet),
     heartbeatMs: take("heartbeatMs", DEFAULTS.heartbeatMs),
-    debounceMs: take("debounceMs", DEFAULTS.debounceMs),
+    // Editors save in bursts: local-sync waits longer unless told otherwise.
+    debounceMs: take("debounceMs", localSync ? LOCAL_SYNC_DEBOUNCE_MS : DEFAULTS.debounceMs),
     maxWritebackBytes: take("maxWritebackBytes", DEFAULTS.maxWritebackBytes),
     snapshots: {
       maxSnapshots: take("snapshots.maxSnapshots", DEFAULTS["snapshots.maxSnapshots"]),

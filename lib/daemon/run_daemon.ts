@@ -14,7 +14,7 @@ import {
   startReplica,
 } from "../replication/mod.ts";
 import type { Snapshots } from "../snapshot/mod.ts";
-import { EDITOR_NOISE_PATTERNS, LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
+import { EDITOR_NOISE_PATTERNS } from "../localsync/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
 import { type ReplicationHandle, replicationRoutes } from "./replication_routes.ts";
@@ -59,9 +59,6 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     casDir: config.casDir,
     ignore: localSync ? [...EDITOR_NOISE_PATTERNS, ...config.ignore] : config.ignore,
   });
-  const debounceMs = localSync && config.sources.debounceMs.source === "default"
-    ? LOCAL_SYNC_DEBOUNCE_MS
-    : config.debounceMs;
   workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
   workspace.store.setMeta("role", role);
   workspace.store.onRecorded((recorded) => metrics.iterations.inc(recorded.length));
@@ -116,7 +113,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       sequence: workspace.store.sequence(),
     });
     // Local-sync waits out an editor's whole save; elsewhere a closed file is recorded at once.
-    await workspace.watch({ debounceMs, captureOnClose: !localSync });
+    await workspace.watch({ debounceMs: config.debounceMs, captureOnClose: !localSync });
     replication = await startReplication(config, role, workspace);
     if (replication.kind !== "none") {
       services.push({

@@ -628,3 +628,16 @@ Deno.test("resolveConfig() requires the sandbox's agent", () => {
     "The sandbox needs its agent: give --ws-connect URL, --connect PATH or CHRONICLE_AGENT_URL",
   );
 });
+
+Deno.test("resolveConfig() gives local-sync its longer debounce unless one is set", () => {
+  const base = { env: {}, cwd: "/nonexistent/ws" };
+  const localSync = resolveConfig({ ...base, argv: ["--local-sync", "--connect", "/tmp/m.sock"] });
+  assertEquals([localSync.debounceMs, localSync.sources.debounceMs], [300, { source: "default" }]);
+  const chosen = resolveConfig({
+    ...base,
+    argv: ["--local-sync", "--connect", "/tmp/m.sock", "--debounce-ms", "20"],
+  });
+  assertEquals(chosen.debounceMs, 20);
+  const replica = resolveConfig({ ...base, argv: ["--connect", "/tmp/m.sock"] });
+  assertEquals(replica.debounceMs, 50);
+});
