@@ -11,21 +11,10 @@
  * @module
  */
 import { HISTORY_FLOOR_META, startMaster } from "../../lib/replication/mod.ts";
-import { Workspace } from "../../lib/workspace/mod.ts";
-import { ready, runnerArgs, serveCommands } from "./_runner_common.ts";
+import { openRunnerWorkspace, runnerArgs, serveRunner } from "./_runner_common.ts";
 
 const args = runnerArgs(Deno.args);
-const workspace = await Workspace.open({
-  root: args.root!,
-  ignore: args.ignore ?? [],
-  ignoreToReplica: args["to-replica"] ?? [],
-  ignoreToMaster: args["to-master"] ?? [],
-});
-await workspace.scan();
-workspace.watch({
-  debounceMs: Number(args.debounce ?? 20),
-  captureOnClose: !args["wait-for-quiet"],
-});
+const workspace = await openRunnerWorkspace(args, { captureOnClose: !args["wait-for-quiet"] });
 const master = await startMaster({
   workspace,
   socketPath: args.socket,
@@ -36,34 +25,12 @@ const master = await startMaster({
   ...(args["max-writeback"] ? { maxWritebackBytes: Number(args["max-writeback"]) } : {}),
   ...(args["barrier-timeout"] ? { barrierTimeoutMs: Number(args["barrier-timeout"]) } : {}),
 });
-let closing: Promise<void> | null = null;
-const shutdown = () =>
-  closing ??= (async () => {
-    await master.close();
-    await workspace.close();
-  })();
-Deno.addSignalListener("SIGTERM", () => shutdown().then(() => Deno.exit(0)));
-await ready({ wsPort: master.wsPort, pid: Deno.pid });
-await serveCommands(async (command, arg) => {
-  switch (command) {
-    case "status":
-      return master.status();
-    case "settle":
-      await workspace.settled();
-      return { sequence: workspace.store.sequence() };
-    case "history":
-      return workspace.store.history(arg);
-    case "changes":
-      return workspace.store.changesSince(Number(arg || 0));
-    case "set-floor":
-      workspace.store.setMeta(HISTORY_FLOOR_META, arg);
-      return null;
-    case "exit":
-      await shutdown();
-      return null;
-    default:
-      throw new Error(`unknown command "${command}"`);
-  }
+await serveRunner(workspace, master, { wsPort: master.wsPort, pid: Deno.pid }, {
+  status: () => master.status(),
+  history: (path) => workspace.store.history(path),
+  changes: (since) => workspace.store.changesSince(Number(since || 0)),
+  "set-floor": (sequence) => {
+    workspace.store.setMeta(HISTORY_FLOOR_META, sequence);
+    return null;
+  },
 });
-await shutdown();
-Deno.exit(0);

@@ -16,18 +16,10 @@ import {
   type ReplicaMode,
   startReplica,
 } from "../../lib/replication/mod.ts";
-import { Workspace } from "../../lib/workspace/mod.ts";
-import { ready, runnerArgs, serveCommands } from "./_runner_common.ts";
+import { openRunnerWorkspace, runnerArgs, serveRunner } from "./_runner_common.ts";
 
 const args = runnerArgs(Deno.args);
-const workspace = await Workspace.open({
-  root: args.root!,
-  ignore: args.ignore ?? [],
-  ignoreToReplica: args["to-replica"] ?? [],
-  ignoreToMaster: args["to-master"] ?? [],
-});
-await workspace.scan();
-workspace.watch({ debounceMs: Number(args.debounce ?? 20) });
+const workspace = await openRunnerWorkspace(args);
 // A connector whose transport kills this process right after a WriteBack is written.
 const dying: Connector | undefined = args["die-after-writeback"] && args.connect
   ? async () => {
@@ -54,31 +46,8 @@ const replica = await startReplica({
   progress: false,
   ...(args["max-writeback"] ? { maxWritebackBytes: Number(args["max-writeback"]) } : {}),
 });
-let closing: Promise<void> | null = null;
-const shutdown = () =>
-  closing ??= (async () => {
-    await replica.close();
-    await workspace.close();
-  })();
-Deno.addSignalListener("SIGTERM", () => shutdown().then(() => Deno.exit(0)));
-await ready({ sandboxId: replica.sandboxId, pid: Deno.pid });
-await serveCommands(async (command, arg) => {
-  switch (command) {
-    case "status":
-      return replica.status();
-    case "sync-wait":
-      return await replica.syncWait(Number(arg || 20000));
-    case "settle":
-      await workspace.settled();
-      return { sequence: workspace.store.sequence() };
-    case "scan":
-      return { recorded: (await workspace.scan()).recorded.length };
-    case "exit":
-      await shutdown();
-      return null;
-    default:
-      throw new Error(`unknown command "${command}"`);
-  }
+await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.pid }, {
+  status: () => replica.status(),
+  "sync-wait": (ms) => replica.syncWait(Number(ms || 20000)),
+  scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
 });
-await shutdown();
-Deno.exit(0);

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { errorMessage } from "../../lib/log/mod.ts";
+import { type WatchOptions, Workspace } from "../../lib/workspace/mod.ts";
 import { TextLineStream } from "./_text_lines.ts";
 
 /** Parses runner flags (all strings, `--ignore`-style ones repeatable). */
@@ -37,7 +38,7 @@ export function runnerArgs(args: string[]) {
   }).values;
 }
 
-/** Answers commands from stdin until it closes or `handler` returns `"exit"`. */
+/** Answers commands from stdin until it closes or the command `exit` is answered. */
 export async function serveCommands(
   handler: (command: string, arg: string) => Promise<unknown>,
 ): Promise<void> {
@@ -64,4 +65,53 @@ export async function serveCommands(
 /** Prints the ready line tests wait for. */
 export async function ready(info: unknown): Promise<void> {
   await Deno.stdout.write(new TextEncoder().encode(`READY ${JSON.stringify(info)}\n`));
+}
+
+/** Opens the workspace the runner's flags name, scans it, and starts watching it. */
+export async function openRunnerWorkspace(
+  args: ReturnType<typeof runnerArgs>,
+  watch: WatchOptions = {},
+): Promise<Workspace> {
+  const workspace = await Workspace.open({
+    root: args.root!,
+    ignore: args.ignore ?? [],
+    ignoreToReplica: args["to-replica"] ?? [],
+    ignoreToMaster: args["to-master"] ?? [],
+  });
+  await workspace.scan();
+  workspace.watch({ debounceMs: Number(args.debounce ?? 20), ...watch });
+  return workspace;
+}
+
+/**
+ * Runs a started master or replica until `exit`, SIGTERM or the end of stdin: prints the
+ * ready line, answers `settle`, `exit` and the peer's own commands, then closes the peer
+ * and its workspace and exits.
+ */
+export async function serveRunner(
+  workspace: Workspace,
+  peer: { close(): Promise<void> },
+  info: unknown,
+  commands: Record<string, (arg: string) => unknown>,
+): Promise<never> {
+  let closing: Promise<void> | null = null;
+  const shutdown = () =>
+    closing ??= (async () => {
+      await peer.close();
+      await workspace.close();
+    })();
+  Deno.addSignalListener("SIGTERM", () => shutdown().then(() => Deno.exit(0)));
+  await ready(info);
+  await serveCommands(async (command, arg) => {
+    if (command === "settle") {
+      await workspace.settled();
+      return { sequence: workspace.store.sequence() };
+    }
+    if (command === "exit") return await shutdown();
+    const run = Object.hasOwn(commands, command) ? commands[command] : undefined;
+    if (!run) throw new Error(`unknown command "${command}"`);
+    return await run(arg);
+  });
+  await shutdown();
+  Deno.exit(0);
 }
