@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { DatabaseSync } from "node:sqlite";
 import { dirname, join, resolve } from "node:path";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
 import { CHUNKING_THRESHOLD } from "./types.ts";
@@ -21,6 +22,18 @@ import {
 import { tempOwnerAlive } from "./_atomic.ts";
 import { syncDir, tempBeside, tempName, writeFileAtomic } from "../disk/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
+import { SMALL_OBJECT_LIMIT, SmallObjects } from "./small_objects.ts";
+
+/** Options for {@linkcode Cas.open}. */
+export interface CasOptions {
+  /**
+   * The database that records the hashes stored here (normally the store's). Objects under
+   * {@linkcode SMALL_OBJECT_LIMIT} bytes are then kept in its `cas_objects` table: durable
+   * with a commit to its write-ahead log, in order with the rows that reference them, with
+   * no file to create and flush. Read-only, it is read but not written to.
+   */
+  db?: DatabaseSync;
+}
 
 /** Options for {@linkcode Cas.writeTo}. */
 export interface WriteToOptions {
@@ -80,7 +93,10 @@ const WRITES_IN_FLIGHT = 2;
  *
  * Layout under `root`: `objects/ab/<hash>` raw bytes (whole contents and chunks; every
  * file hashes to its name), `manifests/ab/<hash>.json` for chunked content, `tmp/` for
- * temp files. Every write is atomic and durable; nothing already stored is rewritten.
+ * temp files. Opened with a database ({@linkcode CasOptions.db}), objects under
+ * {@linkcode SMALL_OBJECT_LIMIT} bytes go to its `cas_objects` table instead; objects are
+ * looked up in both places. Every write is atomic and durable; nothing already stored is
+ * rewritten.
  * Every read is verified: corrupt bytes are never returned, and a stored file found
  * corrupt is removed so that {@linkcode Cas.has} reports it missing and it can be fetched
  * again.
@@ -113,9 +129,12 @@ export class Cas {
   readonly #unsynced = new Set<string>();
   /** The folder flushes under way, which a later {@linkcode Cas.syncFolders} also waits for. */
   #flushing: Promise<unknown> = Promise.resolve();
+  /** The table of small objects, when opened with a database that has or may make it. */
+  readonly #small: SmallObjects | null;
 
-  private constructor(root: string) {
+  private constructor(root: string, small: SmallObjects | null) {
     this.root = root;
+    this.#small = small;
     this.#objects = join(root, "objects");
     this.#manifests = join(root, "manifests");
     this.#tmp = join(root, "tmp");
@@ -126,12 +145,14 @@ export class Cas {
    * left by writers that are no longer running (a crash mid-write).
    *
    * @param root The store's folder.
+   * @param options The database for small objects.
    * @returns The open store.
    * @throws {TypeError} When `root` is empty.
    */
-  static async open(root: string): Promise<Cas> {
+  static async open(root: string, options: CasOptions = {}): Promise<Cas> {
     if (typeof root !== "string" || root === "") throw new TypeError("CAS root must not be empty");
-    const cas = new Cas(resolve(root));
+    const small = options.db ? SmallObjects.open(options.db) : null;
+    const cas = new Cas(resolve(root), small);
     for (const dir of [cas.#objects, cas.#manifests, cas.#tmp]) {
       await Deno.mkdir(dir, { recursive: true });
     }
@@ -153,7 +174,7 @@ export class Cas {
    */
   async has(hash: string): Promise<boolean> {
     assertContentHash(hash);
-    if (await isFile(this.#objectPath(hash))) return true;
+    if (await this.#hasObject(hash)) return true;
     let manifest: ChunkManifest | null;
     try {
       manifest = await this.manifest(hash);
@@ -357,7 +378,7 @@ export class Cas {
     for (const ref of manifest.chunks) {
       if (seen.has(ref.hash)) continue;
       seen.add(ref.hash);
-      if (!(await isFile(this.#objectPath(ref.hash)))) missing.push(ref);
+      if (!(await this.#hasObject(ref.hash))) missing.push(ref);
     }
     return missing;
   }
@@ -431,6 +452,8 @@ export class Cas {
    */
   async objectSize(hash: string): Promise<number | null> {
     assertContentHash(hash);
+    const small = this.#small?.size(hash);
+    if (small != null) return small;
     const info = await statOrNull(this.#objectPath(hash));
     if (info?.isFile) return info.size;
     try {
@@ -486,6 +509,11 @@ export class Cas {
         result.removedBytes += info.size;
       }
     }
+    if (this.#small?.writable) {
+      const small = this.#small.sweep(keptObjects, cutoff);
+      result.removedObjects += small.removed;
+      result.removedBytes += small.bytes;
+    }
     return result;
   }
 
@@ -503,6 +531,11 @@ export class Cas {
     for await (const { info } of walkStore(this.#manifests, ".json")) {
       stats.manifests++;
       stats.bytes += info.size;
+    }
+    const small = this.#small?.stats();
+    if (small) {
+      stats.objects += small.objects;
+      stats.bytes += small.bytes;
     }
     return stats;
   }
@@ -529,11 +562,21 @@ export class Cas {
     this.#dirs.add(dir);
   }
 
+  /** Whether an object (a whole content or a chunk) is stored, in the table or as a file. */
+  async #hasObject(hash: string): Promise<boolean> {
+    return this.#small?.size(hash) != null || await isFile(this.#objectPath(hash));
+  }
+
   /**
-   * Stores one object unless a file of the same size is already there, in which case its
-   * mtime is refreshed so a concurrent {@linkcode Cas.sweep} keeps it.
+   * Stores one object: a small one in the table (see {@linkcode CasOptions.db}), else as a
+   * file unless a file of the same size is already there. Either way a stored object is
+   * marked as just stored, so a concurrent {@linkcode Cas.sweep} keeps it.
    */
   async #writeObject(hash: string, bytes: Uint8Array, deferFolderSync = false): Promise<void> {
+    if (this.#small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
+      this.#small.put(hash, bytes, Date.now());
+      return;
+    }
     const path = this.#objectPath(hash);
     const dir = dirname(path);
     const info = await statOrNull(path);
@@ -649,6 +692,13 @@ export class Cas {
    * (unless it was replaced meanwhile) and reported.
    */
   async #readObject(hash: string): Promise<Uint8Array | null> {
+    const small = this.#small?.get(hash);
+    if (small != null) {
+      const actual = sha256Hex(small);
+      if (actual === hash) return small;
+      if (this.#small!.writable) this.#small!.remove(hash);
+      throw new CorruptContentError(hash, actual);
+    }
     const path = this.#objectPath(hash);
     let file: Deno.FsFile;
     try {

@@ -7,6 +7,7 @@
  */
 export {
   Cas,
+  type CasOptions,
   type CasStats,
   type SweepOptions,
   type SweepResult,
@@ -22,6 +23,7 @@ export {
 export { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 export { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 export { manifestProblem } from "./manifest_problem.ts";
+export { SMALL_OBJECT_LIMIT } from "./small_objects.ts";
 export {
   CHUNKING_THRESHOLD,
   type ChunkManifest,

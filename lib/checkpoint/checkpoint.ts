@@ -78,26 +78,12 @@ export async function checkpoint(options: CheckpointOptions): Promise<Checkpoint
     const copy = join(staging, CHECKPOINT_DATABASE);
     await backupDatabase(database, copy);
     const facts = readCopy(copy);
-    const cas = await Cas.open(options.casDir);
-    const { objects, manifests } = await neededObjects(cas, facts.hashes);
-    let copiedFiles = 0;
-    let copiedBytes = 0;
-    if (withObjects) {
-      // Each file is fsynced; a few at a time lets the file system batch the syncs.
-      await forEachLimited(objects, PARALLEL_WRITES, async (hash) => {
-        if (hash === EMPTY_HASH && !(await cas.has(hash))) return;
-        const bytes = await cas.readBytes(hash);
-        const written = await writeInto(staging, casPath("objects", hash), bytes);
-        copiedBytes += written; // not `+= await`: that would read the total before waiting
-        copiedFiles++;
-      });
-      await forEachLimited([...manifests], PARALLEL_WRITES, async ([hash, manifest]) => {
-        const bytes = encoder.encode(JSON.stringify(manifest));
-        const written = await writeInto(staging, casPath("manifests", hash), bytes);
-        copiedBytes += written;
-        copiedFiles++;
-      });
-    }
+    const { objects, copiedFiles, copiedBytes } = await gatherObjects(
+      options.casDir,
+      copy,
+      facts.hashes,
+      withObjects ? staging : null,
+    );
     const listed = [...new Set([...facts.hashes, ...objects])].sort();
     await writeSynced(
       join(staging, "objects.txt"),
@@ -130,6 +116,44 @@ export async function checkpoint(options: CheckpointOptions): Promise<Checkpoint
   } catch (error) {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
     throw error;
+  }
+}
+
+/**
+ * Finds every object the copy's hashes need and, given a folder, copies each into it.
+ * The CAS is read with the copy's database, which holds the small objects (see
+ * `CasOptions.db`) as they were when the copy was taken.
+ */
+async function gatherObjects(
+  casDir: string,
+  copy: string,
+  hashes: string[],
+  into: string | null,
+): Promise<{ objects: string[]; copiedFiles: number; copiedBytes: number }> {
+  const copyDb = openDatabase(copy, { readOnly: true });
+  try {
+    const cas = await Cas.open(casDir, { db: copyDb });
+    const { objects, manifests } = await neededObjects(cas, hashes);
+    let copiedFiles = 0;
+    let copiedBytes = 0;
+    if (into === null) return { objects, copiedFiles, copiedBytes };
+    // Each file is fsynced; a few at a time lets the file system batch the syncs.
+    await forEachLimited(objects, PARALLEL_WRITES, async (hash) => {
+      if (hash === EMPTY_HASH && !(await cas.has(hash))) return;
+      const bytes = await cas.readBytes(hash);
+      const written = await writeInto(into, casPath("objects", hash), bytes);
+      copiedBytes += written; // not `+= await`: that would read the total before waiting
+      copiedFiles++;
+    });
+    await forEachLimited([...manifests], PARALLEL_WRITES, async ([hash, manifest]) => {
+      const bytes = encoder.encode(JSON.stringify(manifest));
+      const written = await writeInto(into, casPath("manifests", hash), bytes);
+      copiedBytes += written;
+      copiedFiles++;
+    });
+    return { objects, copiedFiles, copiedBytes };
+  } finally {
+    copyDb.close();
   }
 }
 

@@ -7,6 +7,7 @@ import {
   EMPTY_HASH,
   isContentHash,
 } from "../cas/mod.ts";
+import { openDatabase } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
 import { S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
@@ -113,12 +114,20 @@ export async function rehydrate(options: RehydrateOptions): Promise<RehydrateRes
     );
   }
 
-  const cas = await Cas.open(options.casDir);
-  const { copied, present } = await completeCas(cas, from, hashes);
+  // The copy's database holds the small objects (see CasOptions.db): read, never written.
+  const copyDb = openDatabase(copy, { readOnly: true });
+  let completed: { copied: number; present: number };
+  try {
+    completed = await completeCas(await Cas.open(options.casDir, { db: copyDb }), from, hashes);
+  } finally {
+    copyDb.close();
+  }
+  const { copied, present } = completed;
   await installDatabase(copy, database);
 
   const store = Store.open(database);
   try {
+    const cas = await Cas.open(options.casDir, { db: store.db });
     store.saveFileStates(
       [...store.fileStates().keys()].map((path) => ({ path, forget: true as const })),
     );

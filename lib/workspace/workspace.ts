@@ -164,7 +164,7 @@ export class Workspace {
     await Deno.mkdir(dirname(layout.database), { recursive: true });
     const store = Store.open(layout.database);
     try {
-      const cas = await Cas.open(layout.casDir);
+      const cas = await Cas.open(layout.casDir, { db: store.db });
       const patterns = [...(options.ignore ?? []), ...await readIgnoreFile(layout.root)];
       const filter = DirectionalFilter.create({
         patterns,

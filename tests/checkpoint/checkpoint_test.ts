@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, rejects, strictEqual } from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { Cas, CHUNKING_THRESHOLD, sha256Hex } from "../../lib/cas/mod.ts";
+import { Cas, CHUNKING_THRESHOLD, sha256Hex, SMALL_OBJECT_LIMIT } from "../../lib/cas/mod.ts";
 import {
   checkpoint,
   CheckpointError,
@@ -20,6 +20,8 @@ interface Source {
   casDir: string;
   /** Hashes referenced only by the snapshot table. */
   snapshotOnly: string;
+  /** A whole object too large for the database's object table: always a file. */
+  medium: string;
   /** The big file's content hash and its chunks. */
   big: { hash: string; chunks: string[]; bytes: Uint8Array };
   expectedTree: Map<string, { bytes: Uint8Array; mode: number } | { link: string }>;
@@ -32,8 +34,9 @@ async function buildSource(dir: string): Promise<Source> {
   const database = join(data, "chronicle.db");
   const casDir = join(data, "cas");
   await Deno.mkdir(data, { recursive: true });
-  const cas = await Cas.open(casDir);
   const store = Store.open(database);
+  // As a workspace opens it: small contents go to the database's object table.
+  const cas = await Cas.open(casDir, { db: store.db });
   try {
     const put = async (
       path: string,
@@ -66,6 +69,8 @@ async function buildSource(dir: string): Promise<Source> {
     const big = new Uint8Array(CHUNKING_THRESHOLD + 300_000);
     for (let i = 0; i < big.length; i++) big[i] = (i * 7919 + (i >> 13)) & 0xff;
     const bigHash = await put("data/big.bin", big);
+    const mediumBytes = big.slice(0, SMALL_OBJECT_LIMIT + 1000);
+    const medium = await put("data/medium.bin", mediumBytes);
     const manifest = await cas.manifest(bigHash);
     ok(manifest, "the big file is chunked");
     const snapshotOnly = (await cas.putBytes(encoder.encode("only a snapshot keeps this"))).hash;
@@ -86,6 +91,7 @@ async function buildSource(dir: string): Promise<Source> {
       database,
       casDir,
       snapshotOnly,
+      medium,
       big: { hash: bigHash, chunks: [...new Set(manifest.chunks.map((c) => c.hash))], bytes: big },
       expectedTree: new Map<string, { bytes: Uint8Array; mode: number } | { link: string }>([
         ["notes.md", { bytes: encoder.encode("third, the latest"), mode: 0o644 }],
@@ -94,6 +100,7 @@ async function buildSource(dir: string): Promise<Source> {
         ["empty.txt", { bytes: new Uint8Array(), mode: 0o644 }],
         ["link-to-notes", { link: "notes.md" }],
         ["data/big.bin", { bytes: big, mode: 0o644 }],
+        ["data/medium.bin", { bytes: mediumBytes, mode: 0o644 }],
       ]),
     };
   } finally {
@@ -144,9 +151,9 @@ Deno.test("checkpoint() and rehydrate() round-trip a workspace with its history"
       ) as CheckpointInfo;
       strictEqual(info.format, "chronicle-checkpoint");
       strictEqual(info.version, 1);
-      strictEqual(info.sequence, 10);
-      strictEqual(info.iterations, 10);
-      strictEqual(info.paths, 6);
+      strictEqual(info.sequence, 11);
+      strictEqual(info.iterations, 11);
+      strictEqual(info.paths, 7);
       strictEqual(info.withObjects, false);
       strictEqual(
         info.databaseSha256,
@@ -183,7 +190,7 @@ Deno.test("checkpoint() and rehydrate() round-trip a workspace with its history"
         workspace: target,
       });
       assertEquals(restored.problems, []);
-      strictEqual(restored.files, 5);
+      strictEqual(restored.files, 6);
       strictEqual(restored.symlinks, 1);
       strictEqual(restored.objectsCopied, 0);
       strictEqual(restored.objectsPresent, result.objects);
@@ -192,7 +199,7 @@ Deno.test("checkpoint() and rehydrate() round-trip a workspace with its history"
       const store = Store.open(database);
       try {
         assertEquals(store.history("notes.md").map((i) => i.iteration), [1, 2, 3]);
-        strictEqual(store.sequence(), 10);
+        strictEqual(store.sequence(), 11);
         strictEqual(store.fileStates().size, 0);
       } finally {
         store.close();
@@ -226,12 +233,18 @@ Deno.test("a checkpoint with objects rehydrates onto an empty CAS elsewhere", as
       workspace: target,
     });
     assertEquals(restored.problems, []);
-    strictEqual(restored.objectsPresent, 0);
-    strictEqual(restored.objectsCopied, result.copiedFiles);
+    // Small contents came within the database copy; the rest from the checkpoint's files.
+    strictEqual(restored.objectsPresent + restored.objectsCopied, result.objects);
+    ok(restored.objectsCopied >= source.big.chunks.length + 2, "chunks, manifest, medium");
     await assertTree(target, source);
-    const cas = await Cas.open(join(data, "cas"));
-    ok(await cas.has(source.snapshotOnly), "snapshot-only content came back too");
-    strictEqual(sha256Hex(await cas.readBytes(source.big.hash)), source.big.hash);
+    const db = new DatabaseSync(join(data, "chronicle.db"), { readOnly: true });
+    try {
+      const cas = await Cas.open(join(data, "cas"), { db });
+      ok(await cas.has(source.snapshotOnly), "snapshot-only content came back too");
+      strictEqual(sha256Hex(await cas.readBytes(source.big.hash)), source.big.hash);
+    } finally {
+      db.close();
+    }
   });
 });
 
@@ -300,13 +313,13 @@ Deno.test("rehydrate() refuses damaged or incomplete checkpoints and installs no
     });
     await t.step("a corrupt object", async () => {
       const copy = await copyOf("corrupt-object");
-      const hash = sha256Hex(encoder.encode("second"));
+      const hash = source.medium;
       await Deno.writeTextFile(join(copy, "objects", hash.slice(0, 2), hash), "not second");
       await attempt(copy, "corrupt-object", `Object "${hash}" in the checkpoint is damaged`);
     });
     await t.step("a missing object", async () => {
       const copy = await copyOf("missing-object");
-      const hash = sha256Hex(encoder.encode("first"));
+      const hash = source.medium;
       await Deno.remove(join(copy, "objects", hash.slice(0, 2), hash));
       await attempt(
         copy,
@@ -379,7 +392,9 @@ Deno.test("checkpoint() refuses a busy output, a missing database and missing co
     });
     await t.step("content missing from the CAS", async () => {
       const hash = sha256Hex(encoder.encode("second"));
-      await Deno.remove(join(source.casDir, "objects", hash.slice(0, 2), hash));
+      const db = new DatabaseSync(source.database);
+      strictEqual(db.prepare("DELETE FROM cas_objects WHERE hash = ?").run(hash).changes, 1);
+      db.close();
       await fail(
         { database: source.database, casDir: source.casDir, output: join(dir, "o2") },
         `1 content(s) the database references are missing from the CAS, e.g. "${hash}"`,
@@ -401,7 +416,7 @@ Deno.test("checkpoint() refuses a busy output, a missing database and missing co
         casDir: source.casDir,
         output: join(dir, "ready"),
       });
-      strictEqual(result.sequence, 10);
+      strictEqual(result.sequence, 11);
     });
   });
 });

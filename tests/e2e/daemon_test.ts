@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
 import { Store } from "../../lib/store/mod.ts";
 import { freePort, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
@@ -143,15 +145,11 @@ Deno.test("kill -9 during a burst of writes loses no committed iteration and lea
     const store = Store.open(database);
     try {
       assert.ok(store.sequence() >= committedBefore, "no committed iteration lost");
+      const cas = await Cas.open(`${root}/.chronicle/cas`, { db: store.db });
       for (const iteration of store.changesSince(0)) {
         if (iteration.deleted) continue;
-        const path = `${root}/.chronicle/cas/objects/${
-          iteration.hash.slice(0, 2)
-        }/${iteration.hash}`;
-        const bytes = await Deno.readFile(path);
-        const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-        const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-        assert.equal(hex, iteration.hash, `object for ${iteration.path} is whole`);
+        const bytes = await cas.readBytes(iteration.hash);
+        assert.equal(sha256Hex(bytes), iteration.hash, `object for ${iteration.path} is whole`);
       }
     } finally {
       store.close();
@@ -226,10 +224,15 @@ Deno.test("corrupt content is reported, never served; an unreadable database is 
         { hash: string }
       >;
       const hash = history[0]!.hash;
-      await Deno.writeTextFile(
-        `${root}/.chronicle/cas/objects/${hash.slice(0, 2)}/${hash}`,
-        "tampered",
-      );
+      // Small content lives in the database's object table (see CasOptions.db).
+      const db = new DatabaseSync(`${root}/.chronicle/chronicle.db`);
+      try {
+        const tampered = db.prepare("UPDATE cas_objects SET bytes = ? WHERE hash = ?")
+          .run(new TextEncoder().encode("tampered"), hash);
+        assert.equal(tampered.changes, 1);
+      } finally {
+        db.close();
+      }
       const response = await fetch(`${daemon.base}/files/a.txt`);
       const body = await response.json() as { error: { code: string } };
       assert.equal(response.status, 500);

@@ -1,0 +1,120 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { inTransaction, migrate, statementCache } from "../db/mod.ts";
+
+/**
+ * Objects under this size live in a SQLite table rather than one file each. A small file
+ * costs a file creation, two fsyncs and a rename, about a millisecond on a busy disk; a
+ * row in the write-ahead log costs a few page writes, and SQLite reads blobs of this size
+ * faster than the file system does (sqlite.org, "Internal Versus External BLOBs").
+ */
+export const SMALL_OBJECT_LIMIT = 64 * 1024;
+
+const MIGRATIONS = [
+  `CREATE TABLE cas_objects (
+     hash TEXT NOT NULL PRIMARY KEY,
+     stored_at INTEGER NOT NULL,
+     bytes BLOB NOT NULL
+   )`,
+];
+
+/** What {@linkcode SmallObjects.sweep} removed. */
+export interface SmallSweep {
+  removed: number;
+  bytes: number;
+}
+
+/**
+ * The CAS's table of small objects, in a database it shares with whoever records the
+ * hashes (normally the store): a row committed before the iteration that references it
+ * reaches the same write-ahead log first, so no crash can keep the reference without the
+ * content. Rows are kept as written; readers verify them (see `Cas`).
+ */
+export class SmallObjects {
+  readonly #db: DatabaseSync;
+  readonly #statement: (sql: string) => StatementSync;
+  /** Whether rows may be added (the database was opened for writing). */
+  readonly writable: boolean;
+
+  private constructor(db: DatabaseSync, writable: boolean) {
+    this.#db = db;
+    this.#statement = statementCache(db);
+    this.writable = writable;
+  }
+
+  /**
+   * The table in `db`, created when the connection may write; `null` when it is read-only
+   * and the table was never made (a database from before small objects).
+   */
+  static open(db: DatabaseSync): SmallObjects | null {
+    try {
+      migrate(db, "cas", MIGRATIONS);
+      return new SmallObjects(db, true);
+    } catch (error) {
+      if (!isReadOnlyError(error)) throw error;
+    }
+    const table = db.prepare(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cas_objects'",
+    ).get();
+    return table === undefined ? null : new SmallObjects(db, false);
+  }
+
+  /** The stored bytes, unverified; `null` when absent. */
+  get(hash: string): Uint8Array | null {
+    const row = this.#statement("SELECT bytes FROM cas_objects WHERE hash = ?").get(hash) as
+      | { bytes: Uint8Array }
+      | undefined;
+    return row?.bytes ?? null;
+  }
+
+  /** The stored size, without reading the bytes; `null` when absent. */
+  size(hash: string): number | null {
+    const row = this.#statement("SELECT length(bytes) AS size FROM cas_objects WHERE hash = ?")
+      .get(hash) as { size: number } | undefined;
+    return row?.size ?? null;
+  }
+
+  /** Stores bytes under `hash`; an existing row is only marked as stored at `now`. */
+  put(hash: string, bytes: Uint8Array, now: number): void {
+    this.#statement(
+      `INSERT INTO cas_objects (hash, stored_at, bytes) VALUES (?, ?, ?)
+       ON CONFLICT (hash) DO UPDATE SET stored_at = excluded.stored_at
+       WHERE stored_at < excluded.stored_at`,
+    ).run(hash, now, bytes);
+  }
+
+  /** Removes a row (found corrupt); `true` when one was there. */
+  remove(hash: string): boolean {
+    return this.#statement("DELETE FROM cas_objects WHERE hash = ?").run(hash).changes > 0;
+  }
+
+  /** Removes rows not in `keep` stored before `cutoff` (epoch ms). */
+  sweep(keep: Set<string>, cutoff: number): SmallSweep {
+    const rows = this.#statement(
+      "SELECT hash, length(bytes) AS size FROM cas_objects WHERE stored_at < ?",
+    ).all(cutoff) as { hash: string; size: number }[];
+    const result: SmallSweep = { removed: 0, bytes: 0 };
+    const remove = this.#statement("DELETE FROM cas_objects WHERE hash = ? AND stored_at < ?");
+    inTransaction(this.#db, () => {
+      for (const { hash, size } of rows) {
+        if (keep.has(hash)) continue;
+        // Checked again in the statement: a put since the query keeps its row.
+        if (remove.run(hash, cutoff).changes === 0) continue;
+        result.removed++;
+        result.bytes += size;
+      }
+    });
+    return result;
+  }
+
+  /** How many rows, and their bytes. */
+  stats(): { objects: number; bytes: number } {
+    const row = this.#statement(
+      "SELECT count(*) AS objects, coalesce(sum(length(bytes)), 0) AS bytes FROM cas_objects",
+    ).get() as { objects: number; bytes: number };
+    return row;
+  }
+}
+
+function isReadOnlyError(error: unknown): boolean {
+  return error instanceof Error && /readonly|read-only/i.test(error.message);
+}

@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
+import {
+  Cas,
+  ContentNotFoundError,
+  CorruptContentError,
+  SMALL_OBJECT_LIMIT,
+} from "../../lib/cas/mod.ts";
+import { openDatabase } from "../../lib/db/mod.ts";
+import { assertBytes, listFiles, pseudoRandomBytes, withTempDir } from "./_helpers.ts";
+
+/** Runs `body` with a CAS at `<root>/cas` whose small objects go to `<root>/store.db`. */
+function withDbCas(
+  body: (cas: Cas, db: DatabaseSync, root: string) => Promise<void>,
+): Promise<void> {
+  return withTempDir(async (root) => {
+    const db = openDatabase(join(root, "store.db"));
+    try {
+      await body(await Cas.open(join(root, "cas"), { db }), db, root);
+    } finally {
+      db.close();
+    }
+  });
+}
+
+function rowCount(db: DatabaseSync): number {
+  return (db.prepare("SELECT count(*) AS n FROM cas_objects").get() as { n: number }).n;
+}
+
+Deno.test("small objects go to the database table, larger ones to files", () =>
+  withDbCas(async (cas, db, root) => {
+    const sizes = [0, 1, 4096, SMALL_OBJECT_LIMIT - 1, SMALL_OBJECT_LIMIT, 200_000];
+    const stored = [];
+    for (const [i, size] of sizes.entries()) {
+      const bytes = pseudoRandomBytes(size, i + 1);
+      stored.push({ bytes, ...await cas.putBytes(bytes) });
+    }
+    assert.equal(rowCount(db), 4, "the four objects under the limit are rows");
+    assert.equal((await listFiles(join(root, "cas", "objects"))).length, 2, "two files");
+    for (const { bytes, hash, size } of stored) {
+      assertBytes(await cas.readBytes(hash), bytes, `content of ${size} bytes`);
+      assert.equal(await cas.has(hash), true);
+      assert.equal(await cas.objectSize(hash), size);
+    }
+    const stats = await cas.stats();
+    assert.equal(stats.objects, 6);
+    assert.equal(stats.bytes, sizes.reduce((sum, size) => sum + size, 0));
+  }));
+
+Deno.test("a small object put twice is one row; writeTo with bytes stores it as a row", () =>
+  withDbCas(async (cas, db, root) => {
+    const bytes = new TextEncoder().encode("hello, table");
+    const first = await cas.putBytes(bytes);
+    await cas.putBytes(bytes);
+    assert.equal(rowCount(db), 1);
+    const other = new TextEncoder().encode("written and stored");
+    const { hash } = await Cas.open(join(root, "elsewhere")).then((c) => c.putBytes(other));
+    await cas.writeTo(hash, join(root, "out.txt"), { bytes: other });
+    assert.equal(await Deno.readTextFile(join(root, "out.txt")), "written and stored");
+    assert.equal(rowCount(db), 2);
+    assert.equal(await cas.has(first.hash), true);
+  }));
+
+Deno.test("a corrupt row is never served: read fails, the row is removed, has() turns false", () =>
+  withDbCas(async (cas, db) => {
+    const { hash } = await cas.putBytes(new TextEncoder().encode("precious"));
+    db.prepare("UPDATE cas_objects SET bytes = ? WHERE hash = ?").run(
+      new TextEncoder().encode("tampered"),
+      hash,
+    );
+    await assert.rejects(cas.readBytes(hash), CorruptContentError);
+    assert.equal(await cas.has(hash), false);
+    await assert.rejects(cas.readBytes(hash), ContentNotFoundError);
+  }));
+
+Deno.test("sweep removes unreferenced rows stored before the cutoff and keeps the rest", () =>
+  withDbCas(async (cas, db) => {
+    const kept = await cas.putBytes(new TextEncoder().encode("kept"));
+    const dropped = await cas.putBytes(new TextEncoder().encode("dropped"));
+    const cutoff = Date.now() + 1;
+    await new Promise((resolve) => setTimeout(resolve, 5)); // a later millisecond
+    const fresh = await cas.putBytes(new TextEncoder().encode("stored after the cutoff"));
+    const result = await cas.sweep(new Set([kept.hash]), { keepNewerThan: cutoff });
+    assert.equal(result.removedObjects, 1);
+    assert.equal(result.removedBytes, "dropped".length);
+    assert.equal(await cas.has(kept.hash), true);
+    assert.equal(await cas.has(dropped.hash), false);
+    assert.equal(await cas.has(fresh.hash), true);
+    assert.equal(rowCount(db), 2);
+  }));
+
+Deno.test("a put during a sweep's window keeps its row (stored_at is refreshed)", () =>
+  withDbCas(async (cas) => {
+    const bytes = new TextEncoder().encode("re-put after the cutoff");
+    const { hash } = await cas.putBytes(bytes);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const cutoff = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await cas.putBytes(bytes); // referenced again after keep was computed without it
+    const result = await cas.sweep(new Set(), { keepNewerThan: cutoff });
+    assert.equal(result.removedObjects, 0);
+    assert.equal(await cas.has(hash), true);
+  }));
+
+Deno.test("objects stored as files before the table existed stay readable", () =>
+  withTempDir(async (root) => {
+    const bytes = new TextEncoder().encode("from an older Chronicle");
+    const { hash } = await (await Cas.open(join(root, "cas"))).putBytes(bytes);
+    const db = openDatabase(join(root, "store.db"));
+    try {
+      const cas = await Cas.open(join(root, "cas"), { db });
+      assertBytes(await cas.readBytes(hash), bytes);
+      assert.equal(await cas.objectSize(hash), bytes.length);
+      // Unreferenced, it is swept from the folder as before.
+      const result = await cas.sweep(new Set(), { keepNewerThan: Date.now() + 1 });
+      assert.equal(result.removedObjects, 1);
+      assert.equal(await cas.has(hash), false);
+    } finally {
+      db.close();
+    }
+  }));
+
+Deno.test("with a read-only database, rows are read and new objects go to files", () =>
+  withTempDir(async (root) => {
+    const path = join(root, "store.db");
+    const writer = openDatabase(path);
+    const inRow = new TextEncoder().encode("in a row");
+    const { hash: rowHash } = await (await Cas.open(join(root, "cas"), { db: writer }))
+      .putBytes(inRow);
+    writer.close();
+    const reader = openDatabase(path, { readOnly: true });
+    try {
+      const cas = await Cas.open(join(root, "cas"), { db: reader });
+      assertBytes(await cas.readBytes(rowHash), inRow);
+      const { hash } = await cas.putBytes(new TextEncoder().encode("new, as a file"));
+      assert.deepEqual(await listFiles(join(root, "cas", "objects")), [
+        `${hash.slice(0, 2)}/${hash}`,
+      ]);
+    } finally {
+      reader.close();
+    }
+  }));
+
+Deno.test("a read-only database without the table is used as none", () =>
+  withTempDir(async (root) => {
+    const path = join(root, "plain.db");
+    openDatabase(path).close();
+    const reader = openDatabase(path, { readOnly: true });
+    try {
+      const cas = await Cas.open(join(root, "cas"), { db: reader });
+      const { hash } = await cas.putBytes(new TextEncoder().encode("a file"));
+      assert.equal(await cas.has(hash), true);
+      assert.equal((await cas.stats()).objects, 1);
+    } finally {
+      reader.close();
+    }
+  }));
