@@ -119,10 +119,11 @@ export class WriteJournal {
     return () => this.#listeners.delete(listener);
   }
 
-  /** The oldest open (pending or sent) entries, at most `limit`. */
-  open(limit = 256): JournalEntry[] {
+  /** The oldest open (pending or sent) entries after `local_seq` `after`, at most `limit`. */
+  open(limit = 256, after = 0): JournalEntry[] {
     return this.#all(
-      `SELECT ${COLUMNS} FROM replica_journal WHERE ${OPEN} ORDER BY local_seq LIMIT ?`,
+      `SELECT ${COLUMNS} FROM replica_journal WHERE ${OPEN} AND local_seq > ? ORDER BY local_seq LIMIT ?`,
+      after,
       limit,
     );
   }

@@ -34,18 +34,30 @@ export class WritebackTimeoutError extends Error {
   }
 }
 
+/** Batches sent and not yet answered, at most: the next is sent while earlier ones apply. */
+const BATCHES_IN_FLIGHT = 4;
+
 /**
  * Sends journaled local changes to the master for one connection (seed 001 "Sandbox →
- * Agent"): oldest first, in `WriteBack` batches bounded by count and bytes, one batch in
- * flight, each answered by a `WriteBackResult` that marks its entries accepted or
- * rejected. Entries sent but unanswered when a connection ends stay open and are sent
- * again on the next one; the master answers a repeat from its records, so no entry is
- * ever applied twice. A new loop is made for each connection.
+ * Agent"): oldest first, in `WriteBack` batches bounded by count and bytes, each answered
+ * by a `WriteBackResult` that marks its entries accepted or rejected. A few batches are in
+ * flight at once, so a change is sent while earlier ones are still being applied; the
+ * master applies a replica's batches one after another and answers them in order.
+ * Entries sent but unanswered when a connection ends stay open and are sent again on the
+ * next one; the master answers a repeat from its records, so no entry is ever applied
+ * twice. A new loop is made for each connection.
  */
 export class WritebackLoop {
   readonly #o: Required<WritebackLoopOptions>;
-  #answer: ((result: WriteBackResultMessage | null) => void) | null = null;
+  /** The answers awaited, oldest batch first. */
+  readonly #answers: Array<(result: WriteBackResultMessage | null) => void> = [];
+  /** The last journal entry sent on this connection: later batches start after it. */
+  #sentThrough = 0;
+  /** The first failure of a batch in flight (its answer timed out), ending the loop. */
+  #failure: unknown = null;
   #wake: (() => void) | null = null;
+  /** Something happened since the loop last looked (an append, an answer): look again. */
+  #woken = false;
   #stopped = false;
   readonly #unsubscribe: () => void;
 
@@ -60,25 +72,23 @@ export class WritebackLoop {
     this.#unsubscribe = options.journal.onAppend(() => this.#notify());
   }
 
-  /** Hands the master's answer to the batch in flight. */
+  /** Hands the master's answer to the oldest batch in flight. */
   onResult(result: WriteBackResultMessage): void {
-    const answer = this.#answer;
-    this.#answer = null;
+    const answer = this.#answers.shift();
     if (answer) answer(result);
     else {
       // An answer with no batch in flight can only repeat known outcomes: record them anyway.
       this.#o.onResolved(this.#resolve(result));
     }
+    this.#notify(); // a place in the window is free
   }
 
   /** Ends the loop (the connection is gone). */
   stop(): void {
     this.#stopped = true;
     this.#unsubscribe();
+    for (const answer of this.#answers.splice(0)) answer(null);
     this.#notify();
-    const answer = this.#answer;
-    this.#answer = null;
-    answer?.(null);
   }
 
   /**
@@ -89,22 +99,32 @@ export class WritebackLoop {
    */
   async run(): Promise<void> {
     while (!this.#stopped) {
-      const batch = await this.#nextBatch();
+      if (this.#failure !== null) throw this.#failure;
+      this.#woken = false;
+      const batch = this.#answers.length < BATCHES_IN_FLIGHT ? await this.#nextBatch() : [];
       if (batch.length === 0) {
-        await new Promise<void>((resolve) => {
-          this.#wake = resolve;
-          if (this.#stopped) resolve();
-        });
+        // An append while the journal was read has set #woken: it must not be slept through.
+        if (!this.#woken) {
+          await new Promise<void>((resolve) => {
+            this.#wake = resolve;
+            if (this.#stopped || this.#failure !== null) resolve();
+          });
+        }
         continue;
       }
       const answered = new Promise<WriteBackResultMessage | null>((resolve) =>
-        this.#answer = resolve
+        this.#answers.push(resolve)
       );
       await this.#o.send({ type: "WriteBack", sandbox_id: this.#o.sandboxId, entries: batch });
-      this.#o.journal.markSent(batch.map((entry) => Number(entry.local_seq)));
-      const result = await withTimeout(answered, this.#o.answerTimeoutMs);
-      if (result === null) return; // stopped
-      this.#o.onResolved(this.#resolve(result));
+      const sent = batch.map((entry) => Number(entry.local_seq));
+      this.#o.journal.markSent(sent);
+      this.#sentThrough = sent[sent.length - 1]!;
+      withTimeout(answered, this.#o.answerTimeoutMs).then((result) => {
+        if (result !== null) this.#o.onResolved(this.#resolve(result));
+      }, (error) => {
+        this.#failure ??= error;
+        this.#notify();
+      });
     }
   }
 
@@ -119,7 +139,7 @@ export class WritebackLoop {
   async #nextBatch(): Promise<WriteBackEntry[]> {
     const batch: WriteBackEntry[] = [];
     let bytes = 0;
-    for (const entry of this.#o.journal.open(this.#o.maxEntries)) {
+    for (const entry of this.#o.journal.open(this.#o.maxEntries, this.#sentThrough)) {
       let content: Uint8Array | null = null;
       if (entry.operation === "write") {
         const size = await this.#o.cas.objectSize(entry.hash!) ?? entry.size;
@@ -150,6 +170,7 @@ export class WritebackLoop {
   }
 
   #notify(): void {
+    this.#woken = true;
     const wake = this.#wake;
     this.#wake = null;
     wake?.();

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Cas } from "../../lib/cas/mod.ts";
+import { openDatabase } from "../../lib/db/mod.ts";
+import { openReplicaTables, type ReplicaTables } from "../../lib/replication/mod.ts";
+import { WritebackLoop, WritebackTimeoutError } from "../../lib/replication/writeback_loop.ts";
+import type { WireMessage, WriteBackMessage } from "../../lib/wire/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+
+/** A loop over a real journal and CAS whose `send` records each batch, unanswered. */
+async function loopWith(
+  root: string,
+  answerTimeoutMs = 60_000,
+): Promise<
+  { loop: WritebackLoop; tables: ReplicaTables; sent: WriteBackMessage[]; close(): void }
+> {
+  const db = openDatabase(join(root, "replica.db"));
+  const tables = openReplicaTables(db);
+  const cas = await Cas.open(join(root, "cas"), { db });
+  const sent: WriteBackMessage[] = [];
+  const loop = new WritebackLoop({
+    journal: tables.journal,
+    cas,
+    sandboxId: "sandbox-1",
+    send: (message: WireMessage) => {
+      if (message.type === "WriteBack") sent.push(message);
+      return Promise.resolve();
+    },
+    maxContentBytes: 1024 * 1024,
+    onResolved: () => {},
+    onRefused: () => {},
+    answerTimeoutMs,
+  });
+  return { loop, tables, sent, close: () => db.close() };
+}
+
+function journalDeletion(tables: ReplicaTables, path: string): number {
+  const [entry] = tables.journal.append([{
+    sourceSeq: 1,
+    path,
+    operation: "delete",
+    newPath: null,
+    hash: null,
+    size: 0,
+    mode: 0,
+    deleted: true,
+    masterSeen: 0,
+  }]);
+  return entry!.localSeq;
+}
+
+function sentPaths(sent: WriteBackMessage[]): string[][] {
+  return sent.map((batch) => batch.entries.map((entry) => entry.filepath));
+}
+
+Deno.test("write-back batches are sent while earlier ones await their answer, each entry once, at most four in flight", () =>
+  withTempDir(async (root) => {
+    const { loop, tables, sent, close } = await loopWith(root);
+    const running = loop.run();
+    try {
+      const seqs: number[] = [];
+      for (let i = 1; i <= 5; i++) {
+        seqs.push(journalDeletion(tables, `f${i}.txt`));
+        if (i <= 4) await waitFor(`batch ${i} sent`, () => sent.length === i);
+      }
+      assert.deepEqual(sentPaths(sent), [["f1.txt"], ["f2.txt"], ["f3.txt"], ["f4.txt"]]);
+      // The window is full: f5 waits for the first answer, then goes alone.
+      loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(seqs[0]!), 10n]], rejected: [] });
+      await waitFor("batch 5 sent", () => sent.length === 5);
+      assert.deepEqual(sentPaths(sent)[4], ["f5.txt"]);
+      for (const [i, seq] of seqs.slice(1).entries()) {
+        loop.onResult({
+          type: "WriteBackResult",
+          accepted: [[BigInt(seq), BigInt(11 + i)]],
+          rejected: [],
+        });
+      }
+      await waitFor("every entry answered", () => tables.journal.open().length === 0);
+    } finally {
+      loop.stop();
+      await running;
+      close();
+    }
+  }));
+
+Deno.test("an unanswered write-back batch ends the loop with a timeout", () =>
+  withTempDir(async (root) => {
+    const { loop, tables, sent, close } = await loopWith(root, 200);
+    try {
+      const running = loop.run();
+      journalDeletion(tables, "a.txt");
+      await assert.rejects(running, WritebackTimeoutError);
+      assert.equal(sent.length, 1);
+      assert.equal(tables.journal.open().length, 1, "the entry stays open for the next connection");
+    } finally {
+      loop.stop();
+      close();
+    }
+  }));
