@@ -48,6 +48,12 @@ export interface WriteToOptions {
   /** Rename before fsync (see `AtomicWriteOptions.visibleFirst`). @default {false} */
   visibleFirst?: boolean;
   /**
+   * Make the temp file in the store's own `tmp/` folder rather than beside `dest`, which
+   * must then be on the same file system. Whoever watches `dest`'s folder then sees one
+   * rename instead of a temp file's creation, writes, close and rename. @default {false}
+   */
+  tempInStore?: boolean;
+  /**
    * The content's bytes, when the caller holds them (a small content that came inline):
    * checked against the hash, written without reading the store, then stored too (with a
    * deferred folder flush, see {@linkcode Cas.syncFolders}).
@@ -435,7 +441,8 @@ export class Cas {
       if (actual !== hash) throw new CorruptContentError(hash, actual);
     }
     const mode = (options.mode ?? 0o644) & 0o7777;
-    await writeFileAtomic(tempBeside(dest), dest, bytes ?? this.#pieces(hash), mode, {
+    const temp = options.tempInStore ? join(this.#tmp, tempName()) : tempBeside(dest);
+    await writeFileAtomic(temp, dest, bytes ?? this.#pieces(hash), mode, {
       syncFolder: options.syncFolder ?? true,
       visibleFirst: options.visibleFirst ?? false,
     });

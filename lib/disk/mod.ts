@@ -93,31 +93,28 @@ export async function writeFileAtomic(
   mode: number,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: 0o600 });
-  let open = true;
-  let renamed = false;
   try {
-    if (source instanceof Uint8Array) {
-      writeAll(file, source);
-    } else {
-      for await (const piece of source) writeAll(file, piece);
+    const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: 0o600 });
+    try {
+      if (source instanceof Uint8Array) {
+        writeAll(file, source);
+      } else {
+        for await (const piece of source) writeAll(file, piece);
+      }
+      Deno.chmodSync(tempPath, mode);
+      if (!options.visibleFirst) await file.sync();
+    } finally {
+      // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
+      file.close();
     }
-    Deno.chmodSync(tempPath, mode);
-    if (!options.visibleFirst) await file.sync();
     Deno.renameSync(tempPath, dest);
-    renamed = true;
-    if (options.visibleFirst) await file.sync();
-    file.close();
-    open = false;
   } catch (error) {
-    if (open) file.close();
-    if (!renamed) {
-      try {
-        Deno.removeSync(tempPath);
-      } catch { /* already gone or never made */ }
-    }
+    try {
+      Deno.removeSync(tempPath);
+    } catch { /* already gone or never made */ }
     throw error;
   }
+  if (options.visibleFirst) await flushToDisk(dest);
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
 }
 
@@ -154,14 +151,22 @@ export async function writeSymlinkAtomic(
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
 }
 
-/** Flushes a folder's entries (a rename or a new name in it) to disk. */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = Deno.openSync(dir, { read: true });
+/**
+ * Flushes a file's content, or a folder's entries, to disk through a read-only handle:
+ * closing it is no write that a watcher would report.
+ */
+async function flushToDisk(path: string): Promise<void> {
+  const handle = Deno.openSync(path, { read: true });
   try {
     await handle.sync();
   } finally {
     handle.close();
   }
+}
+
+/** Flushes a folder's entries (a rename or a new name in it) to disk. */
+export function syncDir(dir: string): Promise<void> {
+  return flushToDisk(dir);
 }
 
 /** Whether an error means "no such path" (including a parent that is not a folder). */

@@ -127,6 +127,8 @@ export class Workspace {
   readonly cas: Cas;
   readonly filter: DirectionalFilter;
   readonly origin: string;
+  /** Whether files are written through the CAS's tmp folder (see `WriteToOptions.tempInStore`). */
+  readonly #tempInStore: boolean;
   readonly #queue = new SerialQueue();
   readonly #capturedListeners = new Set<(recorded: Iteration[]) => void>();
   #watcher: TreeWatcher | undefined;
@@ -142,12 +144,14 @@ export class Workspace {
     cas: Cas,
     filter: DirectionalFilter,
     origin: string,
+    tempInStore: boolean,
   ) {
     this.layout = layout;
     this.store = store;
     this.cas = cas;
     this.filter = filter;
     this.origin = origin;
+    this.#tempInStore = tempInStore;
   }
 
   /**
@@ -172,7 +176,10 @@ export class Workspace {
         toMaster: options.ignoreToMaster ?? [],
         dataDir: layout.dataDirInside,
       });
-      return new Workspace(layout, store, cas, filter, options.origin ?? "local");
+      // Files written through the CAS's tmp folder, which nobody watches, reach the tree
+      // by one rename; that needs the CAS on the workspace's file system.
+      const sameFileSystem = Deno.statSync(layout.root).dev === Deno.statSync(layout.casDir).dev;
+      return new Workspace(layout, store, cas, filter, options.origin ?? "local", sameFileSystem);
     } catch (error) {
       store.close();
       throw error;
@@ -599,6 +606,7 @@ export class Workspace {
       mode: fullMode,
       syncFolder: false,
       visibleFirst,
+      tempInStore: this.#tempInStore,
       ...(change.bytes ? { bytes: change.bytes } : {}),
     });
   }
