@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { Cas, chunkBoundaries, sha256Hex } from "../lib/cas/mod.ts";
 import { pseudoRandomBytes } from "../tests/_helpers/random_bytes.ts";
-import { MiB, quickMode } from "./_lib/mod.ts";
+import { discard, MiB, quickMode } from "./_lib/mod.ts";
 
 /** Milliseconds taken by `fn`. */
 async function time(fn: () => unknown): Promise<number> {
@@ -160,7 +160,7 @@ export async function run(quick: boolean): Promise<string[]> {
         `(${fmt((stored / full) * 100, 1)}%); ${fmt(edits / (editsMs / 1000), 1)} versions/s`,
     );
   } finally {
-    await Deno.remove(dir, { recursive: true });
+    await discard(dir);
   }
   return lines.map((line) => `cas ${line}`);
 }

@@ -14,7 +14,7 @@ import { Cas } from "../lib/cas/mod.ts";
 import { Snapshots } from "../lib/snapshot/mod.ts";
 import { Store } from "../lib/store/mod.ts";
 import { pseudoRandomBytes } from "../tests/_helpers/random_bytes.ts";
-import { KiB, MiB, quickMode } from "./_lib/mod.ts";
+import { discard, KiB, MiB, quickMode } from "./_lib/mod.ts";
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -35,7 +35,7 @@ async function workspace(maxSnapshots: number) {
     snapshots,
     async close() {
       store.close();
-      await Deno.remove(root, { recursive: true });
+      await discard(root);
     },
   };
 }

@@ -27,6 +27,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../lib/cas/mod.ts";
 import { Workspace } from "../lib/workspace/mod.ts";
 import {
+  discard,
   formatMiB,
   formatNumber,
   type LatencySummary,
@@ -203,7 +204,7 @@ export async function run(quick: boolean): Promise<string[]> {
     lines.push(...await storage(join(dir, "storage"), sizes));
   } finally {
     await workspace?.close();
-    await Deno.remove(dir, { recursive: true });
+    await discard(dir);
   }
   return lines.map((line) => `store ${line}`);
 }

@@ -14,6 +14,7 @@
  * @module
  */
 import {
+  discard,
   formatNumber,
   latencyLine,
   peerUnavailable,
@@ -68,7 +69,7 @@ export async function run(quick: boolean): Promise<string[]> {
   } finally {
     await replica.stop();
     await master.stop();
-    await Deno.remove(base, { recursive: true });
+    await discard(base);
   }
 }
 

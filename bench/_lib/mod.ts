@@ -1,11 +1,12 @@
 /**
  * Shared helpers for the benchmarks in `bench/`: timing and percentiles, a seeded PRNG,
- * realistic temp trees, running peer tools that may be missing, number and ratio
+ * realistic temp trees and their removal at exit, running peer tools that may be missing, number and ratio
  * formatting, propagation latency between synced folders, and the description of the machine for `bench/RESULTS.md`.
  *
  * @module
  */
 export { discoverBenches, isBenchFile } from "./bench_files.ts";
+export { discard } from "./discard.ts";
 export { formatMiB, formatNumber, KiB, MiB, rateRatio, sizeRatio } from "./format.ts";
 export { latencyLine, propagationLatency } from "./latency.ts";
 export {
