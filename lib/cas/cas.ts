@@ -55,8 +55,8 @@ export interface WriteToOptions {
   tempInStore?: boolean;
   /**
    * The content's bytes, when the caller holds them (a small content that came inline):
-   * checked against the hash, written without reading the store, then stored too (with a
-   * deferred folder flush, see {@linkcode Cas.syncFolders}).
+   * checked against the hash, written without reading the store, then stored too (made
+   * durable by the next {@linkcode Cas.syncDeferred}).
    */
   bytes?: Uint8Array;
 }
@@ -131,9 +131,11 @@ export class Cas {
   readonly #tmp: string;
   /** Fan-out folders known to exist, so most writes skip the mkdir. */
   readonly #dirs = new Set<string>();
-  /** Fan-out folders with renames not yet flushed (objects put with `deferFolderSync`). */
+  /** Fan-out folders with renames not yet flushed (objects put with `deferSync`). */
   readonly #unsynced = new Set<string>();
-  /** The folder flushes under way, which a later {@linkcode Cas.syncFolders} also waits for. */
+  /** Small objects put with `deferSync`, their rows not yet committed; readable meanwhile. */
+  readonly #unsyncedRows = new Map<string, Uint8Array>();
+  /** The folder flushes under way, which a later {@linkcode Cas.syncDeferred} also waits for. */
   #flushing: Promise<unknown> = Promise.resolve();
   /** The table of small objects, when opened with a database that has or may make it. */
   readonly #small: SmallObjects | null;
@@ -280,27 +282,32 @@ export class Cas {
    *
    * @param hash The hash the bytes must have.
    * @param bytes The fetched bytes.
-   * @param options `deferFolderSync`: leave the object's folder unflushed until the next
-   * {@linkcode Cas.syncFolders}, which must run before anything records the hash (many
-   * objects then share one flush per folder).
+   * @param options `deferSync`: leave the object not yet durable (its folder unflushed, or
+   * its row uncommitted) until the next {@linkcode Cas.syncDeferred}, which must run before
+   * anything records the hash: many objects then share one flush per folder and one
+   * commit. It is readable at once.
    * @throws {CorruptContentError} When the bytes hash to something else; nothing is written.
    */
   async putVerified(
     hash: string,
     bytes: Uint8Array,
-    options: { deferFolderSync?: boolean } = {},
+    options: { deferSync?: boolean } = {},
   ): Promise<void> {
     assertContentHash(hash);
     const actual = sha256Hex(bytes);
     if (actual !== hash) throw new CorruptContentError(hash, actual);
-    await this.#writeObject(hash, bytes, options.deferFolderSync ?? false);
+    await this.#writeObject(hash, bytes, options.deferSync ?? false);
   }
 
   /**
-   * Flushes the folders of objects put with `deferFolderSync` (and waits for flushes
-   * already under way), making those objects durable.
+   * Makes the objects put with `deferSync` durable: commits their rows in one transaction
+   * and flushes their folders (waiting for flushes already under way).
    */
-  async syncFolders(): Promise<void> {
+  async syncDeferred(): Promise<void> {
+    if (this.#unsyncedRows.size > 0) {
+      this.#small!.putMany(this.#unsyncedRows, Date.now());
+      this.#unsyncedRows.clear();
+    }
     const dirs = [...this.#unsynced];
     this.#unsynced.clear();
     const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
@@ -459,7 +466,7 @@ export class Cas {
    */
   async objectSize(hash: string): Promise<number | null> {
     assertContentHash(hash);
-    const small = this.#small?.size(hash);
+    const small = this.#unsyncedRows.get(hash)?.length ?? this.#small?.size(hash);
     if (small != null) return small;
     const info = await statOrNull(this.#objectPath(hash));
     if (info?.isFile) return info.size;
@@ -571,7 +578,8 @@ export class Cas {
 
   /** Whether an object (a whole content or a chunk) is stored, in the table or as a file. */
   async #hasObject(hash: string): Promise<boolean> {
-    return this.#small?.size(hash) != null || await isFile(this.#objectPath(hash));
+    return this.#unsyncedRows.has(hash) || this.#small?.size(hash) != null ||
+      await isFile(this.#objectPath(hash));
   }
 
   /**
@@ -579,9 +587,10 @@ export class Cas {
    * file unless a file of the same size is already there. Either way a stored object is
    * marked as just stored, so a concurrent {@linkcode Cas.sweep} keeps it.
    */
-  async #writeObject(hash: string, bytes: Uint8Array, deferFolderSync = false): Promise<void> {
+  async #writeObject(hash: string, bytes: Uint8Array, deferSync = false): Promise<void> {
     if (this.#small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
-      this.#small.put(hash, bytes, Date.now());
+      if (deferSync) this.#unsyncedRows.set(hash, bytes);
+      else this.#small.put(hash, bytes, Date.now());
       return;
     }
     const path = this.#objectPath(hash);
@@ -589,14 +598,14 @@ export class Cas {
     const info = await statOrNull(path);
     if (info?.isFile && info.size === bytes.length && await freshen(path)) {
       // Another put of the same content may have deferred its folder's flush.
-      if (!deferFolderSync && this.#unsynced.has(dir)) await this.syncFolders();
+      if (!deferSync && this.#unsynced.has(dir)) await this.syncDeferred();
       return;
     }
     await this.#ensureDir(dir);
     await writeFileAtomic(join(this.#tmp, tempName()), path, bytes, 0o444, {
-      syncFolder: !deferFolderSync,
+      syncFolder: !deferSync,
     });
-    if (deferFolderSync) this.#unsynced.add(dir);
+    if (deferSync) this.#unsynced.add(dir);
   }
 
   async #writeManifest(hash: string, manifest: ChunkManifest): Promise<void> {
@@ -699,10 +708,11 @@ export class Cas {
    * (unless it was replaced meanwhile) and reported.
    */
   async #readObject(hash: string): Promise<Uint8Array | null> {
-    const small = this.#small?.get(hash);
+    const small = this.#unsyncedRows.get(hash) ?? this.#small?.get(hash);
     if (small != null) {
       const actual = sha256Hex(small);
       if (actual === hash) return small;
+      this.#unsyncedRows.delete(hash);
       if (this.#small!.writable) this.#small!.remove(hash);
       throw new CorruptContentError(hash, actual);
     }

@@ -82,6 +82,13 @@ export class SmallObjects {
     ).run(hash, now, bytes);
   }
 
+  /** Stores many objects in one transaction, as {@linkcode SmallObjects.put} does each. */
+  putMany(objects: Iterable<[hash: string, bytes: Uint8Array]>, now: number): void {
+    inTransaction(this.#db, () => {
+      for (const [hash, bytes] of objects) this.put(hash, bytes, now);
+    });
+  }
+
   /** Removes a row (found corrupt); `true` when one was there. */
   remove(hash: string): boolean {
     return this.#statement("DELETE FROM cas_objects WHERE hash = ?").run(hash).changes > 0;

@@ -145,7 +145,7 @@ export class ContentFetcher {
 
   /** Stores fetched bytes; flushed with the folders of the batch that records them. */
   #putFetched(hash: string, bytes: Uint8Array): Promise<void> {
-    return this.#cas.putVerified(hash, bytes, { deferFolderSync: true });
+    return this.#cas.putVerified(hash, bytes, { deferSync: true });
   }
 
   /** One request for `hash`, within the concurrency limit; one outstanding per hash. */

@@ -790,6 +790,7 @@ class ReplicaSession {
           break;
         case "defer":
           if (item.version.deleted || await this.#holdContent(item)) {
+            await this.#replica.cas.syncDeferred(); // held durably before it is remembered
             tables.paths.defer(item.path, item.version);
           }
           break;
@@ -883,7 +884,7 @@ class ReplicaSession {
   async #holdContent({ path, version: { hash }, inline }: PendingVersion): Promise<boolean> {
     if (inline !== null) {
       try {
-        await this.#replica.cas.putVerified(hash, inline, { deferFolderSync: true });
+        await this.#replica.cas.putVerified(hash, inline, { deferSync: true });
         return true;
       } catch (error) {
         if (!(error instanceof CorruptContentError)) throw error;

@@ -225,18 +225,18 @@ Deno.test("Cas.putFile() with alreadyStored re-checks a file without writing or 
   });
 });
 
-Deno.test("Cas.putVerified() with a deferred folder flush is readable at once and flushed by syncFolders()", async () => {
+Deno.test("Cas.putVerified() with a deferred sync is readable at once and made durable by syncDeferred()", async () => {
   await withTempDir(async (dir) => {
     const cas = await Cas.open(join(dir, "cas"));
     const contents = Array.from({ length: 20 }, (_, i) => new TextEncoder().encode(`item ${i}`));
     await Promise.all(
-      contents.map((bytes) => cas.putVerified(sha256Hex(bytes), bytes, { deferFolderSync: true })),
+      contents.map((bytes) => cas.putVerified(sha256Hex(bytes), bytes, { deferSync: true })),
     );
     for (const bytes of contents) assertBytes(await cas.readBytes(sha256Hex(bytes)), bytes);
-    await Promise.all([cas.syncFolders(), cas.syncFolders()]);
-    await cas.syncFolders(); // nothing left to flush
+    await Promise.all([cas.syncDeferred(), cas.syncDeferred()]);
+    await cas.syncDeferred(); // nothing left to flush
     await assert.rejects(
-      cas.putVerified(sha256Hex(contents[0]!), contents[1]!, { deferFolderSync: true }),
+      cas.putVerified(sha256Hex(contents[0]!), contents[1]!, { deferSync: true }),
       CorruptContentError,
     );
   });
@@ -251,7 +251,7 @@ Deno.test("Cas.writeTo() with the bytes in hand writes them, stores them (chunke
       const hash = sha256Hex(bytes);
       await cas.writeTo(hash, join(dir, name), { bytes, visibleFirst: true });
       assertBytes(await Deno.readFile(join(dir, name)), bytes);
-      await cas.syncFolders();
+      await cas.syncDeferred();
       assertBytes(await cas.readBytes(hash), bytes);
     }
     assert.notEqual(await cas.manifest(sha256Hex(large)), null, "large content is chunked");

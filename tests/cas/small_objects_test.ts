@@ -5,6 +5,7 @@ import {
   Cas,
   ContentNotFoundError,
   CorruptContentError,
+  sha256Hex,
   SMALL_OBJECT_LIMIT,
 } from "../../lib/cas/mod.ts";
 import { openDatabase } from "../../lib/db/mod.ts";
@@ -48,7 +49,7 @@ Deno.test("small objects go to the database table, larger ones to files", () =>
     assert.equal(stats.bytes, sizes.reduce((sum, size) => sum + size, 0));
   }));
 
-Deno.test("a small object put twice is one row; writeTo with bytes stores it as a row", () =>
+Deno.test("a small object put twice is one row; writeTo with bytes stores it as a row once synced", () =>
   withDbCas(async (cas, db, root) => {
     const bytes = new TextEncoder().encode("hello, table");
     const first = await cas.putBytes(bytes);
@@ -58,6 +59,8 @@ Deno.test("a small object put twice is one row; writeTo with bytes stores it as 
     const { hash } = await Cas.open(join(root, "elsewhere")).then((c) => c.putBytes(other));
     await cas.writeTo(hash, join(root, "out.txt"), { bytes: other });
     assert.equal(await Deno.readTextFile(join(root, "out.txt")), "written and stored");
+    assert.equal(rowCount(db), 1, "stored with a deferred sync");
+    await cas.syncDeferred();
     assert.equal(rowCount(db), 2);
     assert.equal(await cas.has(first.hash), true);
   }));
@@ -155,4 +158,22 @@ Deno.test("a read-only database without the table is used as none", () =>
     } finally {
       reader.close();
     }
+  }));
+
+Deno.test("small objects put with deferSync are readable at once and committed together by syncDeferred()", () =>
+  withDbCas(async (cas, db, root) => {
+    const contents = Array.from({ length: 20 }, (_, i) => new TextEncoder().encode(`row ${i}`));
+    for (const bytes of contents) {
+      await cas.putVerified(sha256Hex(bytes), bytes, { deferSync: true });
+    }
+    for (const bytes of contents) {
+      assertBytes(await cas.readBytes(sha256Hex(bytes)), bytes);
+      assert.equal(await cas.objectSize(sha256Hex(bytes)), bytes.length);
+    }
+    assert.equal(rowCount(db), 0, "nothing committed yet");
+    const other = await Cas.open(join(root, "cas"), { db });
+    assert.equal(await other.has(sha256Hex(contents[0]!)), false, "not durable, not shared");
+    await cas.syncDeferred();
+    assert.equal(rowCount(db), 20);
+    assert.equal(await other.has(sha256Hex(contents[0]!)), true);
   }));
