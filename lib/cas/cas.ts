@@ -206,9 +206,9 @@ export class Cas {
   }
 
   /** {@linkcode Cas.putBytes} for bytes whose hash the caller has already computed. */
-  async #putHashed(hash: string, bytes: Uint8Array): Promise<StoredContent> {
+  async #putHashed(hash: string, bytes: Uint8Array, deferSync = false): Promise<StoredContent> {
     if (bytes.length < CHUNKING_THRESHOLD) {
-      await this.#writeObject(hash, bytes);
+      await this.#writeObject(hash, bytes, deferSync);
       return { hash, size: bytes.length, chunked: false };
     }
     const chunks: ChunkRef[] = [];
@@ -238,11 +238,15 @@ export class Cas {
    * {@linkcode Cas.putBytes}).
    * @param options `alreadyStored`: a hash the caller knows is stored and referenced; a
    * small file that hashes to it is neither written nor refreshed (re-checking a file that
-   * is most likely unchanged then costs one read).
+   * is most likely unchanged then costs one read). `deferSync`: as for
+   * {@linkcode Cas.putVerified}, for content under {@linkcode CHUNKING_THRESHOLD}.
    * @returns Its hash, size and whether it was chunked.
    * @throws {Deno.errors.NotFound} When the file does not exist.
    */
-  async putFile(path: string, options: { alreadyStored?: string } = {}): Promise<StoredContent> {
+  async putFile(
+    path: string,
+    options: { alreadyStored?: string; deferSync?: boolean } = {},
+  ): Promise<StoredContent> {
     const file = Deno.openSync(path, { read: true });
     try {
       const { size } = file.statSync();
@@ -255,7 +259,7 @@ export class Cas {
         ) {
           return { hash: options.alreadyStored, size: bytes.length, chunked: false };
         }
-        return await this.putBytes(bytes);
+        return await this.#putHashed(sha256Hex(bytes), bytes, options.deferSync ?? false);
       }
       return await this.#putPieces(readPieces(file));
     } finally {

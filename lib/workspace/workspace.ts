@@ -450,6 +450,7 @@ export class Workspace {
     changes.sort((a, b) =>
       Number(b.deleted) - Number(a.deleted) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
     );
+    await this.cas.syncDeferred(); // the content stored above, durable before it is recorded
     const recorded = this.store.record(changes, states); // one commit for both
     for (const problem of problems) log("warn", "not recorded", problem);
     if (options.emit && recorded.length > 0) {
@@ -504,10 +505,11 @@ export class Workspace {
       const target = Deno.readLinkSync(absolute);
       return await this.cas.putBytes(new TextEncoder().encode(target));
     }
-    return await this.cas.putFile(
-      absolute,
-      lastHash === undefined ? {} : { alreadyStored: lastHash },
-    );
+    // Made durable together, by #capture, before anything records them.
+    return await this.cas.putFile(absolute, {
+      deferSync: true,
+      ...(lastHash === undefined ? {} : { alreadyStored: lastHash }),
+    });
   }
 
   /** One change, its error thrown; the iteration recorded at its path, if any. */
