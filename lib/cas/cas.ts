@@ -101,8 +101,8 @@ const WRITES_IN_FLIGHT = 2;
  * file hashes to its name), `manifests/ab/<hash>.json` for chunked content, `tmp/` for
  * temp files. Opened with a database ({@linkcode CasOptions.db}), objects under
  * {@linkcode SMALL_OBJECT_LIMIT} bytes go to its `cas_objects` table instead; objects are
- * looked up in both places. Every write is atomic and durable; nothing already stored is
- * rewritten.
+ * looked up in both places. Every write is atomic and durable (a put with `deferSync` once
+ * {@linkcode Cas.syncDeferred} has run); nothing already stored is rewritten.
  * Every read is verified: corrupt bytes are never returned, and a stored file found
  * corrupt is removed so that {@linkcode Cas.has} reports it missing and it can be fetched
  * again.

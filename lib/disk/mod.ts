@@ -84,7 +84,7 @@ export interface AtomicWriteOptions {
  * Only the fsyncs wait off the main thread. Creating, writing, renaming and chmod of a
  * file in the page cache take microseconds, less than a round trip through Deno's blocking
  * pool; measured, creating in the pool made replication slower, never faster, even while
- * the file system's journal was slow.
+ * file creation itself was slow.
  */
 export async function writeFileAtomic(
   tempPath: string,
@@ -93,8 +93,8 @@ export async function writeFileAtomic(
   mode: number,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
+  const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: 0o600 });
   try {
-    const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: 0o600 });
     try {
       if (source instanceof Uint8Array) {
         writeAll(file, source);
@@ -114,7 +114,11 @@ export async function writeFileAtomic(
     } catch { /* already gone or never made */ }
     throw error;
   }
-  if (options.visibleFirst) await flushToDisk(dest);
+  if (options.visibleFirst) {
+    await flushToDisk(dest).catch((error) => {
+      if (!isMissing(error)) throw error; // RACE: removed or replaced since; nothing of ours to flush
+    });
+  }
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
 }
 
