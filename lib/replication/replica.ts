@@ -357,6 +357,10 @@ class Replica implements ReplicaHandle {
           log("warn", "cannot reach the master; retrying", { master: this.#master, error });
         }
       }
+      if (transport && this.#closed) {
+        transport.close(); // closed while connecting: no session may start
+        break;
+      }
       if (transport) {
         failures = 0;
         this.#connections++;
