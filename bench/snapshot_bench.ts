@@ -27,7 +27,7 @@ async function workspace(maxSnapshots: number) {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "chronicle-snapbench-" }));
   await Deno.mkdir(join(root, ".chronicle"));
   const store = Store.open(join(root, ".chronicle", "chronicle.db"));
-  const cas = await Cas.open(join(root, ".chronicle", "cas"));
+  const cas = await Cas.open(join(root, ".chronicle", "cas"), { db: store.db }); // as a workspace does
   const snapshots = Snapshots.open({ root, store, cas, config: { maxSnapshots } });
   return {
     root,
