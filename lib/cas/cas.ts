@@ -20,7 +20,7 @@ import {
   walkStore,
 } from "./_files.ts";
 import { tempOwnerAlive } from "./_atomic.ts";
-import { syncDir, tempBeside, tempName, writeFileAtomic } from "../disk/mod.ts";
+import { isCrossDevice, syncDir, tempBeside, tempName, writeFileAtomic } from "../disk/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import { SMALL_OBJECT_LIMIT, SmallObjects } from "./small_objects.ts";
 
@@ -48,9 +48,10 @@ export interface WriteToOptions {
   /** Rename before fsync (see `AtomicWriteOptions.visibleFirst`). @default {false} */
   visibleFirst?: boolean;
   /**
-   * Make the temp file in the store's own `tmp/` folder rather than beside `dest`, which
-   * must then be on the same file system. Whoever watches `dest`'s folder then sees one
-   * rename instead of a temp file's creation, writes, close and rename. @default {false}
+   * Make the temp file in the store's own `tmp/` folder rather than beside `dest`: whoever
+   * watches `dest`'s folder then sees one rename instead of a temp file's creation,
+   * writes, close and rename. When `dest` turns out to be on another mount, the file is
+   * written beside it. @default {false}
    */
   tempInStore?: boolean;
   /**
@@ -88,6 +89,13 @@ export interface CasStats {
   /** Bytes of all object and manifest files. */
   bytes: number;
 }
+
+/**
+ * Bytes of small objects held for a deferred sync beyond which they are committed at once:
+ * a scan of a large tree then never holds it all in memory. Committing early is always
+ * safe; only committing late would not be.
+ */
+const UNSYNCED_ROWS_MAX_BYTES = 16 * 1024 * 1024;
 
 /** Chunk writes allowed in flight while the next chunks are read, hashed and cut. */
 const WRITES_IN_FLIGHT = 2;
@@ -135,6 +143,7 @@ export class Cas {
   readonly #unsynced = new Set<string>();
   /** Small objects put with `deferSync`, their rows not yet committed; readable meanwhile. */
   readonly #unsyncedRows = new Map<string, Uint8Array>();
+  #unsyncedRowBytes = 0;
   /** The folder flushes under way, which a later {@linkcode Cas.syncDeferred} also waits for. */
   #flushing: Promise<unknown> = Promise.resolve();
   /** The table of small objects, when opened with a database that has or may make it. */
@@ -308,10 +317,7 @@ export class Cas {
    * and flushes their folders (waiting for flushes already under way).
    */
   async syncDeferred(): Promise<void> {
-    if (this.#unsyncedRows.size > 0) {
-      this.#small!.putMany(this.#unsyncedRows, Date.now());
-      this.#unsyncedRows.clear();
-    }
+    this.#commitUnsyncedRows();
     const dirs = [...this.#unsynced];
     this.#unsynced.clear();
     const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
@@ -345,6 +351,7 @@ export class Cas {
     for await (const piece of this.#chunkPieces(hash, clean)) hasher.update(piece);
     const actual = hasher.digest("hex");
     if (actual !== hash) throw new CorruptContentError(hash, actual);
+    await this.syncDeferred(); // its chunks are durable before the manifest that names them
     await this.#writeManifest(hash, clean);
   }
 
@@ -452,11 +459,20 @@ export class Cas {
       if (actual !== hash) throw new CorruptContentError(hash, actual);
     }
     const mode = (options.mode ?? 0o644) & 0o7777;
-    const temp = options.tempInStore ? join(this.#tmp, tempName()) : tempBeside(dest);
-    await writeFileAtomic(temp, dest, bytes ?? this.#pieces(hash), mode, {
-      syncFolder: options.syncFolder ?? true,
-      visibleFirst: options.visibleFirst ?? false,
-    });
+    const write = (temp: string) =>
+      writeFileAtomic(temp, dest, bytes ?? this.#pieces(hash), mode, {
+        syncFolder: options.syncFolder ?? true,
+        visibleFirst: options.visibleFirst ?? false,
+      });
+    if (!options.tempInStore) await write(tempBeside(dest));
+    else {
+      await write(join(this.#tmp, tempName())).catch((error) => {
+        // `dest` is on another mount than the store after all (a bind mount, a mounted
+        // subfolder): written beside it instead.
+        if (!isCrossDevice(error)) throw error;
+        return write(tempBeside(dest));
+      });
+    }
     if (bytes === undefined) return;
     if (bytes.length < CHUNKING_THRESHOLD) await this.#writeObject(hash, bytes, true);
     else await this.#putHashed(hash, bytes); // chunked, as any large content
@@ -580,6 +596,14 @@ export class Cas {
     this.#dirs.add(dir);
   }
 
+  /** Commits the rows of small objects put with `deferSync`, in one transaction. */
+  #commitUnsyncedRows(): void {
+    if (this.#unsyncedRows.size === 0) return;
+    this.#small!.putMany(this.#unsyncedRows, Date.now());
+    this.#unsyncedRows.clear();
+    this.#unsyncedRowBytes = 0;
+  }
+
   /** Whether an object (a whole content or a chunk) is stored, in the table or as a file. */
   async #hasObject(hash: string): Promise<boolean> {
     return this.#unsyncedRows.has(hash) || this.#small?.size(hash) != null ||
@@ -593,8 +617,10 @@ export class Cas {
    */
   async #writeObject(hash: string, bytes: Uint8Array, deferSync = false): Promise<void> {
     if (this.#small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
-      if (deferSync) this.#unsyncedRows.set(hash, bytes);
-      else this.#small.put(hash, bytes, Date.now());
+      if (!deferSync) return this.#small.put(hash, bytes, Date.now());
+      this.#unsyncedRows.set(hash, bytes);
+      this.#unsyncedRowBytes += bytes.length;
+      if (this.#unsyncedRowBytes > UNSYNCED_ROWS_MAX_BYTES) this.#commitUnsyncedRows();
       return;
     }
     const path = this.#objectPath(hash);

@@ -177,3 +177,43 @@ Deno.test("small objects put with deferSync are readable at once and committed t
     assert.equal(rowCount(db), 20);
     assert.equal(await other.has(sha256Hex(contents[0]!)), true);
   }));
+
+Deno.test("deferred small objects past 16 MiB are committed without waiting for syncDeferred()", () =>
+  withDbCas(async (cas, db) => {
+    for (let i = 0; i < 300; i++) {
+      const bytes = pseudoRandomBytes(60 * 1024, 500 + i); // 300 x 60 KiB: over 17 MiB
+      await cas.putVerified(sha256Hex(bytes), bytes, { deferSync: true });
+    }
+    assert.ok(rowCount(db) > 0, "held bytes stay bounded: rows were committed early");
+    await cas.syncDeferred();
+    assert.equal(rowCount(db), 300);
+  }));
+
+/** A folder on another mount than the temp folder, when the machine has one (tmpfs). */
+function otherMount(): string | null {
+  try {
+    const shm = Deno.statSync("/dev/shm");
+    const temp = Deno.env.get("TMPDIR") ?? "/tmp";
+    return shm.isDirectory && shm.dev !== Deno.statSync(temp).dev ? "/dev/shm" : null;
+  } catch {
+    return null;
+  }
+}
+const OTHER_MOUNT = otherMount();
+
+Deno.test({
+  name: "writeTo with tempInStore falls back to a temp file beside a destination on another mount",
+  ignore: OTHER_MOUNT === null,
+  fn: () =>
+    withDbCas(async (cas) => {
+      const bytes = new TextEncoder().encode("across mounts");
+      const dir = await Deno.makeTempDir({ dir: OTHER_MOUNT! });
+      try {
+        await cas.writeTo(sha256Hex(bytes), join(dir, "out.txt"), { bytes, tempInStore: true });
+        assert.equal(await Deno.readTextFile(join(dir, "out.txt")), "across mounts");
+        assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["out.txt"]);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    }),
+});
