@@ -94,6 +94,10 @@ export async function writeFileAtomic(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: 0o600 });
+  // Visible first: the content is flushed after the rename, through a read-only handle on
+  // the same file (closing it is no write a watcher reports, and it is ours whatever
+  // replaces `dest` meanwhile).
+  let reader: Deno.FsFile | null = null;
   try {
     try {
       if (source instanceof Uint8Array) {
@@ -102,22 +106,26 @@ export async function writeFileAtomic(
         for await (const piece of source) writeAll(file, piece);
       }
       Deno.chmodSync(tempPath, mode);
-      if (!options.visibleFirst) await file.sync();
+      if (options.visibleFirst) reader = Deno.openSync(tempPath, { read: true });
+      else await file.sync();
     } finally {
       // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
       file.close();
     }
     Deno.renameSync(tempPath, dest);
   } catch (error) {
+    reader?.close();
     try {
       Deno.removeSync(tempPath);
     } catch { /* already gone or never made */ }
     throw error;
   }
-  if (options.visibleFirst) {
-    await flushToDisk(dest).catch((error) => {
-      if (!isMissing(error)) throw error; // RACE: removed or replaced since; nothing of ours to flush
-    });
+  if (reader) {
+    try {
+      await reader.sync();
+    } finally {
+      reader.close();
+    }
   }
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
 }
@@ -155,12 +163,9 @@ export async function writeSymlinkAtomic(
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
 }
 
-/**
- * Flushes a file's content, or a folder's entries, to disk through a read-only handle:
- * closing it is no write that a watcher would report.
- */
-async function flushToDisk(path: string): Promise<void> {
-  const handle = Deno.openSync(path, { read: true });
+/** Flushes a folder's entries (a rename or a new name in it) to disk. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = Deno.openSync(dir, { read: true });
   try {
     await handle.sync();
   } finally {
@@ -168,9 +173,9 @@ async function flushToDisk(path: string): Promise<void> {
   }
 }
 
-/** Flushes a folder's entries (a rename or a new name in it) to disk. */
-export function syncDir(dir: string): Promise<void> {
-  return flushToDisk(dir);
+/** Whether an error is a rename refused because source and destination are on two mounts. */
+export function isCrossDevice(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "EXDEV";
 }
 
 /** Whether an error means "no such path" (including a parent that is not a folder). */
