@@ -53,8 +53,10 @@ export class WritebackLoop {
   readonly #answers: Array<(result: WriteBackResultMessage | null) => void> = [];
   /** The last journal entry sent on this connection: later batches start after it. */
   #sentThrough = 0;
-  /** The first failure of a batch in flight (its answer timed out), ending the loop. */
+  /** The first failure of a batch in flight (no answer in time, or recording it failed). */
   #failure: unknown = null;
+  /** Limits the wait for the oldest batch's answer: the master answers batches in order. */
+  #answerTimer: ReturnType<typeof setTimeout> | undefined;
   #wake: (() => void) | null = null;
   /** Something happened since the loop last looked (an append, an answer): look again. */
   #woken = false;
@@ -75,6 +77,7 @@ export class WritebackLoop {
   /** Hands the master's answer to the oldest batch in flight. */
   onResult(result: WriteBackResultMessage): void {
     const answer = this.#answers.shift();
+    this.#armAnswerTimer(); // for the batch now oldest, if any
     if (answer) answer(result);
     else {
       // An answer with no batch in flight can only repeat known outcomes: record them anyway.
@@ -87,6 +90,7 @@ export class WritebackLoop {
   stop(): void {
     this.#stopped = true;
     this.#unsubscribe();
+    clearTimeout(this.#answerTimer);
     for (const answer of this.#answers.splice(0)) answer(null);
     this.#notify();
   }
@@ -116,16 +120,28 @@ export class WritebackLoop {
         this.#answers.push(resolve)
       );
       await this.#o.send({ type: "WriteBack", sandbox_id: this.#o.sandboxId, entries: batch });
+      if (this.#answers.length === 1) this.#armAnswerTimer();
       const sent = batch.map((entry) => Number(entry.local_seq));
       this.#o.journal.markSent(sent);
       this.#sentThrough = sent[sent.length - 1]!;
-      withTimeout(answered, this.#o.answerTimeoutMs).then((result) => {
+      answered.then((result) => {
         if (result !== null) this.#o.onResolved(this.#resolve(result));
-      }, (error) => {
-        this.#failure ??= error;
-        this.#notify();
-      });
+      }).catch((error) => this.#fail(error)); // recording the answer failed: end the loop
     }
+  }
+
+  /** Times the wait for the oldest batch in flight (from when it became the oldest). */
+  #armAnswerTimer(): void {
+    clearTimeout(this.#answerTimer);
+    this.#answerTimer = undefined;
+    if (this.#answers.length === 0 || this.#stopped) return;
+    const ms = this.#o.answerTimeoutMs;
+    this.#answerTimer = setTimeout(() => this.#fail(new WritebackTimeoutError(ms)), ms);
+  }
+
+  #fail(error: unknown): void {
+    this.#failure ??= error;
+    this.#notify();
   }
 
   #resolve(result: WriteBackResultMessage): JournalEntry[] {
@@ -198,18 +214,4 @@ export function toWire(entry: JournalEntry, content: Uint8Array | null): WriteBa
     is_deletion: entry.deleted,
     master_rowid_seen: BigInt(entry.masterSeen),
   };
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new WritebackTimeoutError(ms)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

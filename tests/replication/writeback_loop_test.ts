@@ -12,6 +12,7 @@ import { waitFor } from "../_helpers/wait_for.ts";
 async function loopWith(
   root: string,
   answerTimeoutMs = 60_000,
+  onResolved: () => void = () => {},
 ): Promise<
   { loop: WritebackLoop; tables: ReplicaTables; sent: WriteBackMessage[]; close(): void }
 > {
@@ -28,7 +29,7 @@ async function loopWith(
       return Promise.resolve();
     },
     maxContentBytes: 1024 * 1024,
-    onResolved: () => {},
+    onResolved,
     onRefused: () => {},
     answerTimeoutMs,
   });
@@ -93,6 +94,49 @@ Deno.test("an unanswered write-back batch ends the loop with a timeout", () =>
       await assert.rejects(running, WritebackTimeoutError);
       assert.equal(sent.length, 1);
       assert.equal(tables.journal.open().length, 1, "the entry stays open for the next connection");
+    } finally {
+      loop.stop();
+      close();
+    }
+  }));
+
+Deno.test("a failure while recording an answer ends the loop instead of escaping it", () =>
+  withTempDir(async (root) => {
+    const { loop, tables, close } = await loopWith(root, 60_000, () => {
+      throw new Error("disk full while recording");
+    });
+    try {
+      const running = loop.run();
+      const seq = journalDeletion(tables, "a.txt");
+      await waitFor("the batch sent", () => tables.journal.open()[0]?.state === "sent");
+      loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(seq), 1n]], rejected: [] });
+      await assert.rejects(running, /disk full while recording/);
+    } finally {
+      loop.stop();
+      close();
+    }
+  }));
+
+Deno.test("the answer timeout runs from when a batch becomes the oldest in flight", () =>
+  withTempDir(async (root) => {
+    const { loop, tables, sent, close } = await loopWith(root, 2_000);
+    try {
+      let failed = false;
+      const running = loop.run().catch((error) => {
+        failed = true;
+        throw error;
+      });
+      const first = journalDeletion(tables, "a.txt");
+      await waitFor("batch 1 sent", () => sent.length === 1);
+      journalDeletion(tables, "b.txt");
+      await waitFor("batch 2 sent", () => sent.length === 2);
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(first), 1n]], rejected: [] });
+      // Timed from its send, batch 2 would fail about now; timed from the first answer, not
+      // before about 3,200 ms.
+      await new Promise((resolve) => setTimeout(resolve, 1_400));
+      assert.equal(failed, false, "batch 2 still has time");
+      await assert.rejects(running, WritebackTimeoutError);
     } finally {
       loop.stop();
       close();
