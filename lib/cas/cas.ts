@@ -90,13 +90,6 @@ export interface CasStats {
   bytes: number;
 }
 
-/**
- * Bytes of small objects held for a deferred sync beyond which they are committed at once:
- * a scan of a large tree then never holds it all in memory. Committing early is always
- * safe; only committing late would not be.
- */
-const UNSYNCED_ROWS_MAX_BYTES = 16 * 1024 * 1024;
-
 /** Chunk writes allowed in flight while the next chunks are read, hashed and cut. */
 const WRITES_IN_FLIGHT = 2;
 
@@ -141,9 +134,6 @@ export class Cas {
   readonly #dirs = new Set<string>();
   /** Fan-out folders with renames not yet flushed (objects put with `deferSync`). */
   readonly #unsynced = new Set<string>();
-  /** Small objects put with `deferSync`, their rows not yet committed; readable meanwhile. */
-  readonly #unsyncedRows = new Map<string, Uint8Array>();
-  #unsyncedRowBytes = 0;
   /** The folder flushes under way, which a later {@linkcode Cas.syncDeferred} also waits for. */
   #flushing: Promise<unknown> = Promise.resolve();
   /** The table of small objects, when opened with a database that has or may make it. */
@@ -317,7 +307,7 @@ export class Cas {
    * and flushes their folders (waiting for flushes already under way).
    */
   async syncDeferred(): Promise<void> {
-    this.#commitUnsyncedRows();
+    this.#small?.commitHeld();
     const dirs = [...this.#unsynced];
     this.#unsynced.clear();
     const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
@@ -486,7 +476,7 @@ export class Cas {
    */
   async objectSize(hash: string): Promise<number | null> {
     assertContentHash(hash);
-    const small = this.#unsyncedRows.get(hash)?.length ?? this.#small?.size(hash);
+    const small = this.#small?.size(hash);
     if (small != null) return small;
     const info = await statOrNull(this.#objectPath(hash));
     if (info?.isFile) return info.size;
@@ -596,18 +586,9 @@ export class Cas {
     this.#dirs.add(dir);
   }
 
-  /** Commits the rows of small objects put with `deferSync`, in one transaction. */
-  #commitUnsyncedRows(): void {
-    if (this.#unsyncedRows.size === 0) return;
-    this.#small!.putMany(this.#unsyncedRows, Date.now());
-    this.#unsyncedRows.clear();
-    this.#unsyncedRowBytes = 0;
-  }
-
   /** Whether an object (a whole content or a chunk) is stored, in the table or as a file. */
   async #hasObject(hash: string): Promise<boolean> {
-    return this.#unsyncedRows.has(hash) || this.#small?.size(hash) != null ||
-      await isFile(this.#objectPath(hash));
+    return this.#small?.size(hash) != null || await isFile(this.#objectPath(hash));
   }
 
   /**
@@ -617,10 +598,8 @@ export class Cas {
    */
   async #writeObject(hash: string, bytes: Uint8Array, deferSync = false): Promise<void> {
     if (this.#small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
-      if (!deferSync) return this.#small.put(hash, bytes, Date.now());
-      this.#unsyncedRows.set(hash, bytes);
-      this.#unsyncedRowBytes += bytes.length;
-      if (this.#unsyncedRowBytes > UNSYNCED_ROWS_MAX_BYTES) this.#commitUnsyncedRows();
+      if (deferSync) this.#small.hold(hash, bytes);
+      else this.#small.put(hash, bytes, Date.now());
       return;
     }
     const path = this.#objectPath(hash);
@@ -738,12 +717,11 @@ export class Cas {
    * (unless it was replaced meanwhile) and reported.
    */
   async #readObject(hash: string): Promise<Uint8Array | null> {
-    const small = this.#unsyncedRows.get(hash) ?? this.#small?.get(hash);
+    const small = this.#small?.get(hash);
     if (small != null) {
       const actual = sha256Hex(small);
       if (actual === hash) return small;
-      this.#unsyncedRows.delete(hash);
-      if (this.#small!.writable) this.#small!.remove(hash);
+      this.#small!.remove(hash);
       throw new CorruptContentError(hash, actual);
     }
     const path = this.#objectPath(hash);

@@ -9,6 +9,13 @@ import { inTransaction, migrate, statementCache } from "../db/mod.ts";
  */
 export const SMALL_OBJECT_LIMIT = 64 * 1024;
 
+/**
+ * Bytes of rows held for a later commit beyond which they are committed at once: a scan of
+ * a large tree then never holds it all in memory. Committing early is always safe; only
+ * committing late would not be.
+ */
+const HELD_MAX_BYTES = 16 * 1024 * 1024;
+
 const MIGRATIONS = [
   `CREATE TABLE cas_objects (
      hash TEXT NOT NULL PRIMARY KEY,
@@ -28,12 +35,19 @@ export interface SmallSweep {
  * hashes (normally the store): a row committed before the iteration that references it
  * reaches the same write-ahead log first, so no crash can keep the reference without the
  * content. Rows are kept as written; readers verify them (see `Cas`).
+ *
+ * A row can be held for a later commit ({@linkcode SmallObjects.hold}): it is read like a
+ * committed one, and {@linkcode SmallObjects.commitHeld} writes all held rows in one
+ * transaction.
  */
 export class SmallObjects {
   readonly #db: DatabaseSync;
   readonly #statement: (sql: string) => StatementSync;
   /** Whether rows may be added (the database was opened for writing). */
   readonly writable: boolean;
+  /** Rows held for the next {@linkcode SmallObjects.commitHeld}, and their bytes. */
+  readonly #held = new Map<string, Uint8Array>();
+  #heldBytes = 0;
 
   private constructor(db: DatabaseSync, writable: boolean) {
     this.#db = db;
@@ -58,16 +72,20 @@ export class SmallObjects {
     return table === undefined ? null : new SmallObjects(db, false);
   }
 
-  /** The stored bytes, unverified; `null` when absent. */
+  /** The stored (or held) bytes, unverified; `null` when absent. */
   get(hash: string): Uint8Array | null {
+    const held = this.#held.get(hash);
+    if (held) return held;
     const row = this.#statement("SELECT bytes FROM cas_objects WHERE hash = ?").get(hash) as
       | { bytes: Uint8Array }
       | undefined;
     return row?.bytes ?? null;
   }
 
-  /** The stored size, without reading the bytes; `null` when absent. */
+  /** The stored (or held) size, without reading the bytes; `null` when absent. */
   size(hash: string): number | null {
+    const held = this.#held.get(hash);
+    if (held) return held.length;
     const row = this.#statement("SELECT length(bytes) AS size FROM cas_objects WHERE hash = ?")
       .get(hash) as { size: number } | undefined;
     return row?.size ?? null;
@@ -82,16 +100,28 @@ export class SmallObjects {
     ).run(hash, now, bytes);
   }
 
-  /** Stores many objects in one transaction, as {@linkcode SmallObjects.put} does each. */
-  putMany(objects: Iterable<[hash: string, bytes: Uint8Array]>, now: number): void {
-    inTransaction(this.#db, () => {
-      for (const [hash, bytes] of objects) this.put(hash, bytes, now);
-    });
+  /** Holds a row for the next {@linkcode SmallObjects.commitHeld}; readable meanwhile. */
+  hold(hash: string, bytes: Uint8Array): void {
+    this.#held.set(hash, bytes);
+    this.#heldBytes += bytes.length;
+    if (this.#heldBytes > HELD_MAX_BYTES) this.commitHeld();
   }
 
-  /** Removes a row (found corrupt); `true` when one was there. */
-  remove(hash: string): boolean {
-    return this.#statement("DELETE FROM cas_objects WHERE hash = ?").run(hash).changes > 0;
+  /** Commits every held row in one transaction, as {@linkcode SmallObjects.put} does each. */
+  commitHeld(): void {
+    if (this.#held.size === 0) return;
+    const now = Date.now();
+    inTransaction(this.#db, () => {
+      for (const [hash, bytes] of this.#held) this.put(hash, bytes, now);
+    });
+    this.#held.clear();
+    this.#heldBytes = 0;
+  }
+
+  /** Removes a row, held or stored (found corrupt), when the connection may write. */
+  remove(hash: string): void {
+    if (this.#held.delete(hash)) return;
+    if (this.writable) this.#statement("DELETE FROM cas_objects WHERE hash = ?").run(hash);
   }
 
   /** Removes rows not in `keep` stored before `cutoff` (epoch ms). */
