@@ -783,6 +783,7 @@ class ReplicaSession {
     const { workspace, tables } = replica;
     const toMake: Array<PendingVersion & { action: "write" | "remove" }> = [];
     const held: PendingVersion[] = [];
+    const deferred: PendingVersion[] = [];
     for (const item of items) {
       const action = this.#decide(item);
       switch (action) {
@@ -793,18 +794,18 @@ class ReplicaSession {
           held.push(item);
           break;
         case "defer":
-          if (item.version.deleted || await this.#holdContent(item)) {
-            await this.#replica.cas.syncDeferred(); // held durably before it is remembered
-            tables.paths.defer(item.path, item.version);
-          }
+          if (item.version.deleted || await this.#holdContent(item)) deferred.push(item);
           break;
         default:
           toMake.push({ ...item, action });
       }
     }
-    // Already held here (a resync finds most files so): remembered in one transaction.
+    if (deferred.length > 0) await replica.cas.syncDeferred(); // held durably before remembered
+    // Already held here (a resync finds most files so): remembered in one transaction, with
+    // the versions deferred behind a local change.
     inTransaction(replica.store.db, () => {
       for (const item of held) tables.paths.setApplied(item.path, item.version);
+      for (const item of deferred) tables.paths.defer(item.path, item.version);
     });
     const ready: typeof toMake = [];
     const changedOnDisk: PendingVersion[] = [];

@@ -558,7 +558,7 @@ export class Workspace {
         if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
       });
     });
-    await this.cas.syncDeferred(); // content put with a deferred sync is durable before recorded
+    // Content put with a deferred sync is made durable by #capture, before it records.
     const knownHash = new Map<string, string>();
     for (const change of made) if ("hash" in change) knownHash.set(change.path, change.hash);
     // RACE: a write by someone else between our rename and this capture is recorded
