@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { isContentHash } from "./content_hash.ts";
 
@@ -88,8 +89,12 @@ export function freshen(path: string): Promise<boolean> {
   }
 }
 
-/** `Deno.stat`, with `null` for a missing file. */
+/**
+ * `Deno.stat`, with `null` for a missing file. Asks `existsSync` first: a missing object
+ * is the common answer while content is fetched, and a thrown error costs far more.
+ */
 export function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+  if (!existsSync(path)) return Promise.resolve(null);
   try {
     return Promise.resolve(Deno.statSync(path));
   } catch (error) {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { DatabaseSync } from "node:sqlite";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
 import { CHUNKING_THRESHOLD } from "./types.ts";
@@ -47,6 +48,8 @@ export interface WriteToOptions {
   syncFolder?: boolean;
   /** Rename before fsync (see `AtomicWriteOptions.visibleFirst`). @default {false} */
   visibleFirst?: boolean;
+  /** Whether to fsync the file (see `AtomicWriteOptions.syncFile`). @default {true} */
+  syncFile?: boolean;
   /**
    * Make the temp file in the store's own `tmp/` folder rather than beside `dest`: whoever
    * watches `dest`'s folder then sees one rename instead of a temp file's creation,
@@ -355,6 +358,7 @@ export class Cas {
   async manifest(hash: string): Promise<ChunkManifest | null> {
     assertContentHash(hash);
     const path = this.#manifestPath(hash);
+    if (!existsSync(path)) return null; // without the cost of a thrown error
     let text: string;
     try {
       text = await Deno.readTextFile(path);
@@ -438,10 +442,15 @@ export class Cas {
    * @param hash The content hash.
    * @param dest The file to create or replace.
    * @param options The permission bits, the folder flush, and the bytes if held.
+   * @returns The written file's status, from its own handle (see `writeFileAtomic`).
    * @throws {ContentNotFoundError} When the content or one of its chunks is not stored.
    * @throws {CorruptContentError} When stored or given bytes do not match their hash.
    */
-  async writeTo(hash: string, dest: string, options: WriteToOptions = {}): Promise<void> {
+  async writeTo(
+    hash: string,
+    dest: string,
+    options: WriteToOptions = {},
+  ): Promise<Deno.FileInfo> {
     assertContentHash(hash);
     const bytes = options.bytes;
     if (bytes !== undefined) {
@@ -453,19 +462,20 @@ export class Cas {
       writeFileAtomic(temp, dest, bytes ?? this.#pieces(hash), mode, {
         syncFolder: options.syncFolder ?? true,
         visibleFirst: options.visibleFirst ?? false,
+        syncFile: options.syncFile ?? true,
       });
-    if (!options.tempInStore) await write(tempBeside(dest));
-    else {
-      await write(join(this.#tmp, tempName())).catch((error) => {
+    const written = options.tempInStore
+      ? await write(join(this.#tmp, tempName())).catch((error) => {
         // `dest` is on another mount than the store after all (a bind mount, a mounted
         // subfolder): written beside it instead.
         if (!isCrossDevice(error)) throw error;
         return write(tempBeside(dest));
-      });
-    }
-    if (bytes === undefined) return;
+      })
+      : await write(tempBeside(dest));
+    if (bytes === undefined) return written;
     if (bytes.length < CHUNKING_THRESHOLD) await this.#writeObject(hash, bytes, true);
     else await this.#putHashed(hash, bytes); // chunked, as any large content
+    return written;
   }
 
   /**

@@ -169,6 +169,7 @@ function spawnDetached(args: string[], logPath: string): void {
     "--allow-write",
     "--allow-net",
     "--allow-env",
+    "--allow-run=sync", // one flush of the file system for a large batch (lib/disk)
   ];
   const program = compiled
     ? [Deno.execPath()]

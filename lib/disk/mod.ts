@@ -67,6 +67,11 @@ export interface AtomicWriteOptions {
    * fetched again and are checked before use (a replica's files). @default {false}
    */
   visibleFirst?: boolean;
+  /**
+   * Whether to fsync the file. Leave it out only when the caller flushes the whole file
+   * system once for many files (see {@linkcode syncFileSystem}). @default {true}
+   */
+  syncFile?: boolean;
 }
 
 /**
@@ -78,6 +83,8 @@ export interface AtomicWriteOptions {
  * @param source The bytes, or pieces of them in order.
  * @param mode Permission bits set on the file before it is renamed into place.
  * @param options Folder flush and order; see {@linkcode AtomicWriteOptions}.
+ * @returns The written file's status (taken from its handle, so it is ours even if
+ * `dest` has been replaced since): what a caller records without looking again.
  * @throws Any I/O error, or whatever `source` throws; the temp file is then removed and
  * `dest` is untouched.
  *
@@ -92,12 +99,13 @@ export async function writeFileAtomic(
   source: Uint8Array | AsyncIterable<Uint8Array>,
   mode: number,
   options: AtomicWriteOptions = {},
-): Promise<void> {
+): Promise<Deno.FileInfo> {
   const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: 0o600 });
   // Visible first: the content is flushed after the rename, through a read-only handle on
   // the same file (closing it is no write a watcher reports, and it is ours whatever
   // replaces `dest` meanwhile).
   let reader: Deno.FsFile | null = null;
+  let written: Deno.FileInfo;
   try {
     try {
       if (source instanceof Uint8Array) {
@@ -106,7 +114,9 @@ export async function writeFileAtomic(
         for await (const piece of source) writeAll(file, piece);
       }
       Deno.chmodSync(tempPath, mode);
-      if (options.visibleFirst) reader = Deno.openSync(tempPath, { read: true });
+      written = file.statSync();
+      if (options.syncFile === false) { /* the caller flushes the file system */ }
+      else if (options.visibleFirst) reader = Deno.openSync(tempPath, { read: true });
       else await file.sync();
     } finally {
       // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
@@ -128,6 +138,7 @@ export async function writeFileAtomic(
     }
   }
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
+  return written;
 }
 
 /** Options for {@linkcode writeSymlinkAtomic}. */
@@ -171,6 +182,53 @@ export async function syncDir(dir: string): Promise<void> {
   } finally {
     handle.close();
   }
+}
+
+/** Whether `sync -f` works here: unknown until first tried. */
+let fileSystemSync: "unknown" | "works" | "unavailable" = "unknown";
+
+/**
+ * Flushes everything written to the file system that holds `path`: syncfs(2), through
+ * `sync -f` (coreutils, busybox), for want of a Deno call. One flush for a batch of many
+ * files costs far less than an fsync of each: every fsync waits for its own writes, and
+ * blocks the creation of other files meanwhile.
+ *
+ * @returns `false` when it cannot be done here (no `sync` program, no permission to run
+ * it, or one without `-f`; then known for good): the caller flushes file by file instead.
+ * @throws {Error} When the flush itself failed (an I/O error): what was written may be lost.
+ */
+export async function syncFileSystem(path: string): Promise<boolean> {
+  if (fileSystemSync === "unavailable") return false;
+  let result: Deno.CommandOutput;
+  try {
+    result = await new Deno.Command("sync", {
+      args: ["-f", path],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+  } catch (error) {
+    if (
+      error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotCapable ||
+      error instanceof Deno.errors.PermissionDenied
+    ) {
+      fileSystemSync = "unavailable";
+      return false;
+    }
+    throw error;
+  }
+  if (result.success) {
+    fileSystemSync = "works";
+    return true;
+  }
+  const message = new TextDecoder().decode(result.stderr).trim();
+  if (fileSystemSync === "unknown") {
+    // Never worked: most likely a `sync` without `-f`. Flushing file by file reports a
+    // real I/O error anyway.
+    fileSystemSync = "unavailable";
+    return false;
+  }
+  throw new Error(`Cannot flush the file system of "${path}": ${message || "sync -f failed"}`);
 }
 
 /** Whether an error is a rename refused because source and destination are on two mounts. */

@@ -151,8 +151,11 @@ export function startReplica(options: ReplicaOptions): Promise<ReplicaHandle> {
 const APPLIED_META = "replica.applied_sequence";
 const SANDBOX_META = "replica.sandbox_id";
 const RESYNC_META = "replica.resync_pending";
-/** A catch-up spanning at least this many sequences shows progress. */
-const PROGRESS_MIN_SEQUENCES = 500;
+/**
+ * A catch-up spanning at least this many sequences is large: it shows progress, and the
+ * workspace's watcher is suspended while it is applied (see {@linkcode Workspace.suspendWatching}).
+ */
+const LARGE_CATCHUP = 500;
 /** Acks sent at least this often while applying a long replay. */
 const ACK_EVERY = 256;
 const MAX_PROBLEMS = 100;
@@ -417,6 +420,8 @@ class ReplicaSession {
   #resync: Resync | null = null;
   #progress: SyncProgress | null = null;
   #reachedLive = false;
+  /** Whether this session suspended the workspace's watcher for a large catch-up. */
+  #watcherSuspended = false;
   #closeReason: string | null = null;
   #closing = false;
   #lastMessageAt = Date.now();
@@ -520,6 +525,7 @@ class ReplicaSession {
       this.#closeReason ??= errorMessage(error);
     } finally {
       clearInterval(watchdog);
+      this.#resumeWatcher();
       this.#closing = true;
       this.#transport.close();
       this.#fetcher.fail(new Error("connection closed"));
@@ -680,6 +686,7 @@ class ReplicaSession {
       this.#progress?.finish();
       this.#progress = null;
       log("info", "replica in sync", { sequence });
+      this.#resumeWatcher();
     }
   }
 
@@ -691,7 +698,8 @@ class ReplicaSession {
       this.#replica.masterSequence = current;
       this.#catchupTarget = current;
       if (this.#resync && this.#resync.target === null) this.#resync.target = current;
-      if (current - this.#since >= PROGRESS_MIN_SEQUENCES) {
+      if (current - this.#since >= LARGE_CATCHUP) {
+        await this.#suspendWatcher();
         this.#progress = new SyncProgress({
           label: this.#resync ? "full resync" : this.#since === 0 ? "initial sync" : "catch-up",
           from: this.#since,
@@ -721,7 +729,8 @@ class ReplicaSession {
     this.#resync = { target, seen: new Set() };
     this.#since = 0;
     this.#progress?.finish();
-    this.#progress = target >= PROGRESS_MIN_SEQUENCES
+    if (target >= LARGE_CATCHUP) await this.#suspendWatcher();
+    this.#progress = target >= LARGE_CATCHUP
       ? new SyncProgress({
         label: "full resync",
         from: 0,
@@ -763,6 +772,29 @@ class ReplicaSession {
     this.#progress?.finish();
     this.#progress = null;
     this.#reachedLive = true;
+    this.#resumeWatcher();
+  }
+
+  /**
+   * Suspends the workspace's watcher for a large catch-up: every file applied would come
+   * back as an event. Local changes made meanwhile are still never overwritten unseen
+   * (each apply checks the disk first) and are recorded by the scan that resumes it.
+   */
+  async #suspendWatcher(): Promise<void> {
+    const { workspace } = this.#replica;
+    if (this.#watcherSuspended || !workspace.watching) return;
+    this.#watcherSuspended = true;
+    await workspace.suspendWatching();
+    log("info", "watching paused during the catch-up; a scan follows it");
+  }
+
+  /** Resumes the watcher this session suspended; its scan runs in the workspace's queue. */
+  #resumeWatcher(): void {
+    if (!this.#watcherSuspended) return;
+    this.#watcherSuspended = false;
+    this.#replica.workspace.resumeWatching().catch((error) =>
+      log("error", "cannot watch the workspace again", { error })
+    );
   }
 
   /** After write-back answers: apply what was held back, or take the master's version. */
@@ -781,11 +813,14 @@ class ReplicaSession {
   async #applyVersions(items: PendingVersion[], attempt = 0): Promise<void> {
     const replica = this.#replica;
     const { workspace, tables } = replica;
-    const toMake: Array<PendingVersion & { action: "write" | "remove" }> = [];
+    const toMake: Array<PendingVersion & { action: "write" | "remove"; local?: Iteration }> = [];
     const held: PendingVersion[] = [];
     const deferred: PendingVersion[] = [];
     for (const item of items) {
-      const action = this.#decide(item);
+      // The disk is later compared with this same record: a change recorded meanwhile
+      // then shows as a difference, and the version is decided again.
+      const local = replica.store.latest(item.path);
+      const action = this.#decide(item, local);
       switch (action) {
         case "skip-filtered":
         case "skip-superseded":
@@ -797,7 +832,7 @@ class ReplicaSession {
           if (item.version.deleted || await this.#holdContent(item)) deferred.push(item);
           break;
         default:
-          toMake.push({ ...item, action });
+          toMake.push({ ...item, action, ...(local ? { local } : {}) });
       }
     }
     if (deferred.length > 0) await replica.cas.syncDeferred(); // held durably before remembered
@@ -810,7 +845,7 @@ class ReplicaSession {
     const ready: typeof toMake = [];
     const changedOnDisk: PendingVersion[] = [];
     await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
-      if (!(await diskMatches(workspace.root, item.path, replica.store.latest(item.path)))) {
+      if (!(await diskMatches(workspace.root, item.path, item.local))) {
         changedOnDisk.push(item);
       } else if (item.action === "remove" || inlineIsSound(item)) {
         ready.push(item); // inline content is written straight from the notification
@@ -823,12 +858,12 @@ class ReplicaSession {
     if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
   }
 
-  #decide(item: PendingVersion): ApplyAction {
-    const { store, filter, tables, mode } = this.#replica;
+  #decide(item: PendingVersion, local: Iteration | undefined): ApplyAction {
+    const { filter, tables, mode } = this.#replica;
     const { path, version } = item;
     return decideApply({
       version,
-      local: store.latest(path) ?? { hash: "", mode: 0, deleted: true },
+      local: local ?? { hash: "", mode: 0, deleted: true },
       state: tables.paths.get(path),
       pendingWriteBack: tables.journal.hasOpen(path),
       filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),

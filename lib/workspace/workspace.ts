@@ -3,7 +3,7 @@ import { Cas, sha256Hex } from "../cas/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { isMissing, syncDir, writeSymlinkAtomic } from "../disk/mod.ts";
+import { isMissing, syncDir, syncFileSystem, writeSymlinkAtomic } from "../disk/mod.ts";
 import {
   ancestorsOf,
   isInside,
@@ -23,7 +23,7 @@ import {
   Store,
 } from "../store/mod.ts";
 import { Debouncer } from "./debouncer.ts";
-import { observePath } from "./file_observation.ts";
+import { observe, observePath } from "./file_observation.ts";
 import { type LayoutOptions, resolveLayout, type WorkspaceLayout } from "./layout.ts";
 import { planCapture, type SeenFile, stateToRemember } from "./plan_capture.ts";
 import { TreeWatcher } from "./tree_watcher.ts";
@@ -115,6 +115,11 @@ const OPEN_WRITE_QUIET_MS = 100;
  * its fsync, and the file system commits concurrent ones together.
  */
 const APPLY_CONCURRENCY = 16;
+/**
+ * A batch of at least this many changes is flushed by one flush of the file system (see
+ * `syncFileSystem` in lib/disk) rather than an fsync per file, where that works.
+ */
+const FILE_SYSTEM_SYNC_MIN = 32;
 
 /**
  * A workspace under Chronicle: its files on disk, its store and CAS, and the one way to
@@ -132,6 +137,10 @@ export class Workspace {
   readonly #queue = new SerialQueue();
   readonly #capturedListeners = new Set<(recorded: Iteration[]) => void>();
   #watcher: TreeWatcher | undefined;
+  /** Whether the workspace's file system can be flushed at once; `undefined` until tried. */
+  #fileSystemSync: boolean | undefined;
+  /** Set by {@linkcode Workspace.watch}, kept while the watcher is suspended. */
+  #watchOptions: WatchOptions | undefined;
   #debouncer: Debouncer<string> | undefined;
   #rescanTimer: ReturnType<typeof setTimeout> | undefined;
   /** The watcher's capture queued and not started yet, which new events join. */
@@ -230,7 +239,42 @@ export class Workspace {
    * the OS reports lost events.
    */
   async watch(options: WatchOptions = {}): Promise<void> {
-    if (this.#watcher || this.#closed) return;
+    if (this.#watchOptions || this.#closed) return;
+    this.#watchOptions = options;
+    await this.#startWatcher(options);
+    this.#scheduleRescan(options.rescanMs ?? 10_000, 0);
+  }
+
+  /** Whether the OS reports changes to this workspace right now (see {@linkcode watch}). */
+  get watching(): boolean {
+    return this.#watcher !== undefined;
+  }
+
+  /**
+   * Stops the watcher of {@linkcode watch} until {@linkcode resumeWatching}; safety
+   * rescans go on. For bulk writes such as a replica's initial sync: each file written
+   * would come back as an event to look at, costing as much again as writing it.
+   */
+  async suspendWatching(): Promise<void> {
+    const watcher = this.#watcher;
+    if (!watcher) return;
+    this.#watcher = undefined;
+    await watcher.close();
+    this.#debouncer?.flushNow();
+  }
+
+  /**
+   * Starts the watcher again after {@linkcode suspendWatching}, then scans: what changed
+   * while nobody watched is recorded by that scan.
+   */
+  async resumeWatching(): Promise<void> {
+    const options = this.#watchOptions;
+    if (!options || this.#watcher || this.#closed) return;
+    await this.#startWatcher(options);
+    await this.scan();
+  }
+
+  async #startWatcher(options: WatchOptions): Promise<void> {
     const captureOnClose = options.captureOnClose ?? true;
     const debounceMs = options.debounceMs ?? 50;
     const debouncer = new Debouncer<string>(
@@ -246,15 +290,15 @@ export class Workspace {
     this.#debouncer = debouncer;
     const excluded = (name: string) =>
       name === this.layout.dataDirInside?.split("/")[0] || this.filter.local.ignores(name, true);
-    this.#watcher = new TreeWatcher(this.root, excluded, (event) => {
+    const watcher = new TreeWatcher(this.root, excluded, (event) => {
       if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
       // Reads report nothing; "access" is a writer closing the file: its write is complete.
       else if (event.kind === "access" && captureOnClose) {
         debouncer.addReady(this.#relevantPaths(event.paths));
       } else debouncer.add(this.#relevantPaths(event.paths));
     });
-    await this.#watcher.start();
-    this.#scheduleRescan(options.rescanMs ?? 10_000, 0);
+    this.#watcher = watcher;
+    await watcher.start();
   }
 
   #scheduleRescan(minimumMs: number, lastScanMs: number): void {
@@ -400,13 +444,25 @@ export class Workspace {
    */
   async #capture(
     scopes: string[],
-    options: { origin?: string | undefined; emit?: boolean; knownHash?: Map<string, string> },
+    options: {
+      origin?: string | undefined;
+      emit?: boolean;
+      /** Files this workspace just wrote, by path: recorded as written, not looked at again. */
+      written?: Map<string, WrittenFile>;
+    },
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
     const seen = new Map<string, SeenFile>();
     const live = new Map<string, Iteration>();
     const known = new Map<string, FileState>();
+    const written = options.written ?? new Map<string, WrittenFile>();
     for (const scope of dedupeScopes(this.#withRecordedFileAncestors(scopes))) {
+      const file = written.get(scope)?.file;
+      if (file) {
+        // A file, not a folder: nothing recorded inside it can be live.
+        seen.set(scope, file);
+        continue;
+      }
       await this.#observeScope(scope, seen, problems);
       for (const iteration of this.store.list({ dir: scope })) {
         if (!this.filter.local.ignores(iteration.path)) live.set(iteration.path, iteration);
@@ -428,7 +484,7 @@ export class Workspace {
     }
     await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
       try {
-        const given = options.knownHash?.get(file.path);
+        const given = written.get(file.path)?.hash;
         // Record the size of the bytes read, not the earlier lstat: a writer may be mid-file.
         const stored = given === undefined
           ? await this.#storeContent(file, known.get(file.path)?.hash)
@@ -542,48 +598,75 @@ export class Workspace {
       accepted.push({ ...change, path });
     }
     const parents = new Map<string, Promise<void>>();
-    const made: WorkspaceChange[] = [];
+    let made: WorkspaceChange[] = [];
+    const written = new Map<string, WrittenFile>();
+    const flushAtOnce = accepted.length >= FILE_SYSTEM_SYNC_MIN &&
+      (this.#fileSystemSync ??= await syncFileSystem(this.root));
+    const write = { visibleFirst: options.visibleFirst ?? false, syncFile: !flushAtOnce };
     await forEachLimited(accepted, APPLY_CONCURRENCY, async (change) => {
       try {
-        await this.#makeChange(change, parents, options.visibleFirst ?? false);
+        const file = await this.#makeChange(change, parents, write);
         made.push(change);
+        if (file && "hash" in change) written.set(change.path, { file, hash: change.hash });
       } catch (error) {
         failed.push({ path: change.path, error });
       }
     });
-    // Flushing each folder once makes every rename above durable before it is recorded.
+    try {
+      await this.#makeDurable(made, flushAtOnce);
+    } catch (error) {
+      // Made but perhaps not durable: never recorded. The disk now differs from the store,
+      // as after a crash, and the next look at these paths records what is there.
+      for (const change of made) failed.push({ path: change.path, error });
+      made = [];
+    }
+    // Content put with a deferred sync is made durable by #capture, before it records.
+    // RACE: a write by someone else after our rename is not seen here; its own watcher
+    // event re-hashes the file, because the state remembered for a fresh mtime is marked
+    // untrustworthy (see stateToRemember).
+    const { recorded } = await this.#capture(made.map((change) => change.path), {
+      origin: options.origin,
+      written,
+    });
+    return { recorded, failed };
+  }
+
+  /**
+   * Makes changes durable before they are recorded: one flush of the file system, or each
+   * changed folder flushed once (files were flushed as written).
+   */
+  async #makeDurable(made: WorkspaceChange[], flushAtOnce: boolean): Promise<void> {
+    if (made.length === 0) return;
+    if (flushAtOnce) {
+      if (await syncFileSystem(this.root)) return;
+      throw new Error(`Cannot flush the file system of "${this.root}" any more`);
+    }
     const folders = [...new Set(made.map((change) => parentOf(change.path)))];
     await forEachLimited(folders, APPLY_CONCURRENCY, async (folder) => {
       await syncDir(this.#absolute(folder)).catch((error) => {
         if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
       });
     });
-    // Content put with a deferred sync is made durable by #capture, before it records.
-    const knownHash = new Map<string, string>();
-    for (const change of made) if ("hash" in change) knownHash.set(change.path, change.hash);
-    // RACE: a write by someone else between our rename and this capture is recorded
-    // under the known hash; its own watcher event re-hashes it, because the state we
-    // remember for a fresh mtime is marked untrustworthy (see stateToRemember).
-    const { recorded } = await this.#capture(made.map((change) => change.path), {
-      origin: options.origin,
-      knownHash,
-    });
-    return { recorded, failed };
   }
 
-  /** Writes or removes one path on disk, without recording it. */
+  /**
+   * Writes or removes one path on disk, without recording it.
+   *
+   * @returns What was written, for a regular file put where no folder was; `null` for
+   * anything else, which the capture looks at on disk.
+   */
   async #makeChange(
     change: WorkspaceChange,
     parents: Map<string, Promise<void>>,
-    visibleFirst: boolean,
-  ): Promise<void> {
+    write: { visibleFirst: boolean; syncFile: boolean },
+  ): Promise<SeenFile | null> {
     const absolute = this.#absolute(change.path);
     if ("remove" in change) {
       this.#assertNoLinkedParents(change.path);
       await Deno.remove(absolute, { recursive: true }).catch((error) => {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
       });
-      return;
+      return null;
     }
     // Siblings share one check of their folder.
     const parent = parentOf(change.path);
@@ -601,16 +684,25 @@ export class Workspace {
       );
       // #applyChanges flushes every written folder once, before recording.
       await writeSymlinkAtomic(absolute, target, { syncFolder: false });
-      return;
+      return null;
     }
-    if (observePath(this.root, change.path).kind === "dir") this.#removeEmptyFolder(change.path);
-    await this.cas.writeTo(change.hash, absolute, {
-      mode: fullMode,
-      syncFolder: false,
-      visibleFirst,
-      tempInStore: this.#tempInStore,
-      ...(change.bytes ? { bytes: change.bytes } : {}),
-    });
+    const writeFile = () =>
+      this.cas.writeTo(change.hash, absolute, {
+        ...write,
+        mode: fullMode,
+        syncFolder: false,
+        tempInStore: this.#tempInStore,
+        ...(change.bytes ? { bytes: change.bytes } : {}),
+      });
+    try {
+      return observeFile(change.path, await writeFile());
+    } catch (error) {
+      // Rarely a folder is in the way: asked for then, not looked for before every write.
+      if (!(error instanceof Deno.errors.IsADirectory)) throw error;
+    }
+    this.#removeEmptyFolder(change.path);
+    await writeFile();
+    return null; // the capture also records what the folder held as deleted
   }
 
   /**
@@ -664,6 +756,18 @@ export class Workspace {
   #absolute(path: string): string {
     return `${this.root}/${path}`;
   }
+}
+
+/** A file {@linkcode Workspace} wrote: what it looks like, and the content put in it. */
+interface WrittenFile {
+  file: SeenFile;
+  hash: string;
+}
+
+/** The observation of a file just written, from its handle's status (`null`: not a file). */
+function observeFile(path: string, info: Deno.FileInfo): SeenFile | null {
+  const observation = observe(path, info);
+  return observation.kind === "file" ? observation : null;
 }
 
 function toChange(file: SeenFile, hash: string, origin: string): NewIteration {

@@ -162,6 +162,7 @@ Deno.test("the compile tasks grant the same explicit, minimal permissions and co
     "--allow-write",
     "--allow-net",
     "--allow-env",
+    "--allow-run=sync",
   ]);
   for (const role of ROLES) {
     for (const suffix of ["", ":x86_64", ":aarch64"]) {

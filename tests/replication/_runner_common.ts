@@ -25,6 +25,7 @@ export function runnerArgs(args: string[]) {
       mode: { type: "string" },
       heartbeat: { type: "string" },
       debounce: { type: "string" },
+      rescan: { type: "string" },
       ignore: { type: "string", multiple: true },
       "to-replica": { type: "string", multiple: true },
       "to-master": { type: "string", multiple: true },
@@ -79,7 +80,11 @@ export async function openRunnerWorkspace(
     ignoreToMaster: args["to-master"] ?? [],
   });
   await workspace.scan();
-  workspace.watch({ debounceMs: Number(args.debounce ?? 20), ...watch });
+  workspace.watch({
+    debounceMs: Number(args.debounce ?? 20),
+    ...(args.rescan ? { rescanMs: Number(args.rescan) } : {}),
+    ...watch,
+  });
   return workspace;
 }
 

@@ -13,6 +13,7 @@ import {
   startReplica,
   stopPeers,
   treeState,
+  waitForLive,
   waitForSameTrees,
   withDirs,
   writeBacksAnswered,
@@ -178,6 +179,26 @@ Deno.test("a burst of 1,000 sandbox writes arrives complete and in order", async
       const changes = await master.command<Iteration[]>("changes 0");
       const order = changes.filter((it) => it.origin === "burst").map((it) => it.path);
       assertEquals(order, names);
+    } finally {
+      await stopPeers(sandbox, master);
+    }
+  });
+});
+
+Deno.test("a large initial sync pauses the sandbox's watcher; local writes during and after it reach the master", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    for (let i = 0; i < 600; i++) await put(m, `agent/${i % 10}/${i}.txt`, `agent ${i}`);
+    const master = await startMaster(m, sock);
+    // No safety rescan for minutes: only the watcher, or the scan resuming it, records.
+    const sandbox = await startReplica(r, sock, { args: ["--rescan", "600000"] });
+    try {
+      await put(r, "sandbox/during.txt", "written while the sync runs");
+      await waitForLive(sandbox);
+      assert(sandbox.logs().includes("watching paused during the catch-up"), sandbox.logs());
+      await put(r, "sandbox/after.txt", "written once in sync");
+      const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      assertEquals(tree.size, 602);
     } finally {
       await stopPeers(sandbox, master);
     }

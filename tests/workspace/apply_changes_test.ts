@@ -46,11 +46,45 @@ Deno.test("Workspace.applyChanges() writes and removes many paths, recorded in o
         ),
         ["tool.sh"],
       );
+      // What is remembered of each written file is what the disk shows, so the next look
+      // compares against the truth (the mtime is untrusted while fresh: racy).
+      const states = workspace.store.fileStates("new");
+      assert.equal(states.size, 40);
+      for (const [path, state] of states) {
+        const info = await Deno.lstat(`${root}/${path}`);
+        assert.deepEqual(
+          [state.size, state.ino, state.mode & 0o777],
+          [info.size, info.ino, info.mode! & 0o777],
+          path,
+        );
+      }
       assert.deepEqual((await workspace.scan()).recorded, [], "the disk matches what was recorded");
     } finally {
       await workspace.close();
     }
   }));
+
+Deno.test("Workspace.applyChanges() flushes file by file where the file system cannot be flushed at once", async () => {
+  // A child without permission to run `sync`: a large batch is made durable file by file.
+  const script = new URL("./_apply_batch.ts", import.meta.url).pathname;
+  await withTempDir(async (root) => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-read", "--allow-write", "--allow-env", script, root, "50"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    assert.equal(output.code, 0, decoder.decode(output.stderr));
+    assert.deepEqual(JSON.parse(decoder.decode(output.stdout)), {
+      fileSystemSync: false,
+      recorded: 50,
+      failed: 0,
+    });
+    for (let i = 0; i < 50; i++) {
+      assert.equal(await Deno.readTextFile(`${root}/batch/${i % 5}/f${i}.txt`), `file ${i}`);
+    }
+  });
+});
 
 Deno.test("Workspace.applyChanges() makes the good changes and reports each bad one", () =>
   withTempDir(async (root) => {

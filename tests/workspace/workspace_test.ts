@@ -291,6 +291,34 @@ Deno.test("Workspace safety rescan records a change the watcher never heard of",
     }
   }));
 
+Deno.test("Workspace watching suspended: changes wait for the resume, whose scan records them", () =>
+  withTempDir(async (root) => {
+    const workspace = await open(root);
+    try {
+      await workspace.scan();
+      await workspace.resumeWatching();
+      assert.equal(workspace.watching, false, "resuming never starts a watcher watch() did not");
+      await workspace.watch({ debounceMs: 20, rescanMs: 600_000 });
+      assert.equal(workspace.watching, true);
+      await workspace.suspendWatching();
+      assert.equal(workspace.watching, false);
+      await put(root, "while-suspended.txt", "unwatched");
+      await put(root, "new-folder/inside.txt", "in a folder made meanwhile");
+      await workspace.settled();
+      assert.equal(workspace.store.latest("while-suspended.txt"), undefined, "nobody watched");
+      await workspace.resumeWatching();
+      assert.equal(workspace.watching, true);
+      assert.ok(workspace.store.latest("while-suspended.txt"), "the resume's scan records it");
+      assert.ok(workspace.store.latest("new-folder/inside.txt"));
+      // Only the watcher can record this (the rescan is minutes away), in a folder that
+      // did not exist when watching was suspended.
+      await put(root, "new-folder/after.txt", "watched again");
+      await waitFor("the watcher's record", () => workspace.store.latest("new-folder/after.txt"));
+    } finally {
+      await workspace.close();
+    }
+  }));
+
 Deno.test("Workspace records a file replaced by a folder as a deletion first, whatever path it is told of", () =>
   withTempDir(async (root) => {
     await put(root, "x", "x is a file");

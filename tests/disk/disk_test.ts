@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { syncFileSystem, writeFileAtomic } from "../../lib/disk/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+
+const SCRIPT = new URL("./_sync_twice.ts", import.meta.url).pathname;
+
+Deno.test("writeFileAtomic() answers the written file's status, as lstat then sees it", () =>
+  withTempDir(async (dir) => {
+    for (const visibleFirst of [false, true]) {
+      for (const syncFile of [true, false]) {
+        const dest = `${dir}/f-${visibleFirst}-${syncFile}`;
+        const bytes = new TextEncoder().encode(`written ${visibleFirst} ${syncFile}`);
+        const info = await writeFileAtomic(`${dir}/tmp`, dest, bytes, 0o751, {
+          visibleFirst,
+          syncFile,
+        });
+        const seen = await Deno.lstat(dest);
+        assert.deepEqual(
+          [info.ino, info.size, info.mode, info.mtime?.getTime()],
+          [seen.ino, seen.size, seen.mode, seen.mtime?.getTime()],
+        );
+        assert.equal(seen.mode! & 0o7777, 0o751);
+        assert.equal(await Deno.readTextFile(dest), `written ${visibleFirst} ${syncFile}`);
+      }
+    }
+  }));
+
+Deno.test("syncFileSystem() flushes where `sync -f` runs", () =>
+  withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/dirty.txt`, "to flush");
+    assert.equal(await syncFileSystem(dir), true);
+  }));
+
+/** Runs `_sync_twice.ts` with a `sync` program made of `script` first on its PATH. */
+async function syncTwiceWith(dir: string, script: string): Promise<unknown[]> {
+  const bin = `${dir}/bin`;
+  await Deno.mkdir(bin);
+  await Deno.writeTextFile(`${bin}/sync`, `#!/bin/sh\n${script}\n`);
+  await Deno.chmod(`${bin}/sync`, 0o755);
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-write", "--allow-run=sync", SCRIPT, dir],
+    env: { PATH: `${bin}:${Deno.env.get("PATH")}`, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assert.equal(output.code, 0, decoder.decode(output.stderr));
+  return decoder.decode(output.stdout).trim().split("\n").map((line) => JSON.parse(line));
+}
+
+Deno.test("syncFileSystem(): a `sync` that never worked is not used; one that stops working throws", async (t) => {
+  await t.step("a sync without -f: not available, for good", () =>
+    withTempDir(async (dir) => {
+      const calls = await syncTwiceWith(dir, `echo "sync: invalid option -- 'f'" >&2; exit 1`);
+      assert.deepEqual(calls, [{ flushed: false }, { flushed: false }]);
+    }));
+  await t.step(
+    "a sync that fails after working: the I/O error is reported",
+    () =>
+      withTempDir(async (dir) => {
+        // Succeeds the first time (leaving a mark), fails after.
+        const calls = await syncTwiceWith(
+          dir,
+          `if [ -e "${dir}/worked" ]; then echo "sync: error syncing: Input/output error" >&2; exit 1; fi\n: > "${dir}/worked"`,
+        );
+        assert.deepEqual(calls[0], { flushed: true });
+        const second = calls[1] as { error?: string };
+        assert.match(second.error ?? "", /Input\/output error/);
+      }),
+  );
+  await t.step("no permission to run sync: not available", async () => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-read", "--allow-write", SCRIPT, "/tmp"],
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    assert.equal(
+      new TextDecoder().decode(output.stdout).trim(),
+      `{"flushed":false}\n{"flushed":false}`,
+    );
+  });
+});
