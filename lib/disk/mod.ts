@@ -199,6 +199,11 @@ let fileSystemSync: "unknown" | "works" | "unavailable" = "unknown";
  */
 export async function syncFileSystem(path: string): Promise<boolean> {
   if (fileSystemSync === "unavailable") return false;
+  // Asked, never requested: a request would prompt whoever sits at the terminal.
+  if (Deno.permissions.querySync({ name: "run", command: "sync" }).state !== "granted") {
+    fileSystemSync = "unavailable";
+    return false;
+  }
   let result: Deno.CommandOutput;
   try {
     result = await new Deno.Command("sync", {
