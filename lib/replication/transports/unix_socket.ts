@@ -64,7 +64,7 @@ export class UnixSocketTransport implements Transport {
   }
 
   async #next(): Promise<IteratorResult<WireMessage>> {
-    this.#frames ??= readFrames(this.#conn.readable);
+    this.#frames ??= readFrames(readPieces(this.#conn));
     try {
       const result = await this.#frames.next();
       if (result.done) this.close();
@@ -128,6 +128,23 @@ export class UnixSocketTransport implements Transport {
     this.#waiters = [];
     this.#pending = [];
     for (const waiter of waiters) waiter.reject(error);
+  }
+}
+
+/** Bytes asked for by each read of the connection. */
+const READ_BYTES = 64 * 1024;
+
+/**
+ * The connection's bytes as they arrive, each piece in a buffer of its own (the frame
+ * reader keeps pieces until their frames are complete). Reads the connection directly:
+ * `conn.readable` costs a web stream's machinery for every piece.
+ */
+async function* readPieces(conn: Deno.Conn): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const buffer = new Uint8Array(READ_BYTES);
+    const count = await conn.read(buffer);
+    if (count === null) return;
+    yield buffer.subarray(0, count);
   }
 }
 
