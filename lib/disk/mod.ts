@@ -188,22 +188,34 @@ export async function syncDir(dir: string): Promise<void> {
 let fileSystemSync: "unknown" | "works" | "unavailable" = "unknown";
 
 /**
+ * Whether {@linkcode syncFileSystem} may work here: not known to fail, and permitted to
+ * run `sync` (asked, never requested: a request would prompt whoever sits at the
+ * terminal). Runs nothing.
+ */
+export function canSyncFileSystem(): boolean {
+  if (fileSystemSync === "unavailable") return false;
+  if (Deno.permissions.querySync({ name: "run", command: "sync" }).state === "granted") {
+    return true;
+  }
+  fileSystemSync = "unavailable";
+  return false;
+}
+
+/**
  * Flushes everything written to the file system that holds `path`: syncfs(2), through
  * `sync -f` (coreutils, busybox), for want of a Deno call. One flush for a batch of many
  * files costs far less than an fsync of each: every fsync waits for its own writes, and
- * blocks the creation of other files meanwhile.
+ * blocks the creation of other files meanwhile. It also waits for whatever else is
+ * unwritten on that file system, other processes' data included.
  *
- * @returns `false` when it cannot be done here (no `sync` program, no permission to run
- * it, or one without `-f`; then known for good): the caller flushes file by file instead.
- * @throws {Error} When the flush itself failed (an I/O error): what was written may be lost.
+ * @returns `false` when it cannot be done now: no `sync` program, no permission to run
+ * it, or one without `-f` (then known for good, see {@linkcode canSyncFileSystem}), or no
+ * process could be started. The caller flushes file by file instead.
+ * @throws {Error} When the flush itself failed (an I/O error; Linux reports those from
+ * syncfs since 5.8): what was written may be lost.
  */
 export async function syncFileSystem(path: string): Promise<boolean> {
-  if (fileSystemSync === "unavailable") return false;
-  // Asked, never requested: a request would prompt whoever sits at the terminal.
-  if (Deno.permissions.querySync({ name: "run", command: "sync" }).state !== "granted") {
-    fileSystemSync = "unavailable";
-    return false;
-  }
+  if (!canSyncFileSystem()) return false;
   let result: Deno.CommandOutput;
   try {
     result = await new Deno.Command("sync", {
@@ -218,9 +230,8 @@ export async function syncFileSystem(path: string): Promise<boolean> {
       error instanceof Deno.errors.PermissionDenied
     ) {
       fileSystemSync = "unavailable";
-      return false;
     }
-    throw error;
+    return false; // or no process now (a process limit): flushed file by file this time
   }
   if (result.success) {
     fileSystemSync = "works";

@@ -202,6 +202,8 @@ class Replica implements ReplicaHandle {
   readonly #closedSignal = new Promise<void>((resolve) => this.#wakeClosed = resolve);
   #loop: Promise<void> = Promise.resolve();
   #unsubscribe: () => void = () => {};
+  /** Whether the workspace's watcher is paused for a large catch-up (see pauseWatching). */
+  #watchingPaused = false;
 
   constructor(options: ReplicaOptions) {
     this.options = options;
@@ -322,6 +324,7 @@ class Replica implements ReplicaHandle {
     this.#session?.close("replica shutting down");
     await this.#loop;
     this.saveApplied();
+    this.resumeWatching(); // the workspace may outlive the replica
   }
 
   get closed(): boolean {
@@ -338,6 +341,32 @@ class Replica implements ReplicaHandle {
 
   set resyncPending(value: boolean) {
     this.store.setMeta(RESYNC_META, value ? "1" : "0");
+  }
+
+  /**
+   * Pauses the workspace's watcher for a large catch-up: every file applied would come
+   * back as an event. Local changes made meanwhile are still never overwritten unseen
+   * (each apply checks the disk first) and are recorded by the scan that resumes it. A
+   * connection lost midway leaves it paused for the next one, which goes on with the
+   * catch-up.
+   */
+  async pauseWatching(): Promise<void> {
+    if (this.#watchingPaused || !this.workspace.watching) return;
+    this.#watchingPaused = true;
+    await this.workspace.suspendWatching();
+    log("info", "watching paused during the catch-up; a scan follows it");
+  }
+
+  /**
+   * Resumes the watcher {@linkcode pauseWatching} paused: once in sync, when the master
+   * cannot be reached, or on close. The resuming scan runs in the workspace's queue.
+   */
+  resumeWatching(): void {
+    if (!this.#watchingPaused) return;
+    this.#watchingPaused = false;
+    this.workspace.resumeWatching().catch((error) =>
+      log("error", "cannot watch the workspace again", { error })
+    );
   }
 
   noteProblem(path: string, reason: string): void {
@@ -359,6 +388,7 @@ class Replica implements ReplicaHandle {
         if (failures++ === 0) {
           log("warn", "cannot reach the master; retrying", { master: this.#master, error });
         }
+        this.resumeWatching(); // no catch-up to wait for: local changes matter again
       }
       if (transport && this.#closed) {
         transport.close(); // closed while connecting: no session may start
@@ -420,8 +450,6 @@ class ReplicaSession {
   #resync: Resync | null = null;
   #progress: SyncProgress | null = null;
   #reachedLive = false;
-  /** Whether this session suspended the workspace's watcher for a large catch-up. */
-  #watcherSuspended = false;
   #closeReason: string | null = null;
   #closing = false;
   #lastMessageAt = Date.now();
@@ -525,7 +553,6 @@ class ReplicaSession {
       this.#closeReason ??= errorMessage(error);
     } finally {
       clearInterval(watchdog);
-      this.#resumeWatcher();
       this.#closing = true;
       this.#transport.close();
       this.#fetcher.fail(new Error("connection closed"));
@@ -686,7 +713,7 @@ class ReplicaSession {
       this.#progress?.finish();
       this.#progress = null;
       log("info", "replica in sync", { sequence });
-      this.#resumeWatcher();
+      this.#replica.resumeWatching();
     }
   }
 
@@ -699,7 +726,7 @@ class ReplicaSession {
       this.#catchupTarget = current;
       if (this.#resync && this.#resync.target === null) this.#resync.target = current;
       if (current - this.#since >= LARGE_CATCHUP) {
-        await this.#suspendWatcher();
+        await this.#replica.pauseWatching();
         this.#progress = new SyncProgress({
           label: this.#resync ? "full resync" : this.#since === 0 ? "initial sync" : "catch-up",
           from: this.#since,
@@ -729,7 +756,7 @@ class ReplicaSession {
     this.#resync = { target, seen: new Set() };
     this.#since = 0;
     this.#progress?.finish();
-    if (target >= LARGE_CATCHUP) await this.#suspendWatcher();
+    if (target >= LARGE_CATCHUP) await this.#replica.pauseWatching();
     this.#progress = target >= LARGE_CATCHUP
       ? new SyncProgress({
         label: "full resync",
@@ -772,29 +799,7 @@ class ReplicaSession {
     this.#progress?.finish();
     this.#progress = null;
     this.#reachedLive = true;
-    this.#resumeWatcher();
-  }
-
-  /**
-   * Suspends the workspace's watcher for a large catch-up: every file applied would come
-   * back as an event. Local changes made meanwhile are still never overwritten unseen
-   * (each apply checks the disk first) and are recorded by the scan that resumes it.
-   */
-  async #suspendWatcher(): Promise<void> {
-    const { workspace } = this.#replica;
-    if (this.#watcherSuspended || !workspace.watching) return;
-    this.#watcherSuspended = true;
-    await workspace.suspendWatching();
-    log("info", "watching paused during the catch-up; a scan follows it");
-  }
-
-  /** Resumes the watcher this session suspended; its scan runs in the workspace's queue. */
-  #resumeWatcher(): void {
-    if (!this.#watcherSuspended) return;
-    this.#watcherSuspended = false;
-    this.#replica.workspace.resumeWatching().catch((error) =>
-      log("error", "cannot watch the workspace again", { error })
-    );
+    this.#replica.resumeWatching();
   }
 
   /** After write-back answers: apply what was held back, or take the master's version. */
@@ -878,7 +883,8 @@ class ReplicaSession {
     if (items.length === 0) return 0;
     const replica = this.#replica;
     // RACE: a local write landing between the disk check and the rename is replaced; the
-    // window is short and the watcher still records the write's event.
+    // window is short and the watcher still records the write's event (while it is paused
+    // for a large catch-up, nothing does).
     const { failed } = await replica.workspace.applyChanges(
       items.map(({ path, action, version, inline }) =>
         action === "remove"

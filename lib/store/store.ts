@@ -289,6 +289,20 @@ export class Store {
     return new Map(rows.map((row) => [row.path, { ...row }]));
   }
 
+  /**
+   * Which of `paths` have live paths recorded beneath them, as if they were folders: a
+   * path written as a file must then also record those as deleted. One query for all.
+   */
+  withLiveInside(paths: string[]): Set<string> {
+    if (paths.length === 0) return new Set();
+    const rows = this.#statement(
+      `SELECT j.value AS path FROM json_each(?) j WHERE EXISTS (
+         SELECT 1 FROM paths p
+         WHERE p.deleted = 0 AND p.path >= j.value || '/' AND p.path < j.value || '0')`,
+    ).all(JSON.stringify(paths)) as Array<{ path: string }>;
+    return new Set(rows.map((row) => row.path));
+  }
+
   /** Remembers what the scanner saw of these paths, or forgets it (`{ path, forget: true }`). */
   saveFileStates(states: FileStateChange[]): void {
     if (states.length === 0) return;

@@ -3,7 +3,13 @@ import { Cas, sha256Hex } from "../cas/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { isMissing, syncDir, syncFileSystem, writeSymlinkAtomic } from "../disk/mod.ts";
+import {
+  canSyncFileSystem,
+  isMissing,
+  syncDir,
+  syncFileSystem,
+  writeSymlinkAtomic,
+} from "../disk/mod.ts";
 import {
   ancestorsOf,
   isInside,
@@ -137,8 +143,6 @@ export class Workspace {
   readonly #queue = new SerialQueue();
   readonly #capturedListeners = new Set<(recorded: Iteration[]) => void>();
   #watcher: TreeWatcher | undefined;
-  /** Whether the workspace's file system can be flushed at once; `undefined` until tried. */
-  #fileSystemSync: boolean | undefined;
   /** Set by {@linkcode Workspace.watch}, kept while the watcher is suspended. */
   #watchOptions: WatchOptions | undefined;
   #debouncer: Debouncer<string> | undefined;
@@ -257,10 +261,11 @@ export class Workspace {
    */
   async suspendWatching(): Promise<void> {
     const watcher = this.#watcher;
+    const debouncer = this.#debouncer;
     if (!watcher) return;
     this.#watcher = undefined;
     await watcher.close();
-    this.#debouncer?.flushNow();
+    debouncer?.flushNow();
   }
 
   /**
@@ -271,7 +276,7 @@ export class Workspace {
     const options = this.#watchOptions;
     if (!options || this.#watcher || this.#closed) return;
     await this.#startWatcher(options);
-    await this.scan();
+    if (!this.#closed) await this.scan(); // closing meanwhile: nothing left to record into
   }
 
   async #startWatcher(options: WatchOptions): Promise<void> {
@@ -349,14 +354,18 @@ export class Workspace {
 
   /**
    * Makes many changes at once and records them in one transaction: files are written
-   * atomically (temp file, fsync, rename) many at a time, and each folder is flushed once.
-   * The changes' paths must be unrelated (none equal to or inside another), since they are
-   * made in no particular order.
+   * atomically (temp file, rename) many at a time, and everything is durable before it is
+   * recorded: each file fsynced and each folder flushed once, or, for 32 changes or more,
+   * one flush of the file system where `sync -f` may run. The changes' paths must be
+   * unrelated (none equal to or inside another), since they are made in no particular
+   * order.
    *
    * @param changes Writes of content already in the CAS, and removals.
    * @param options Who made them.
    * @returns What was recorded, and the changes that could not be made (an unsafe path, a
-   * folder in the way, a linked parent, a full disk), each with its error.
+   * folder in the way, a linked parent, a full disk), each with its error. When the flush
+   * fails, every change made is reported with that error and none is recorded: the disk
+   * then differs from the store, as after a crash, until the next look records it.
    * @throws {TypeError} When two changes' paths are related.
    */
   applyChanges(
@@ -456,11 +465,13 @@ export class Workspace {
     const live = new Map<string, Iteration>();
     const known = new Map<string, FileState>();
     const written = options.written ?? new Map<string, WrittenFile>();
+    // A path written where the store still holds files inside it (a folder removed
+    // unseen) is looked at like any other, so those are recorded as deleted.
+    const holdingFiles = this.store.withLiveInside([...written.keys()]);
     for (const scope of dedupeScopes(this.#withRecordedFileAncestors(scopes))) {
       const file = written.get(scope)?.file;
-      if (file) {
-        // A file, not a folder: nothing recorded inside it can be live.
-        seen.set(scope, file);
+      if (file && !holdingFiles.has(scope)) {
+        seen.set(scope, file); // just written: a file, with nothing live inside
         continue;
       }
       await this.#observeScope(scope, seen, problems);
@@ -484,7 +495,9 @@ export class Workspace {
     }
     await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
       try {
-        const given = written.get(file.path)?.hash;
+        // Our own hash only for the very file we wrote (a walk may find another there).
+        const mine = written.get(file.path);
+        const given = mine && isSameFile(mine.file, file) ? mine.hash : undefined;
         // Record the size of the bytes read, not the earlier lstat: a writer may be mid-file.
         const stored = given === undefined
           ? await this.#storeContent(file, known.get(file.path)?.hash)
@@ -600,8 +613,7 @@ export class Workspace {
     const parents = new Map<string, Promise<void>>();
     let made: WorkspaceChange[] = [];
     const written = new Map<string, WrittenFile>();
-    const flushAtOnce = accepted.length >= FILE_SYSTEM_SYNC_MIN &&
-      (this.#fileSystemSync ??= await syncFileSystem(this.root));
+    const flushAtOnce = accepted.length >= FILE_SYSTEM_SYNC_MIN && canSyncFileSystem();
     const write = { visibleFirst: options.visibleFirst ?? false, syncFile: !flushAtOnce };
     await forEachLimited(accepted, APPLY_CONCURRENCY, async (change) => {
       try {
@@ -613,7 +625,7 @@ export class Workspace {
       }
     });
     try {
-      await this.#makeDurable(made, flushAtOnce);
+      await this.#makeDurable(made, write.syncFile);
     } catch (error) {
       // Made but perhaps not durable: never recorded. The disk now differs from the store,
       // as after a crash, and the next look at these paths records what is there.
@@ -632,21 +644,46 @@ export class Workspace {
   }
 
   /**
-   * Makes changes durable before they are recorded: one flush of the file system, or each
-   * changed folder flushed once (files were flushed as written).
+   * Makes changes durable before they are recorded. Files not flushed as they were written
+   * are flushed by one flush of each file system the changes touched (a mount inside the
+   * workspace is another one), or, where that cannot be done, one by one. Then, unless a
+   * whole file system was flushed, each changed folder is flushed once.
    */
-  async #makeDurable(made: WorkspaceChange[], flushAtOnce: boolean): Promise<void> {
+  async #makeDurable(made: WorkspaceChange[], flushedAsWritten: boolean): Promise<void> {
     if (made.length === 0) return;
-    if (flushAtOnce) {
-      if (await syncFileSystem(this.root)) return;
-      throw new Error(`Cannot flush the file system of "${this.root}" any more`);
+    const folders = [...new Set(made.map((change) => this.#absolute(parentOf(change.path))))];
+    if (!flushedAsWritten) {
+      if (await syncFileSystems(folders)) return;
+      await forEachLimited(made, APPLY_CONCURRENCY, (change) => this.#flushWritten(change));
     }
-    const folders = [...new Set(made.map((change) => parentOf(change.path)))];
     await forEachLimited(folders, APPLY_CONCURRENCY, async (folder) => {
-      await syncDir(this.#absolute(folder)).catch((error) => {
+      await syncDir(folder).catch((error) => {
         if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
       });
     });
+  }
+
+  /**
+   * Flushes a file written without its fsync, found again by its path: a regular file
+   * only (a link's target is never opened). RACE: a file put there since is flushed
+   * instead, harmlessly.
+   */
+  async #flushWritten(change: WorkspaceChange): Promise<void> {
+    if ("remove" in change) return;
+    const absolute = this.#absolute(change.path);
+    let file: Deno.FsFile;
+    try {
+      if (!Deno.lstatSync(absolute).isFile) return;
+      file = Deno.openSync(absolute, { read: true });
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    try {
+      await file.sync();
+    } finally {
+      file.close();
+    }
   }
 
   /**
@@ -682,7 +719,7 @@ export class Workspace {
       const target = new TextDecoder().decode(
         change.bytes ?? await this.cas.readBytes(change.hash),
       );
-      // #applyChanges flushes every written folder once, before recording.
+      // #applyChanges makes it durable with the batch (its folder), before recording.
       await writeSymlinkAtomic(absolute, target, { syncFolder: false });
       return null;
     }
@@ -758,10 +795,37 @@ export class Workspace {
   }
 }
 
+/**
+ * Flushes the file systems holding these folders, once each.
+ *
+ * @returns `false` when that cannot be done here (see `syncFileSystem` in lib/disk).
+ */
+async function syncFileSystems(folders: string[]): Promise<boolean> {
+  const byDevice = new Map<number, string>();
+  for (const folder of folders) {
+    let device: number;
+    try {
+      device = Deno.statSync(folder).dev;
+    } catch (error) {
+      if (isMissing(error)) continue; // RACE: removed since; nothing left to flush
+      throw error;
+    }
+    if (!byDevice.has(device)) byDevice.set(device, folder);
+  }
+  for (const folder of byDevice.values()) {
+    if (!(await syncFileSystem(folder))) return false;
+  }
+  return true;
+}
+
 /** A file {@linkcode Workspace} wrote: what it looks like, and the content put in it. */
 interface WrittenFile {
   file: SeenFile;
   hash: string;
+}
+
+function isSameFile(a: SeenFile, b: SeenFile): boolean {
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.mode === b.mode;
 }
 
 /** The observation of a file just written, from its handle's status (`null`: not a file). */

@@ -193,6 +193,9 @@ Deno.test("a large initial sync pauses the sandbox's watcher; local writes durin
     // No safety rescan for minutes: only the watcher, or the scan resuming it, records.
     const sandbox = await startReplica(r, sock, { args: ["--rescan", "600000"] });
     try {
+      // Lands before, during or after the pause, whichever: recorded by the startup scan,
+      // the resuming scan or the watcher. The log line and after.txt are what prove the
+      // pause and the resume.
       await put(r, "sandbox/during.txt", "written while the sync runs");
       await waitForLive(sandbox);
       assert(sandbox.logs().includes("watching paused during the catch-up"), sandbox.logs());

@@ -188,3 +188,24 @@ Deno.test("Store.list() and fileStates() select a folder by range, not by prefix
     assert.deepEqual([...store.fileStates("a").keys()], ["a/x"]);
     assert.equal(store.fileStates().size, 3);
   }));
+
+Deno.test("Store.withLiveInside() tells which paths hold live paths beneath them", () =>
+  withStore((store) => {
+    store.record(
+      ["gone/x", "kept/a/b", "kept.txt", "kept0", "file", "sub/deep/y"].map((p) => file(p, H1)),
+    );
+    store.record([{ path: "gone/x", hash: "", size: 0, mode: 0, deleted: true }]);
+    const table: Array<[string, boolean]> = [
+      ["gone", false], // only a deleted path beneath
+      ["kept", true],
+      ["kept/a", true],
+      ["kept/a/b", false], // a live file itself, nothing beneath
+      ["file", false],
+      ["sub", true],
+      ["never", false],
+      ["", false], // the root is no path to write
+    ];
+    const answer = store.withLiveInside(table.map(([path]) => path));
+    for (const [path, expected] of table) assert.equal(answer.has(path), expected, path);
+    assert.equal(store.withLiveInside([]).size, 0);
+  }));

@@ -121,6 +121,70 @@ Deno.test("Workspace.applyChanges() makes the good changes and reports each bad 
     }
   }));
 
+Deno.test("Workspace.applyChanges() writing a file where a recorded folder was removed unseen records its files deleted", () =>
+  withTempDir(async (root) => {
+    await put(root, "p/q.txt", "inside");
+    await put(root, "p/r/s.txt", "deeper");
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      await Deno.remove(`${root}/p`, { recursive: true }); // nobody watches: not recorded
+      const { hash } = await workspace.cas.putBytes(text("now a file"));
+      const { recorded, failed } = await workspace.applyChanges([{ path: "p", hash, mode: 0o644 }]);
+      assert.deepEqual(failed, []);
+      assert.deepEqual(
+        recorded.map((iteration) => [iteration.path, iteration.deleted]),
+        [["p/q.txt", true], ["p/r/s.txt", true], ["p", false]],
+        "deletions first, in the same transaction",
+      );
+      assert.deepEqual(workspace.store.list().map((iteration) => iteration.path), ["p"]);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+/** Whether this process may mount file systems (root on Linux), for the nested-mount test. */
+const CAN_MOUNT = Deno.build.os === "linux" && Deno.uid() === 0;
+
+Deno.test({
+  name: "Workspace.applyChanges() flushes a large batch on a mount inside the workspace too",
+  ignore: !CAN_MOUNT,
+  fn: () =>
+    withTempDir(async (root) => {
+      await Deno.mkdir(`${root}/mounted`);
+      const mount = await new Deno.Command("mount", {
+        args: ["-t", "tmpfs", "chronicle-test", `${root}/mounted`],
+        stderr: "piped",
+      }).output();
+      if (!mount.success) return; // not allowed here after all (a restricted container)
+      try {
+        const workspace = await Workspace.open({ root });
+        try {
+          const changes = [];
+          for (let i = 0; i < 40; i++) {
+            const { hash } = await workspace.cas.putBytes(text(`file ${i}`));
+            const folder = i % 2 === 0 ? "mounted" : "local";
+            changes.push({ path: `${folder}/f${i}.txt`, hash, mode: 0o640 });
+          }
+          const { recorded, failed } = await workspace.applyChanges(changes);
+          assert.deepEqual(failed, []);
+          assert.equal(recorded.length, 40);
+          for (const change of changes) {
+            const info = await Deno.lstat(`${root}/${change.path}`);
+            assert.equal(info.mode! & 0o777, 0o640, change.path);
+            const state = workspace.store.fileStates(change.path).get(change.path)!;
+            assert.equal(state.ino, info.ino, `${change.path}: the state of the file written`);
+          }
+          assert.deepEqual((await workspace.scan()).recorded, []);
+        } finally {
+          await workspace.close();
+        }
+      } finally {
+        await new Deno.Command("umount", { args: [`${root}/mounted`] }).output();
+      }
+    }),
+});
+
 Deno.test("Workspace.applyChanges() refuses related paths in one batch, before touching the disk", () =>
   withTempDir(async (root) => {
     const workspace = await Workspace.open({ root });
