@@ -91,7 +91,8 @@ export function freshen(path: string): Promise<boolean> {
 
 /**
  * `Deno.stat`, with `null` for a missing file. Asks `existsSync` first: a missing object
- * is the common answer while content is fetched, and a thrown error costs far more.
+ * is the common answer while content is fetched, and a thrown error costs far more. A
+ * file that cannot be looked at (no permission) is then missing too.
  */
 export function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   if (!existsSync(path)) return Promise.resolve(null);

@@ -504,7 +504,9 @@ export class Workspace {
           : { hash: given, size: file.size };
         const read = { ...file, size: stored.size };
         changes.push(toChange(read, stored.hash, origin));
-        states.push(stateToRemember(read, stored.hash, now));
+        // Racy or not as of when the file was seen: for one we wrote, when it was written.
+        const seenAt = mine && given !== undefined ? mine.seenAt : now;
+        states.push(stateToRemember(read, stored.hash, seenAt));
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return; // RACE: deleted while we looked; its event follows
         problems.push({ path: file.path, reason: errorMessage(error) });
@@ -619,7 +621,9 @@ export class Workspace {
       try {
         const file = await this.#makeChange(change, parents, write);
         made.push(change);
-        if (file && "hash" in change) written.set(change.path, { file, hash: change.hash });
+        if (file && "hash" in change) {
+          written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
+        }
       } catch (error) {
         failed.push({ path: change.path, error });
       }
@@ -822,6 +826,8 @@ async function syncFileSystems(folders: string[]): Promise<boolean> {
 interface WrittenFile {
   file: SeenFile;
   hash: string;
+  /** When `file` was taken (epoch ms): its state is racy as of then, not of the capture. */
+  seenAt: number;
 }
 
 function isSameFile(a: SeenFile, b: SeenFile): boolean {

@@ -57,6 +57,7 @@ Deno.test("Workspace.applyChanges() writes and removes many paths, recorded in o
           [info.size, info.ino, info.mode! & 0o777],
           path,
         );
+        assert.equal(state.mtimeMs, -1, `${path}: written just now, so looked at again next time`);
       }
       assert.deepEqual((await workspace.scan()).recorded, [], "the disk matches what was recorded");
     } finally {
