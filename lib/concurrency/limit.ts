@@ -26,14 +26,25 @@ export async function forEachLimited<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-/** Lets at most `limit` tasks run at once; the rest wait their turn, first come first served. */
+/**
+ * Lets at most `limit` tasks run at once, and, when given a budget, tasks whose weights
+ * (bytes, say) add up to at most that budget; one task runs whatever its weight. The rest
+ * wait their turn, first come first served.
+ */
 export class TaskLimiter {
   readonly #limit: number;
+  readonly #budget: number;
   #active = 0;
-  readonly #waiting: (() => void)[] = [];
+  #used = 0;
+  readonly #waiting: { weight: number; start: () => void }[] = [];
 
-  constructor(limit: number) {
+  /**
+   * @param limit Most tasks at once.
+   * @param budget Most total weight at once. @default {Infinity}
+   */
+  constructor(limit: number, budget = Infinity) {
     this.#limit = limit;
+    this.#budget = budget;
   }
 
   /** Tasks running or waiting for a slot. */
@@ -41,15 +52,35 @@ export class TaskLimiter {
     return this.#active + this.#waiting.length;
   }
 
-  /** Runs `task` once a slot is free; resolves or rejects with its outcome. */
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#active >= this.#limit) await new Promise<void>((r) => this.#waiting.push(r));
-    this.#active++;
+  /** Runs `task` once a slot (and its weight) is free; resolves or rejects with its outcome. */
+  async run<T>(task: () => Promise<T>, weight = 0): Promise<T> {
+    if (this.#waiting.length === 0 && this.#fits(weight)) this.#take(weight);
+    else await new Promise<void>((start) => this.#waiting.push({ weight, start })); // taken for it
     try {
       return await task();
     } finally {
       this.#active--;
-      this.#waiting.shift()?.();
+      this.#used -= weight;
+      this.#startWaiting();
+    }
+  }
+
+  #fits(weight: number): boolean {
+    if (this.#active >= this.#limit) return false;
+    return this.#active === 0 || this.#used + weight <= this.#budget;
+  }
+
+  #take(weight: number): void {
+    this.#active++;
+    this.#used += weight;
+  }
+
+  /** Starts waiting tasks in order while the first of them fits. */
+  #startWaiting(): void {
+    while (this.#waiting.length > 0 && this.#fits(this.#waiting[0]!.weight)) {
+      const next = this.#waiting.shift()!;
+      this.#take(next.weight);
+      next.start();
     }
   }
 }

@@ -2,6 +2,7 @@ import { TaskLimiter } from "../concurrency/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import {
   type Cas,
+  CHUNKING_THRESHOLD,
   type ChunkManifest,
   CorruptContentError,
   isContentHash,
@@ -32,8 +33,13 @@ export interface ContentFetcherOptions {
   cas: Cas;
   /** Sends a request to the master. */
   send: (message: WireMessage) => Promise<void>;
-  /** Requests in flight at once (whole contents and chunks alike). @default {8} */
+  /** Requests in flight at once (whole contents and chunks alike). @default {64} */
   concurrency?: number;
+  /**
+   * Bytes expected in flight at once (from the sizes notifications and manifests give); a
+   * larger request is sent alone. @default {8388608}
+   */
+  budgetBytes?: number;
   /** Attempts per content or chunk whose bytes arrive corrupt. @default {3} */
   attempts?: number;
 }
@@ -63,7 +69,10 @@ export class ContentFetcher {
   constructor(options: ContentFetcherOptions) {
     this.#cas = options.cas;
     this.#send = options.send;
-    this.#limiter = new TaskLimiter(options.concurrency ?? 8);
+    this.#limiter = new TaskLimiter(
+      options.concurrency ?? 64,
+      options.budgetBytes ?? 8 * 1024 * 1024,
+    );
     this.#attempts = options.attempts ?? 3;
   }
 
@@ -76,14 +85,17 @@ export class ContentFetcher {
    * Makes sure the CAS holds `hash`, fetching what is missing. Concurrent calls for one
    * hash share the work.
    *
+   * @param hash The content hash.
+   * @param size The content's size when known (a notification gives it), to keep the
+   * bytes in flight within the budget; unknown counts as {@linkcode CHUNKING_THRESHOLD}.
    * @throws {ContentUnavailableError} When the master does not hold it.
    * @throws {CorruptContentError} When it kept arriving corrupt.
    * @throws {TransportClosedError} When the connection closed meanwhile.
    */
-  ensure(hash: string): Promise<void> {
+  ensure(hash: string, size?: number): Promise<void> {
     let pending = this.#ensuring.get(hash);
     if (!pending) {
-      pending = this.#ensure(hash).finally(() => this.#ensuring.delete(hash));
+      pending = this.#ensure(hash, size).finally(() => this.#ensuring.delete(hash));
       pending.catch(() => {});
       this.#ensuring.set(hash, pending);
     }
@@ -106,11 +118,13 @@ export class ContentFetcher {
     for (const waiter of waiting) waiter.reject(error);
   }
 
-  async #ensure(hash: string): Promise<void> {
+  async #ensure(hash: string, size = CHUNKING_THRESHOLD): Promise<void> {
     if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
     if (await this.#cas.has(hash)) return;
     const fetched = metrics.fetchLatency.startTimer();
-    await this.#fetchVerified(hash, async (answer) => {
+    // Content this large is stored in chunks and answered with their manifest.
+    const answerBytes = size >= CHUNKING_THRESHOLD ? MANIFEST_BYTES : size;
+    await this.#fetchVerified(hash, answerBytes, async (answer) => {
       if (answer.chunk_manifest === null) await this.#putFetched(hash, answer.content);
       else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
     });
@@ -121,7 +135,11 @@ export class ContentFetcher {
     const missing = await this.#cas.missingChunks(manifest);
     await Promise.all(
       missing.map((chunk) =>
-        this.#fetchVerified(chunk.hash, (answer) => this.#putFetched(chunk.hash, answer.content))
+        this.#fetchVerified(
+          chunk.hash,
+          chunk.size,
+          (answer) => this.#putFetched(chunk.hash, answer.content),
+        )
       ),
     );
     await this.#cas.putManifest(hash, manifest);
@@ -130,10 +148,11 @@ export class ContentFetcher {
   /** Asks for `hash` and stores the answer, asking again while it arrives corrupt. */
   async #fetchVerified(
     hash: string,
+    answerBytes: number,
     store: (answer: ContentFetchResponseMessage) => Promise<void>,
   ): Promise<void> {
     for (let attempt = 1;; attempt++) {
-      const answer = await this.#request(hash);
+      const answer = await this.#request(hash, answerBytes);
       if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
       try {
         return await store(answer);
@@ -148,8 +167,8 @@ export class ContentFetcher {
     return this.#cas.putVerified(hash, bytes, { deferSync: true });
   }
 
-  /** One request for `hash`, within the concurrency limit; one outstanding per hash. */
-  #request(hash: string): Promise<Answer> {
+  /** One request for `hash`, within the limits; one outstanding per hash. */
+  #request(hash: string, answerBytes: number): Promise<Answer> {
     return this.#limiter.run(async () => {
       if (this.#failed) throw this.#failed;
       const answer = new Promise<Answer>((resolve, reject) => {
@@ -162,9 +181,12 @@ export class ContentFetcher {
         await this.#send({ type: "ContentFetchRequest", content_hash: hash });
       }
       return await answer;
-    });
+    }, answerBytes);
   }
 }
+
+/** What a manifest answer is counted as (a generous bound on its JSON). */
+const MANIFEST_BYTES = 64 * 1024;
 
 function parseManifest(hash: string, text: string): ChunkManifest {
   let value: unknown;

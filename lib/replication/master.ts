@@ -426,7 +426,8 @@ class Session {
           msg.content_hash,
           this.transport.maxPayload,
         )
-          .then((answer) => this.transport.send(answer))
+          // Ahead of queued notifications: the replica waits on it to apply them.
+          .then((answer) => this.transport.send(answer, { ahead: true }))
           .catch(() => this.close("send failed"))
           .finally(() => this.#fetches.delete(fetch));
         this.#fetches.add(fetch);

@@ -621,7 +621,7 @@ class ReplicaSession {
     const { store, filter } = this.#replica;
     if (filter.toReplica.ignores(msg.filepath)) return;
     if (store.latest(msg.filepath)?.hash === msg.content_hash) return;
-    this.#fetcher.ensure(msg.content_hash).catch(() => {});
+    this.#fetcher.ensure(msg.content_hash, Number(msg.size)).catch(() => {});
   }
 
   async #applyLoop(): Promise<void> {

@@ -65,3 +65,31 @@ Deno.test("SerialQueue runs tasks one at a time in order, and a failure does not
   await queue.idle();
   assert.deepEqual(order, ["first", "third"]);
 });
+
+Deno.test("TaskLimiter with a budget keeps the running weights within it, one task whatever its weight", async () => {
+  const limiter = new TaskLimiter(10, 100);
+  let weightRunning = 0;
+  let mostWeight = 0;
+  let tasksRunning = 0;
+  let mostTasks = 0;
+  const order: number[] = [];
+  const weights = [60, 30, 30, 250, 10, 10, 10, 90, 5];
+  await Promise.all(weights.map((weight, i) =>
+    limiter.run(async () => {
+      order.push(i);
+      weightRunning += weight;
+      tasksRunning++;
+      mostWeight = Math.max(mostWeight, weight > 100 ? 0 : weightRunning);
+      mostTasks = Math.max(mostTasks, tasksRunning);
+      if (weight > 100) assert.equal(tasksRunning, 1, "an oversized task runs alone");
+      await tick();
+      await tick();
+      weightRunning -= weight;
+      tasksRunning--;
+    }, weight)
+  ));
+  assert.ok(mostWeight <= 100, `at most the budget at once, saw ${mostWeight}`);
+  assert.ok(mostTasks >= 3, "small tasks share the budget");
+  assert.deepEqual(order, weights.map((_, i) => i), "first come first served");
+  assert.equal(limiter.pending, 0);
+});

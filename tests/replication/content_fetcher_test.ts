@@ -3,6 +3,7 @@
  * socket, including answers corrupted on the way.
  */
 import { metrics } from "../../lib/metrics/mod.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { pseudoRandomBytes } from "./_harness.ts";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
@@ -129,4 +130,65 @@ Deno.test("ContentFetcher fails requests in flight when the connection goes", as
     fetcher.fail(new Error("connection closed"));
     await assertRejects(() => fetcher.ensure(hash), Error, "connection closed");
   });
+});
+
+Deno.test("ContentFetcher keeps the bytes it expects in flight within its budget", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "chronicle-fetch-budget-" });
+  const source = await Cas.open(`${dir}/source`);
+  const target = await Cas.open(`${dir}/target`);
+  // The master side answers only when the test says so, oldest request first.
+  const unanswered: (() => Promise<void>)[] = [];
+  let received = 0;
+  let serverSide: Transport | undefined;
+  const server = await listenUnix({
+    path: `${dir}/s.sock`,
+    onTransport: async (transport) => {
+      serverSide = transport;
+      for await (const message of transport.messages()) {
+        if (message.type !== "ContentFetchRequest") continue;
+        received++;
+        const hash = message.content_hash;
+        unanswered.push(async () =>
+          await transport.send(await answerContentFetch(source, hash, transport.maxPayload))
+        );
+      }
+    },
+  });
+  const client = await connectUnix(`${dir}/s.sock`);
+  // 100 KB each within 250 KB: two requests in flight at a time, never three.
+  const fetcher = new ContentFetcher({
+    cas: target,
+    send: (m) => client.send(m),
+    concurrency: 64,
+    budgetBytes: 250_000,
+  });
+  const reading = (async () => {
+    for await (const message of client.messages()) {
+      if (message.type === "ContentFetchResponse" || message.type === "ContentNotFound") {
+        fetcher.onAnswer(message);
+      }
+    }
+  })();
+  try {
+    const hashes: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      hashes.push((await source.putBytes(pseudoRandomBytes(100_000, 100 + i))).hash);
+    }
+    const done = Promise.all(hashes.map((hash) => fetcher.ensure(hash, 100_000)));
+    let most = 0;
+    for (let answered = 0; answered < 10; answered++) {
+      await waitFor("the window to fill", () => received >= Math.min(10, answered + 2));
+      most = Math.max(most, received - answered);
+      await unanswered.shift()!();
+    }
+    await done;
+    assertEquals(most, 2, "two requests of 100 KB fit in 250 KB, three do not");
+    for (const hash of hashes) assertEquals(sha256Hex(await target.readBytes(hash)), hash);
+  } finally {
+    client.close();
+    serverSide?.close();
+    await reading;
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -6,6 +6,7 @@
  */
 export {
   type Connector,
+  type SendOptions,
   type Transport,
   TransportClosedError,
   type TransportHandler,

@@ -15,9 +15,11 @@ export interface Transport {
    * operating system or the socket's buffer is below its high-water mark, which is the
    * back-pressure the caller waits on.
    *
+   * @param options `ahead`: sent before frames still queued on this side, for an answer
+   * the peer is waiting on (a content fetch) behind a long stream of notifications.
    * @throws {TransportClosedError} When the connection is closed.
    */
-  send(message: WireMessage | Uint8Array): Promise<void>;
+  send(message: WireMessage | Uint8Array, options?: SendOptions): Promise<void>;
   /**
    * The received messages in order. Call once. The iteration ends when the peer closes
    * the connection, and throws a `WireError` for malformed or oversized input.
@@ -27,6 +29,12 @@ export interface Transport {
   close(): void;
   /** Settles once the connection is closed, by either side. */
   readonly closed: Promise<void>;
+}
+
+/** Options of {@linkcode Transport.send}. */
+export interface SendOptions {
+  /** Send before frames still queued here (never before one already being written). */
+  ahead?: boolean;
 }
 
 /** A listener that hands each accepted connection to a callback. */

@@ -6,6 +6,7 @@ import {
   type WireMessage,
 } from "../../wire/mod.ts";
 import {
+  type SendOptions,
   type Transport,
   TransportClosedError,
   type TransportHandler,
@@ -47,11 +48,19 @@ export class UnixSocketTransport implements Transport {
   }
 
   /** @inheritdoc */
-  send(message: WireMessage | Uint8Array): Promise<void> {
+  send(message: WireMessage | Uint8Array, options: SendOptions = {}): Promise<void> {
     if (this.#isClosed) return Promise.reject(new TransportClosedError(this.remote));
     const frame = message instanceof Uint8Array ? message : encodeFrame(message);
-    this.#pending.push(frame);
-    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    const done = new Promise<void>((resolve, reject) => {
+      // Queued frames and their waiters stay in step: both lists get it at the same end.
+      if (options.ahead) {
+        this.#pending.unshift(frame);
+        this.#waiters.unshift({ resolve, reject });
+      } else {
+        this.#pending.push(frame);
+        this.#waiters.push({ resolve, reject });
+      }
+    });
     if (!this.#writing) this.#flush();
     return done;
   }

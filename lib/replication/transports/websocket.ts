@@ -3,6 +3,7 @@ import { sameSecret } from "../../http/mod.ts";
 import { decodeWsMessage, encodeFrame, type WireMessage } from "../../wire/mod.ts";
 import { AsyncQueue } from "./_async_queue.ts";
 import {
+  type SendOptions,
   type Transport,
   TransportClosedError,
   type TransportHandler,
@@ -67,8 +68,8 @@ export class WebSocketTransport implements Transport {
     socket.addEventListener("error", () => this.#finish());
   }
 
-  /** @inheritdoc */
-  async send(message: WireMessage | Uint8Array): Promise<void> {
+  /** @inheritdoc (Nothing is queued on this side: `ahead` changes nothing.) */
+  async send(message: WireMessage | Uint8Array, _options?: SendOptions): Promise<void> {
     if (this.#isClosed) throw new TransportClosedError(this.remote);
     await this.#opened;
     const frame = message instanceof Uint8Array ? message : encodeFrame(message);

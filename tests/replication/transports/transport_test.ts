@@ -205,6 +205,40 @@ for (const [name, factory] of factories) {
   });
 }
 
+Deno.test("unix socket transport sends a frame `ahead` before the frames still queued, never inside one", async () => {
+  const h = await unixFactory();
+  const client = await h.connect();
+  const server = await h.accepted;
+  try {
+    const bulk = Array.from({ length: 50 }, (_, i): WireMessage => ({
+      type: "ContentFetchResponse",
+      content_hash: String(i % 10).repeat(64),
+      content: new Uint8Array(100_000).fill(i),
+      size: 100_000n,
+      chunk_manifest: null,
+    }));
+    const urgent: WireMessage = { type: "Ack", up_to_sequence: 42n };
+    // All in one tick: the first frame is being written, the other 49 wait in the queue.
+    const sent = bulk.map((m) => server.send(m));
+    sent.push(server.send(urgent, { ahead: true }));
+    const received = await collect(client, bulk.length + 1); // read while they are written
+    await Promise.all(sent);
+    // Compared by a short label each: a diff of 5 MB of messages would take minutes.
+    const label = (m: WireMessage) =>
+      m.type === "ContentFetchResponse" ? `data ${m.content[0]} ${m.content.length}` : m.type;
+    assertEquals(received.map(label), [
+      label(bulk[0]!),
+      "Ack",
+      ...bulk.slice(1).map(label),
+    ], "right after the frame being written, the rest in order");
+    assertEquals(received[1], urgent);
+  } finally {
+    client.close();
+    server.close();
+    await h.cleanup();
+  }
+});
+
 Deno.test("unix socket transport creates the socket with mode 0600 and replaces a stale one", async () => {
   const dir = await Deno.makeTempDir({ prefix: "chronicle-transport-" });
   try {
