@@ -43,6 +43,8 @@ export class TaskLimiter {
    * @param budget Most total weight at once. @default {Infinity}
    */
   constructor(limit: number, budget = Infinity) {
+    if (!(limit >= 1)) throw new RangeError(`A task limit must be at least 1, not ${limit}`);
+    if (!(budget >= 0)) throw new RangeError(`A budget cannot be ${budget}`);
     this.#limit = limit;
     this.#budget = budget;
   }
@@ -54,6 +56,7 @@ export class TaskLimiter {
 
   /** Runs `task` once a slot (and its weight) is free; resolves or rejects with its outcome. */
   async run<T>(task: () => Promise<T>, weight = 0): Promise<T> {
+    if (!(weight >= 0)) throw new RangeError(`A task's weight cannot be ${weight}`);
     if (this.#waiting.length === 0 && this.#fits(weight)) this.#take(weight);
     else await new Promise<void>((start) => this.#waiting.push({ weight, start })); // taken for it
     try {

@@ -2,6 +2,7 @@ import { TaskLimiter } from "../concurrency/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import {
   type Cas,
+  CHUNK_MIN_SIZE,
   CHUNKING_THRESHOLD,
   type ChunkManifest,
   CorruptContentError,
@@ -37,7 +38,8 @@ export interface ContentFetcherOptions {
   concurrency?: number;
   /**
    * Bytes expected in flight at once (from the sizes notifications and manifests give); a
-   * larger request is sent alone. @default {8388608}
+   * larger request is sent alone. A bound on what is asked for, not on what arrives: the
+   * master's answers are only bounded by the largest frame. @default {8388608}
    */
   budgetBytes?: number;
   /** Attempts per content or chunk whose bytes arrive corrupt. @default {3} */
@@ -122,8 +124,7 @@ export class ContentFetcher {
     if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
     if (await this.#cas.has(hash)) return;
     const fetched = metrics.fetchLatency.startTimer();
-    // Content this large is stored in chunks and answered with their manifest.
-    const answerBytes = size >= CHUNKING_THRESHOLD ? MANIFEST_BYTES : size;
+    const answerBytes = size >= CHUNKING_THRESHOLD ? manifestBytes(size) : size;
     await this.#fetchVerified(hash, answerBytes, async (answer) => {
       if (answer.chunk_manifest === null) await this.#putFetched(hash, answer.content);
       else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
@@ -185,8 +186,13 @@ export class ContentFetcher {
   }
 }
 
-/** What a manifest answer is counted as (a generous bound on its JSON). */
-const MANIFEST_BYTES = 64 * 1024;
+/**
+ * What the answer for content this large is counted as: it is stored in chunks, and
+ * answered with their manifest, about a hundred bytes of JSON per chunk at most.
+ */
+function manifestBytes(size: number): number {
+  return 1024 + Math.ceil(size / CHUNK_MIN_SIZE) * 128;
+}
 
 function parseManifest(hash: string, text: string): ChunkManifest {
   let value: unknown;

@@ -1,5 +1,6 @@
 import type { Cas } from "../cas/mod.ts";
 import { parseHostPort } from "../config/mod.ts";
+import { TaskLimiter } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
@@ -136,8 +137,13 @@ export async function startMaster(options: MasterOptions): Promise<MasterHandle>
   return master;
 }
 
-/** Fetch answers a replica may have in progress before its messages wait. */
+/** Fetch answers prepared at once for one replica (each holds its content in memory). */
 const FETCH_CONCURRENCY = 8;
+/**
+ * Fetch requests of one replica waiting or in progress before its other messages wait: a
+ * replica has at most 64 in flight, so this bound only holds back one that asks too much.
+ */
+const FETCH_BACKLOG = 256;
 /** Notifications built at once for a batch of new iterations. */
 const BUILD_CONCURRENCY = 16;
 
@@ -328,6 +334,7 @@ class Session {
   done: Promise<void> = Promise.resolve();
   #closeReason: string | null = null;
   #fetches = new Set<Promise<void>>();
+  readonly #fetchLimiter = new TaskLimiter(FETCH_CONCURRENCY);
   #writeBacks: Promise<void> = Promise.resolve();
 
   constructor(transport: Transport, heartbeatMs: number, master: Master) {
@@ -421,13 +428,15 @@ class Session {
         return null;
       }
       case "ContentFetchRequest": {
-        if (this.#fetches.size >= FETCH_CONCURRENCY) await Promise.race(this.#fetches);
-        const fetch: Promise<void> = this.#master.answerFetch(
-          msg.content_hash,
-          this.transport.maxPayload,
-        )
+        if (this.#fetches.size >= FETCH_BACKLOG) await Promise.race(this.#fetches);
+        const fetch: Promise<void> = this.#fetchLimiter.run(async () => {
+          const answer = await this.#master.answerFetch(
+            msg.content_hash,
+            this.transport.maxPayload,
+          );
           // Ahead of queued notifications: the replica waits on it to apply them.
-          .then((answer) => this.transport.send(answer, { ahead: true }))
+          await this.transport.send(answer, { ahead: true });
+        })
           .catch(() => this.close("send failed"))
           .finally(() => this.#fetches.delete(fetch));
         this.#fetches.add(fetch);

@@ -93,3 +93,24 @@ Deno.test("TaskLimiter with a budget keeps the running weights within it, one ta
   assert.deepEqual(order, weights.map((_, i) => i), "first come first served");
   assert.equal(limiter.pending, 0);
 });
+
+Deno.test("TaskLimiter gives a failed task's weight back, and refuses impossible limits and weights", async () => {
+  const limiter = new TaskLimiter(4, 100);
+  await assert.rejects(limiter.run(() => Promise.reject(new Error("boom")), 80), /boom/);
+  // Two halves run side by side only if the failed task's 80 came back.
+  let running = 0;
+  let most = 0;
+  const half = () =>
+    limiter.run(async () => {
+      most = Math.max(most, ++running);
+      await tick();
+      running--;
+    }, 50);
+  await Promise.all([half(), half()]);
+  assert.equal(most, 2, "the whole budget is free again");
+  await assert.rejects(limiter.run(() => Promise.resolve(), -1), RangeError);
+  await assert.rejects(limiter.run(() => Promise.resolve(), NaN), RangeError);
+  assert.throws(() => new TaskLimiter(0), RangeError);
+  assert.throws(() => new TaskLimiter(2, -5), RangeError);
+  assert.equal(limiter.pending, 0);
+});

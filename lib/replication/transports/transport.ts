@@ -33,7 +33,10 @@ export interface Transport {
 
 /** Options of {@linkcode Transport.send}. */
 export interface SendOptions {
-  /** Send before frames still queued here (never before one already being written). */
+  /**
+   * Send before frames still queued here, after earlier `ahead` ones (never inside a
+   * write already started). A transport that cannot reorder sends it in turn.
+   */
   ahead?: boolean;
 }
 

@@ -31,6 +31,8 @@ export class UnixSocketTransport implements Transport {
   readonly closed: Promise<void>;
   readonly #conn: Deno.Conn;
   #pending: Uint8Array[] = [];
+  /** How many of the first frames of `#pending` were sent `ahead`. */
+  #aheadQueued = 0;
   #waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   #writing = false;
   #frames: AsyncGenerator<WireMessage, void, undefined> | null = null;
@@ -52,10 +54,12 @@ export class UnixSocketTransport implements Transport {
     if (this.#isClosed) return Promise.reject(new TransportClosedError(this.remote));
     const frame = message instanceof Uint8Array ? message : encodeFrame(message);
     const done = new Promise<void>((resolve, reject) => {
-      // Queued frames and their waiters stay in step: both lists get it at the same end.
+      // Queued frames and their waiters stay in step: both lists get it at the same place.
       if (options.ahead) {
-        this.#pending.unshift(frame);
-        this.#waiters.unshift({ resolve, reject });
+        // After earlier `ahead` frames still queued, before everything else.
+        this.#pending.splice(this.#aheadQueued, 0, frame);
+        this.#waiters.splice(this.#aheadQueued, 0, { resolve, reject });
+        this.#aheadQueued++;
       } else {
         this.#pending.push(frame);
         this.#waiters.push({ resolve, reject });
@@ -111,6 +115,7 @@ export class UnixSocketTransport implements Transport {
         }
         const frames = this.#pending.splice(0, count);
         const waiters = this.#waiters.splice(0, count);
+        this.#aheadQueued = Math.max(0, this.#aheadQueued - count);
         try {
           await this.#writeAll(frames.length === 1 ? frames[0]! : join(frames, bytes));
         } catch (error) {
@@ -136,6 +141,7 @@ export class UnixSocketTransport implements Transport {
     const waiters = this.#waiters;
     this.#waiters = [];
     this.#pending = [];
+    this.#aheadQueued = 0;
     for (const waiter of waiters) waiter.reject(error);
   }
 }

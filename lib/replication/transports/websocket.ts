@@ -68,7 +68,10 @@ export class WebSocketTransport implements Transport {
     socket.addEventListener("error", () => this.#finish());
   }
 
-  /** @inheritdoc (Nothing is queued on this side: `ahead` changes nothing.) */
+  /**
+   * @inheritdoc (Frames wait in the socket's own buffer, which cannot be reordered:
+   * `ahead` changes nothing here.)
+   */
   async send(message: WireMessage | Uint8Array, _options?: SendOptions): Promise<void> {
     if (this.#isClosed) throw new TransportClosedError(this.remote);
     await this.#opened;
