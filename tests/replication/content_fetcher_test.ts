@@ -7,7 +7,11 @@ import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { pseudoRandomBytes } from "./_harness.ts";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
-import { ContentFetcher, ContentUnavailableError } from "../../lib/replication/content_fetcher.ts";
+import {
+  ContentFetcher,
+  type ContentFetcherOptions,
+  ContentUnavailableError,
+} from "../../lib/replication/content_fetcher.ts";
 import {
   answerContentFetch,
   connectUnix,
@@ -24,12 +28,23 @@ interface Setup {
   requests: string[];
 }
 
-async function withFetcher(work: (setup: Setup) => Promise<void>): Promise<void> {
+interface FetcherTestOptions {
+  /** The fetcher's limits. @default {{ concurrency: 4 }} */
+  limits?: Pick<ContentFetcherOptions, "concurrency" | "budgetBytes">;
+  /** Sends (or holds) each answer: at once by default. */
+  release?: (sendAnswer: () => Promise<void>) => Promise<void>;
+}
+
+async function withFetcher(
+  work: (setup: Setup) => Promise<void>,
+  options: FetcherTestOptions = {},
+): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "chronicle-fetch-" });
   const source = await Cas.open(`${dir}/source`);
   const target = await Cas.open(`${dir}/target`);
   const corrupt = new Map<string, number>();
   const requests: string[] = [];
+  const release = options.release ?? ((sendAnswer) => sendAnswer());
   let serverSide: Transport | undefined;
   const server = await listenUnix({
     path: `${dir}/s.sock`,
@@ -39,19 +54,25 @@ async function withFetcher(work: (setup: Setup) => Promise<void>): Promise<void>
         if (message.type !== "ContentFetchRequest") continue;
         const hash = message.content_hash;
         requests.push(hash);
-        const answer = await answerContentFetch(source, hash, transport.maxPayload);
-        const left = corrupt.get(hash) ?? 0;
-        if (left > 0 && answer.type === "ContentFetchResponse" && answer.content.length > 0) {
-          corrupt.set(hash, left - 1);
-          answer.content = answer.content.slice();
-          answer.content[0]! ^= 0xff;
-        }
-        await transport.send(answer);
+        await release(async () => {
+          const answer = await answerContentFetch(source, hash, transport.maxPayload);
+          const left = corrupt.get(hash) ?? 0;
+          if (left > 0 && answer.type === "ContentFetchResponse" && answer.content.length > 0) {
+            corrupt.set(hash, left - 1);
+            answer.content = answer.content.slice();
+            answer.content[0]! ^= 0xff;
+          }
+          await transport.send(answer);
+        });
       }
     },
   });
   const client = await connectUnix(`${dir}/s.sock`);
-  const fetcher = new ContentFetcher({ cas: target, send: (m) => client.send(m), concurrency: 4 });
+  const fetcher = new ContentFetcher({
+    cas: target,
+    send: (m) => client.send(m),
+    ...(options.limits ?? { concurrency: 4 }),
+  });
   const reading = (async () => {
     for await (const message of client.messages()) {
       if (message.type === "ContentFetchResponse" || message.type === "ContentNotFound") {
@@ -133,43 +154,15 @@ Deno.test("ContentFetcher fails requests in flight when the connection goes", as
 });
 
 Deno.test("ContentFetcher keeps the bytes it expects in flight within its budget", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "chronicle-fetch-budget-" });
-  const source = await Cas.open(`${dir}/source`);
-  const target = await Cas.open(`${dir}/target`);
   // The master side answers only when the test says so, oldest request first.
   const unanswered: (() => Promise<void>)[] = [];
-  let received = 0;
-  let serverSide: Transport | undefined;
-  const server = await listenUnix({
-    path: `${dir}/s.sock`,
-    onTransport: async (transport) => {
-      serverSide = transport;
-      for await (const message of transport.messages()) {
-        if (message.type !== "ContentFetchRequest") continue;
-        received++;
-        const hash = message.content_hash;
-        unanswered.push(async () =>
-          await transport.send(await answerContentFetch(source, hash, transport.maxPayload))
-        );
-      }
-    },
-  });
-  const client = await connectUnix(`${dir}/s.sock`);
+  const release = (sendAnswer: () => Promise<void>) => {
+    unanswered.push(sendAnswer);
+    return Promise.resolve();
+  };
   // 100 KB each within 250 KB: two requests in flight at a time, never three.
-  const fetcher = new ContentFetcher({
-    cas: target,
-    send: (m) => client.send(m),
-    concurrency: 64,
-    budgetBytes: 250_000,
-  });
-  const reading = (async () => {
-    for await (const message of client.messages()) {
-      if (message.type === "ContentFetchResponse" || message.type === "ContentNotFound") {
-        fetcher.onAnswer(message);
-      }
-    }
-  })();
-  try {
+  const limits = { concurrency: 64, budgetBytes: 250_000 };
+  await withFetcher(async ({ source, target, fetcher, requests }) => {
     const hashes: string[] = [];
     for (let i = 0; i < 10; i++) {
       hashes.push((await source.putBytes(pseudoRandomBytes(100_000, 100 + i))).hash);
@@ -177,18 +170,12 @@ Deno.test("ContentFetcher keeps the bytes it expects in flight within its budget
     const done = Promise.all(hashes.map((hash) => fetcher.ensure(hash, 100_000)));
     let most = 0;
     for (let answered = 0; answered < 10; answered++) {
-      await waitFor("the window to fill", () => received >= Math.min(10, answered + 2));
-      most = Math.max(most, received - answered);
+      await waitFor("the window to fill", () => requests.length >= Math.min(10, answered + 2));
+      most = Math.max(most, requests.length - answered);
       await unanswered.shift()!();
     }
     await done;
     assertEquals(most, 2, "two requests of 100 KB fit in 250 KB, three do not");
     for (const hash of hashes) assertEquals(sha256Hex(await target.readBytes(hash)), hash);
-  } finally {
-    client.close();
-    serverSide?.close();
-    await reading;
-    await server.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, { limits, release });
 });
