@@ -45,6 +45,8 @@ const INITIAL_SYNC_TIMEOUT_MS = 300_000;
 /** Sizes for one run. */
 interface Sizes {
   treeFiles: number;
+  /** Rounds of the initial sync and its peers, interleaved: medians are compared. */
+  syncRounds: number;
   latencyWrites: number;
   bigFileBytes: number;
   replicas: number;
@@ -52,11 +54,18 @@ interface Sizes {
 
 const FULL: Sizes = {
   treeFiles: 10_000,
+  syncRounds: 3,
   latencyWrites: 1000,
   bigFileBytes: 100 * MiB,
   replicas: 10,
 };
-const QUICK: Sizes = { treeFiles: 200, latencyWrites: 30, bigFileBytes: 6 * MiB, replicas: 2 };
+const QUICK: Sizes = {
+  treeFiles: 200,
+  syncRounds: 1,
+  latencyWrites: 30,
+  bigFileBytes: 6 * MiB,
+  replicas: 2,
+};
 
 /**
  * Runs the benchmark.
@@ -119,78 +128,97 @@ async function durableWriteFloor(base: string): Promise<string> {
   } ms, p99 ${formatNumber(summary.p99, 2)} ms`;
 }
 
-/** Initial sync of a tree over a Unix socket, against tar through a pipe and rsync. */
+/**
+ * Initial sync of a tree over a Unix socket, against tar through a pipe and rsync: in
+ * interleaved rounds, each tool's median compared, since this disk's speed drifts over
+ * minutes. Every copy goes to a new folder: deleting thousands of files right before a
+ * measurement slows file creation for the next half minute (see `discard`).
+ */
 async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
   const source = await fresh(base, "tree");
   const files = await makeTree(source, { files: sizes.treeFiles, seed: 7, maxSize: 16384 });
   const bytes = files.reduce((sum, f) => sum + f.size, 0);
   const label = `${formatNumber(files.length)} files, ${formatMiB(bytes)}`;
-  const lines: string[] = [];
-
-  await syncDisks();
-  const tarTarget = await fresh(base, "tar-copy");
-  let start = performance.now();
-  const tarOk = await runPeer("bash", [
-    "-c",
-    `tar -C '${source}' -cf - . | tar -C '${tarTarget}' -xf -`,
-  ]).catch(() => false);
-  const tarMs = performance.now() - start;
-
-  await syncDisks();
-  const rsyncTarget = await fresh(base, "rsync-copy");
-  start = performance.now();
-  const rsyncOk = await runPeer("rsync", ["-a", `${source}/`, `${rsyncTarget}/`]);
-  const rsyncMs = performance.now() - start;
-  // rsync does not fsync; Chronicle makes every file durable before it records it.
-  await syncDisks();
-  const rsyncDurableMs = performance.now() - start;
-
+  const times = { chronicle: [] as number[], tar: [] as number[], rsync: [] as number[] };
+  const rsyncDurable: number[] = [];
+  let tarOk = true;
+  let rsyncOk = true;
   // The master scans the tree before it listens: that is not part of the sync.
   const master = await Peer.start("master", "_master.ts", masterArgs(source, `${base}/sync.sock`));
-  const target = await fresh(base, "replica-copy");
   try {
     const { sequence } = await master.command<{ sequence: number }>("settle");
-    await syncDisks();
-    start = performance.now();
-    const replica = await Peer.start("replica", "_replica.ts", [
-      "--root",
-      target,
-      "--connect",
-      `${base}/sync.sock`,
-    ]);
-    try {
-      // Polled cheaply through the replica's status; trees are compared once afterwards.
-      await waitFor(
-        `the replica to apply sequence ${sequence}`,
-        async () => (await replicaStatus(replica)).appliedSequence >= sequence,
-        { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 20 },
-      );
-      const ms = performance.now() - start;
-      await waitForSameTrees([source, target], { peers: [master, replica] });
-      lines.push(`initial sync over a Unix socket (${label}): ${formatNumber(ms)} ms`);
-      lines.push(
-        tarOk
-          ? `  tar -c | tar -x through a pipe: ${formatNumber(tarMs)} ms (Chronicle ${
-            formatNumber(ms / tarMs, 2)
-          }x tar's time)`
-          : `  tar pipe: ${peerUnavailable("tar")}`,
-      );
-      lines.push(
-        rsyncOk
-          ? `  rsync -a: ${formatNumber(rsyncMs)} ms (Chronicle ${
-            formatNumber(ms / rsyncMs, 2)
-          }x rsync's time); rsync -a then sync, durable like Chronicle: ${
-            formatNumber(rsyncDurableMs)
-          } ms (Chronicle ${formatNumber(ms / rsyncDurableMs, 2)}x)`
-          : `  rsync: ${peerUnavailable("rsync")}`,
-      );
-    } finally {
-      await replica.stop();
+    for (let round = 0; round < sizes.syncRounds; round++) {
+      await syncDisks();
+      let start = performance.now();
+      tarOk &&= await runPeer("bash", [
+        "-c",
+        `tar -C '${source}' -cf - . | tar -C '${await fresh(base, `tar-${round}`)}' -xf -`,
+      ]).catch(() => false);
+      times.tar.push(performance.now() - start);
+      await syncDisks();
+      const rsyncTarget = await fresh(base, `rsync-${round}`);
+      start = performance.now();
+      rsyncOk &&= await runPeer("rsync", ["-a", `${source}/`, `${rsyncTarget}/`]);
+      times.rsync.push(performance.now() - start);
+      // rsync does not fsync; Chronicle makes every file durable before it records it.
+      await syncDisks();
+      rsyncDurable.push(performance.now() - start);
+      times.chronicle.push(await replicaSync(base, source, master, sequence, round));
     }
   } finally {
     await master.stop();
   }
-  return lines;
+  const median = (samples: number[]) => summarize(samples).p50;
+  const ms = median(times.chronicle);
+  const rounds = (samples: number[]) =>
+    samples.length > 1 ? ` (rounds: ${samples.map((t) => formatNumber(t)).join(", ")})` : "";
+  const versus = (name: string, samples: number[]) =>
+    `${formatNumber(median(samples))} ms${rounds(samples)} (Chronicle ${
+      formatNumber(ms / median(samples), 2)
+    }x ${name}'s time)`;
+  return [
+    `initial sync over a Unix socket (${label}): ${formatNumber(ms)} ms${rounds(times.chronicle)}`,
+    tarOk
+      ? `  tar -c | tar -x through a pipe: ${versus("tar", times.tar)}`
+      : `  tar pipe: ${peerUnavailable("tar")}`,
+    rsyncOk
+      ? `  rsync -a: ${versus("rsync", times.rsync)}; rsync -a then sync, durable like Chronicle: ${
+        versus("rsync then sync", rsyncDurable)
+      }`
+      : `  rsync: ${peerUnavailable("rsync")}`,
+  ];
+}
+
+/** One initial sync: a new replica started until it has applied `sequence`, in ms. */
+async function replicaSync(
+  base: string,
+  source: string,
+  master: Peer,
+  sequence: number,
+  round: number,
+): Promise<number> {
+  const target = await fresh(base, `replica-${round}`);
+  await syncDisks();
+  const start = performance.now();
+  const replica = await Peer.start("replica", "_replica.ts", [
+    "--root",
+    target,
+    "--connect",
+    `${base}/sync.sock`,
+  ]);
+  try {
+    // Polled cheaply through the replica's status; trees are compared once afterwards.
+    await waitFor(
+      `the replica to apply sequence ${sequence}`,
+      async () => (await replicaStatus(replica)).appliedSequence >= sequence,
+      { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 20 },
+    );
+    const ms = performance.now() - start;
+    await waitForSameTrees([source, target], { peers: [master, replica] });
+    return ms;
+  } finally {
+    await replica.stop();
+  }
 }
 
 /** Master-disk to replica-disk latency over one transport. */
