@@ -184,7 +184,7 @@ export class Cas {
    */
   async has(hash: string): Promise<boolean> {
     assertContentHash(hash);
-    if (await this.#hasObject(hash)) return true;
+    if (await this.hasObject(hash)) return true;
     let manifest: ChunkManifest | null;
     try {
       manifest = await this.manifest(hash);
@@ -396,7 +396,7 @@ export class Cas {
     for (const ref of manifest.chunks) {
       if (seen.has(ref.hash)) continue;
       seen.add(ref.hash);
-      if (!(await this.#hasObject(ref.hash))) missing.push(ref);
+      if (!(await this.hasObject(ref.hash))) missing.push(ref);
     }
     return missing;
   }
@@ -596,8 +596,11 @@ export class Cas {
     this.#dirs.add(dir);
   }
 
-  /** Whether an object (a whole content or a chunk) is stored, in the table or as a file. */
-  async #hasObject(hash: string): Promise<boolean> {
+  /**
+   * Whether a content (or a chunk) is stored whole, as one object in the table or as a
+   * file; unlike {@linkcode Cas.has}, a manifest does not count.
+   */
+  async hasObject(hash: string): Promise<boolean> {
     return this.#small?.size(hash) != null || await isFile(this.#objectPath(hash));
   }
 

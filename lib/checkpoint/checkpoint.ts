@@ -274,12 +274,13 @@ async function storedForm(cas: Cas, hash: string): Promise<ChunkManifest | "whol
     manifest = await cas.manifest(hash);
   } catch (error) {
     // Reading removed the damaged manifest: the content is missing unless stored whole.
-    if (!(error instanceof CorruptContentError) || (await cas.has(hash))) throw error;
+    if (!(error instanceof CorruptContentError) || (await cas.hasObject(hash))) throw error;
     return null;
   }
-  if (manifest === null) return (await cas.has(hash)) ? "whole" : null;
+  if (manifest === null) return (await cas.hasObject(hash)) ? "whole" : null;
   // A manifest with missing chunks still counts when the content is also stored whole.
-  const complete = (await cas.missingChunks(manifest)).length === 0 || (await cas.has(hash));
+  const complete = (await cas.missingChunks(manifest)).length === 0 ||
+    (await cas.hasObject(hash));
   return complete ? manifest : null;
 }
 

@@ -1,4 +1,5 @@
 import type { Cas } from "../cas/mod.ts";
+import { errorMessage } from "../log/mod.ts";
 import type { WireMessage, WriteBackEntry, WriteBackResultMessage } from "../wire/mod.ts";
 import type { JournalEntry, WriteJournal } from "./write_journal.ts";
 
@@ -170,7 +171,7 @@ export class WritebackLoop {
         try {
           content = await this.#o.cas.readBytes(entry.hash!);
         } catch (error) {
-          this.#refuse(entry, `content unavailable: ${(error as Error).message}`);
+          this.#refuse(entry, `content unavailable: ${errorMessage(error)}`);
           continue;
         }
         bytes += content.length;

@@ -16,7 +16,7 @@ export interface ApplyOptions {
 }
 
 /**
- * Carries out steps from {@linkcode planRollback} in order. Files and links change through
+ * Carries out rollback or restore steps ({@linkcode planRollback}, `planRestore`) in order. Files and links change through
  * the writer; folders (which the store does not track) are made, emptied and given their
  * mode directly. A step that fails is recorded as a problem and the others are still
  * attempted; a folder is only removed once empty, so nothing the plan did not know of is

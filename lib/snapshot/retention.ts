@@ -24,7 +24,12 @@ export interface PruneInput {
 }
 
 /** Milliseconds in a day, the unit of `maxAgeDays`. */
-export const DAY_MS = 86_400_000;
+const DAY_MS = 86_400_000;
+
+/** The time (epoch ms) before which a snapshot is older than `maxAgeDays` at `now`. */
+export function ageCutoff(now: number, config: { maxAgeDays: number }): number {
+  return now - config.maxAgeDays * DAY_MS;
+}
 
 /**
  * Decides how many of the oldest snapshots to prune. Pure.
@@ -49,7 +54,7 @@ export const DAY_MS = 86_400_000;
  * ```
  */
 export function planPrune(input: PruneInput): number {
-  const cutoff = input.now - input.config.maxAgeDays * DAY_MS;
+  const cutoff = ageCutoff(input.now, input.config);
   let last = 0;
   let expected = input.anchorNumber;
   for (const candidate of input.oldest) {

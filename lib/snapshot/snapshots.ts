@@ -18,7 +18,7 @@ import {
   TransactionStateError,
   UnknownIdError,
 } from "./errors.ts";
-import { DAY_MS, planPrune, type PruneCandidate } from "./retention.ts";
+import { ageCutoff, planPrune, type PruneCandidate } from "./retention.ts";
 import { planRestore } from "./restore_plan.ts";
 import type { RestorePoint } from "./restore_point.ts";
 import { SNAPSHOT_MIGRATIONS } from "./schema.ts";
@@ -685,7 +685,7 @@ export class Snapshots {
   /** Deletes the snapshots due for pruning and moves the anchor in `head` (not yet written). */
   #prune(head: ChainHead): number {
     const now = this.#clock();
-    const cutoff = now - this.config.maxAgeDays * DAY_MS;
+    const cutoff = ageCutoff(now, this.config);
     const candidates = this.#all(
       "SELECT number, timestamp, transaction_id FROM snapshots WHERE number <= ? OR timestamp < ? ORDER BY number",
       head.headNumber - this.config.maxSnapshots,
