@@ -115,9 +115,11 @@ export async function writeFileAtomic(
       }
       Deno.chmodSync(tempPath, mode);
       written = file.statSync();
-      if (options.syncFile === false) { /* the caller flushes the file system */ }
-      else if (options.visibleFirst) reader = Deno.openSync(tempPath, { read: true });
-      else await file.sync();
+      // Not at all when the caller flushes the whole file system.
+      if (options.syncFile !== false) {
+        if (options.visibleFirst) reader = Deno.openSync(tempPath, { read: true });
+        else await file.sync();
+      }
     } finally {
       // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
       file.close();

@@ -202,8 +202,6 @@ class Replica implements ReplicaHandle {
   readonly #closedSignal = new Promise<void>((resolve) => this.#wakeClosed = resolve);
   #loop: Promise<void> = Promise.resolve();
   #unsubscribe: () => void = () => {};
-  /** Whether the workspace's watcher is paused for a large catch-up (see pauseWatching). */
-  #watchingPaused = false;
 
   constructor(options: ReplicaOptions) {
     this.options = options;
@@ -351,19 +349,18 @@ class Replica implements ReplicaHandle {
    * catch-up.
    */
   async pauseWatching(): Promise<void> {
-    if (this.#watchingPaused || !this.workspace.watching) return;
-    this.#watchingPaused = true;
+    if (!this.workspace.watching) return;
     await this.workspace.suspendWatching();
     log("info", "watching paused during the catch-up; a scan follows it");
   }
 
   /**
    * Resumes the watcher {@linkcode pauseWatching} paused: once in sync, when the master
-   * cannot be reached, or on close. The resuming scan runs in the workspace's queue.
+   * cannot be reached, or on close. The resuming scan runs in the workspace's queue. A
+   * workspace that is watched, or never was, is left as it is (see `resumeWatching`).
    */
   resumeWatching(): void {
-    if (!this.#watchingPaused) return;
-    this.#watchingPaused = false;
+    if (this.workspace.watching) return;
     this.workspace.resumeWatching().catch((error) =>
       log("error", "cannot watch the workspace again", { error })
     );
@@ -818,7 +815,9 @@ class ReplicaSession {
   async #applyVersions(items: PendingVersion[], attempt = 0): Promise<void> {
     const replica = this.#replica;
     const { workspace, tables } = replica;
-    const toMake: Array<PendingVersion & { action: "write" | "remove"; local?: Iteration }> = [];
+    const toMake: Array<
+      PendingVersion & { action: "write" | "remove"; local: Iteration | undefined }
+    > = [];
     const held: PendingVersion[] = [];
     const deferred: PendingVersion[] = [];
     for (const item of items) {
@@ -837,7 +836,7 @@ class ReplicaSession {
           if (item.version.deleted || await this.#holdContent(item)) deferred.push(item);
           break;
         default:
-          toMake.push({ ...item, action, ...(local ? { local } : {}) });
+          toMake.push({ ...item, action, local });
       }
     }
     if (deferred.length > 0) await replica.cas.syncDeferred(); // held durably before remembered

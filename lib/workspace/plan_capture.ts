@@ -42,9 +42,12 @@ export function planCapture(
   return plan;
 }
 
-function sameStat(state: FileState, file: SeenFile): boolean {
-  return state.size === file.size && state.mtimeMs === file.mtimeMs &&
-    state.ino === file.ino && state.mode === file.mode;
+/** What a file's `lstat` says that tells one version of it from another. */
+type StatKey = Pick<SeenFile, "size" | "mtimeMs" | "ino" | "mode">;
+
+/** Whether two looks at a file saw the same size, mtime, inode and mode. */
+export function sameStat(a: StatKey, b: StatKey): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.mode === b.mode;
 }
 
 /**

@@ -31,7 +31,7 @@ import {
 import { Debouncer } from "./debouncer.ts";
 import { observe, observePath } from "./file_observation.ts";
 import { type LayoutOptions, resolveLayout, type WorkspaceLayout } from "./layout.ts";
-import { planCapture, type SeenFile, stateToRemember } from "./plan_capture.ts";
+import { planCapture, sameStat, type SeenFile, stateToRemember } from "./plan_capture.ts";
 import { TreeWatcher } from "./tree_watcher.ts";
 import { walkTree } from "./walk_tree.ts";
 
@@ -496,8 +496,9 @@ export class Workspace {
     await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
       try {
         // Our own hash only for the very file we wrote (a walk may find another there).
-        const mine = written.get(file.path);
-        const given = mine && isSameFile(mine.file, file) ? mine.hash : undefined;
+        const ours = written.get(file.path);
+        const mine = ours && sameStat(ours.file, file) ? ours : undefined;
+        const given = mine?.hash;
         // Record the size of the bytes read, not the earlier lstat: a writer may be mid-file.
         const stored = given === undefined
           ? await this.#storeContent(file, known.get(file.path)?.hash)
@@ -505,8 +506,7 @@ export class Workspace {
         const read = { ...file, size: stored.size };
         changes.push(toChange(read, stored.hash, origin));
         // Racy or not as of when the file was seen: for one we wrote, when it was written.
-        const seenAt = mine && given !== undefined ? mine.seenAt : now;
-        states.push(stateToRemember(read, stored.hash, seenAt));
+        states.push(stateToRemember(read, stored.hash, mine?.seenAt ?? now));
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return; // RACE: deleted while we looked; its event follows
         problems.push({ path: file.path, reason: errorMessage(error) });
@@ -828,10 +828,6 @@ interface WrittenFile {
   hash: string;
   /** When `file` was taken (epoch ms): its state is racy as of then, not of the capture. */
   seenAt: number;
-}
-
-function isSameFile(a: SeenFile, b: SeenFile): boolean {
-  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.mode === b.mode;
 }
 
 /** The observation of a file just written, from its handle's status (`null`: not a file). */
