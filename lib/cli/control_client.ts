@@ -23,7 +23,11 @@ export async function controlRequest(
   try {
     const response = await fetch(`http://chronicle${path}`, { ...init, client });
     const body = await response.arrayBuffer();
-    return new Response(body, { status: response.status, headers: response.headers });
+    // An empty body stays null: a 204 or 304 may not have one.
+    return new Response(body.byteLength === 0 ? null : body, {
+      status: response.status,
+      headers: response.headers,
+    });
   } catch (error) {
     if (isNotRunning(error)) return undefined;
     throw error;

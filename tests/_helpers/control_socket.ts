@@ -1,50 +1,38 @@
 /**
- * Requests to a running Chronicle over its control socket (`DATA/control.sock`).
+ * Requests to a running Chronicle over its control socket (`DATA/control.sock`), through
+ * the CLI's own client.
  *
  * @module
  */
-
-/** The control socket of the Chronicle whose data folder is `dataDir`. */
-export function controlSocketIn(dataDir: string): string {
-  return `${dataDir}/control.sock`;
-}
+import { controlRequest } from "../../lib/cli/control_client.ts";
+import { resolveLayout } from "../../lib/workspace/mod.ts";
 
 /**
- * A request over the control socket at `socket`, its body read in full (so the client can
- * close before the caller looks at it).
+ * A request to the Chronicle whose data folder is `dataDir`, its body read in full.
  *
  * @throws {TypeError} When nothing answers on the socket.
  */
 export async function controlFetch(
-  socket: string,
+  dataDir: string,
   path: string,
   init: RequestInit = {},
 ): Promise<Response> {
-  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: socket } });
-  try {
-    const response = await fetch(`http://chronicle${path}`, { ...init, client });
-    const body = await response.arrayBuffer();
-    // An empty body stays null: a 204 or 304 may not have one.
-    return new Response(body.byteLength === 0 ? null : body, {
-      status: response.status,
-      headers: response.headers,
-    });
-  } finally {
-    client.close();
-  }
+  const response = await controlRequest(resolveLayout({ root: dataDir, dataDir }), path, init);
+  if (!response) throw new TypeError(`No Chronicle answers in "${dataDir}"`);
+  return response;
 }
 
 /**
- * A request over the control socket at `socket`.
+ * A request to the Chronicle whose data folder is `dataDir`.
  *
  * @returns The status and the decoded JSON body (`undefined` when not JSON).
  */
 export async function controlJson(
-  socket: string,
+  dataDir: string,
   path: string,
   init: RequestInit = {},
 ): Promise<{ status: number; body: unknown }> {
-  const response = await controlFetch(socket, path, init);
+  const response = await controlFetch(dataDir, path, init);
   const text = await response.text();
   try {
     return { status: response.status, body: JSON.parse(text) };

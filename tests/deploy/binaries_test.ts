@@ -9,14 +9,15 @@ import { healthCommand } from "../../lib/cli/health_command.ts";
 import { parsePrometheusText } from "../metrics/_prometheus_text.ts";
 import { binaryCommand, runBinary, Running } from "./_deploy.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
-import { controlFetch, controlSocketIn } from "../_helpers/control_socket.ts";
+import { controlFetch } from "../_helpers/control_socket.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
+import { sha256OfText } from "../_helpers/text_hash.ts";
 
 const decoder = new TextDecoder();
 
 /** A request to the agent whose data folder is `dataDir`, over its control socket. */
 function control(dataDir: string, path: string): Promise<Response> {
-  return controlFetch(controlSocketIn(dataDir), path);
+  return controlFetch(dataDir, path);
 }
 
 async function waitReady(dataDir: string, running: Running): Promise<void> {
@@ -115,10 +116,7 @@ Deno.test("SIGTERM while files pour in loses nothing: a restart holds every file
     strictEqual(listed.length, FILES);
     const byPath = new Map(listed.map((entry) => [entry.path, entry.hash]));
     for (let n = 0; n < FILES; n++) {
-      const bytes = new TextEncoder().encode(`content ${n}\n`);
-      const hash = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)))
-        .map((b) => b.toString(16).padStart(2, "0")).join("");
-      strictEqual(byPath.get(`burst/${n}.txt`), hash, `burst/${n}.txt`);
+      strictEqual(byPath.get(`burst/${n}.txt`), sha256OfText(`content ${n}\n`), `burst/${n}.txt`);
     }
   }, "chronicle-agent-sigterm-");
 });

@@ -6,7 +6,7 @@
 import { errorMessage } from "../../lib/log/mod.ts";
 import { type Child, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
-import { controlJson, controlSocketIn } from "../_helpers/control_socket.ts";
+import { controlJson } from "../_helpers/control_socket.ts";
 import { readText } from "../_helpers/temp_dir.ts";
 
 /** Deadline for every wait in these tests. */
@@ -57,7 +57,7 @@ export function control(
   path: string,
   init: RequestInit = {},
 ): Promise<{ status: number; body: unknown }> {
-  return controlJson(controlSocketIn(`${root}/.chronicle`), path, init);
+  return controlJson(`${root}/.chronicle`, path, init);
 }
 
 /** The replica's `GET /sync/status`. */
