@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { canSyncFileSystem, syncFileSystem, writeFileAtomic } from "../../lib/disk/mod.ts";
+import { fakeProgram } from "../_helpers/fake_program.ts";
+import { runChronicle } from "../_helpers/processes.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
 const SCRIPT = new URL("./_sync_twice.ts", import.meta.url).pathname;
@@ -40,27 +42,32 @@ Deno.test({
     }),
 });
 
-/** Runs `_sync_twice.ts` with a `sync` program made of `script` first on its PATH. */
-async function syncTwiceWith(dir: string, script: string): Promise<unknown[]> {
-  const bin = `${dir}/bin`;
-  await Deno.mkdir(bin);
-  await Deno.writeTextFile(`${bin}/sync`, `#!/bin/sh\n${script}\n`);
-  await Deno.chmod(`${bin}/sync`, 0o755);
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", "--allow-run=sync", SCRIPT, dir],
-    env: { PATH: `${bin}:${Deno.env.get("PATH")}`, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  assert.equal(output.code, 0, decoder.decode(output.stderr));
-  return decoder.decode(output.stdout).trim().split("\n").map((line) => JSON.parse(line));
+/** Runs `_sync_twice.ts` on `dir` with these permissions (and a fake `sync` when given). */
+async function syncTwice(
+  dir: string,
+  options: { fakeSync?: string; permissions: string[] },
+): Promise<unknown[]> {
+  const env = options.fakeSync === undefined
+    ? {}
+    : await fakeProgram(dir, "sync", options.fakeSync);
+  const { code, stdout, stderr } = await runChronicle([dir], {
+    script: SCRIPT,
+    permissions: options.permissions,
+    env,
+  });
+  assert.equal(code, 0, stderr);
+  return stdout.trim().split("\n").map((line) => JSON.parse(line));
 }
+
+const MAY_RUN_SYNC = ["--allow-read", "--allow-write", "--allow-run=sync"];
 
 Deno.test("syncFileSystem(): a `sync` that never worked is not used; one that stops working throws", async (t) => {
   await t.step("a sync without -f: not available, for good", () =>
     withTempDir(async (dir) => {
-      const calls = await syncTwiceWith(dir, `echo "sync: invalid option -- 'f'" >&2; exit 1`);
+      const calls = await syncTwice(dir, {
+        fakeSync: `echo "sync: invalid option -- 'f'" >&2; exit 1`,
+        permissions: MAY_RUN_SYNC,
+      });
       assert.deepEqual(calls, [{ flushed: false }, { flushed: false }]);
     }));
   await t.step(
@@ -68,26 +75,19 @@ Deno.test("syncFileSystem(): a `sync` that never worked is not used; one that st
     () =>
       withTempDir(async (dir) => {
         // Succeeds the first time (leaving a mark), fails after.
-        const calls = await syncTwiceWith(
-          dir,
-          `if [ -e "${dir}/worked" ]; then echo "sync: error syncing: Input/output error" >&2; exit 1; fi\n: > "${dir}/worked"`,
-        );
+        const calls = await syncTwice(dir, {
+          fakeSync:
+            `if [ -e "${dir}/worked" ]; then echo "sync: error syncing: Input/output error" >&2; exit 1; fi\n: > "${dir}/worked"`,
+          permissions: MAY_RUN_SYNC,
+        });
         assert.deepEqual(calls[0], { flushed: true });
         const second = calls[1] as { error?: string };
         assert.match(second.error ?? "", /Input\/output error/);
       }),
   );
-  await t.step("no permission to run sync: not available", async () => {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-read", "--allow-write", SCRIPT, "/tmp"],
-      env: { NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-    assert.equal(
-      new TextDecoder().decode(output.stdout).trim(),
-      `{"flushed":false}\n{"flushed":false}`,
-    );
-  });
+  await t.step("no permission to run sync: not available", () =>
+    withTempDir(async (dir) => {
+      const calls = await syncTwice(dir, { permissions: ["--allow-read", "--allow-write"] });
+      assert.deepEqual(calls, [{ flushed: false }, { flushed: false }]);
+    }));
 });

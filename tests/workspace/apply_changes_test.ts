@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { PathError } from "../../lib/paths/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
+import { fakeProgram } from "../_helpers/fake_program.ts";
+import { runChronicle } from "../_helpers/processes.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -65,26 +67,44 @@ Deno.test("Workspace.applyChanges() writes and removes many paths, recorded in o
     }
   }));
 
-Deno.test("Workspace.applyChanges() flushes file by file where the file system cannot be flushed at once", async () => {
-  // A child without permission to run `sync`: a large batch is made durable file by file.
+Deno.test("Workspace.applyChanges() flushes file by file where the file system cannot be flushed at once", async (t) => {
   const script = new URL("./_apply_batch.ts", import.meta.url).pathname;
-  await withTempDir(async (root) => {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-read", "--allow-write", "--allow-env", script, root, "50"],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    assert.equal(output.code, 0, decoder.decode(output.stderr));
-    assert.deepEqual(JSON.parse(decoder.decode(output.stdout)), {
-      fileSystemSync: false,
-      recorded: 50,
-      failed: 0,
-    });
-    for (let i = 0; i < 50; i++) {
-      assert.equal(await Deno.readTextFile(`${root}/batch/${i % 5}/f${i}.txt`), `file ${i}`);
-    }
-  });
+  const cases = [
+    { name: "no permission to run sync", mayRunSync: false },
+    // Tried for the batch, fails: the files written unflushed are flushed one by one.
+    { name: "a sync without -f", mayRunSync: true },
+  ];
+  for (const { name, mayRunSync } of cases) {
+    await t.step(name, () =>
+      withTempDir(async (dir) => {
+        const root = `${dir}/ws`;
+        await Deno.mkdir(root);
+        const env = mayRunSync
+          ? await fakeProgram(
+            dir,
+            "sync",
+            `: > "${dir}/asked"; echo "sync: invalid option -- 'f'" >&2; exit 1`,
+          )
+          : {};
+        const { code, stdout, stderr } = await runChronicle([root, "50"], {
+          script,
+          permissions: [
+            "--allow-read",
+            "--allow-write",
+            "--allow-env",
+            ...(mayRunSync ? ["--allow-run=sync"] : []),
+          ],
+          env,
+        });
+        assert.equal(code, 0, stderr);
+        assert.deepEqual(JSON.parse(stdout), { fileSystemSync: false, recorded: 50, failed: 0 });
+        for (let i = 0; i < 50; i++) {
+          assert.equal(await Deno.readTextFile(`${root}/batch/${i % 5}/f${i}.txt`), `file ${i}`);
+        }
+        const asked = await Deno.lstat(`${dir}/asked`).then(() => true, () => false);
+        assert.equal(asked, mayRunSync, "sync was tried only where it may run");
+      }));
+  }
 });
 
 Deno.test("Workspace.applyChanges() makes the good changes and reports each bad one", () =>
@@ -144,8 +164,31 @@ Deno.test("Workspace.applyChanges() writing a file where a recorded folder was r
     }
   }));
 
-/** Whether this process may mount file systems (root on Linux), for the nested-mount test. */
-const CAN_MOUNT = Deno.build.os === "linux" && Deno.uid() === 0;
+/** Mounts a tmpfs on `dir`; `false` when this process may not (not root, a container). */
+async function mountTmpfs(dir: string): Promise<boolean> {
+  if (Deno.build.os !== "linux" || Deno.uid() !== 0) return false;
+  const mount = await new Deno.Command("mount", {
+    args: ["-t", "tmpfs", "chronicle-test", dir],
+    stderr: "null",
+  }).output().catch(() => null);
+  return mount?.success ?? false;
+}
+
+async function unmount(dir: string): Promise<void> {
+  await new Deno.Command("umount", { args: [dir] }).output();
+}
+
+/** Whether the nested-mount test can run here: tried once, on a folder of its own. */
+const CAN_MOUNT = await (async () => {
+  const probe = await Deno.makeTempDir({ prefix: "chronicle-mount-probe-" });
+  try {
+    const mounted = await mountTmpfs(probe);
+    if (mounted) await unmount(probe);
+    return mounted;
+  } finally {
+    await Deno.remove(probe, { recursive: true }).catch(() => {});
+  }
+})();
 
 Deno.test({
   name: "Workspace.applyChanges() flushes a large batch on a mount inside the workspace too",
@@ -153,11 +196,7 @@ Deno.test({
   fn: () =>
     withTempDir(async (root) => {
       await Deno.mkdir(`${root}/mounted`);
-      const mount = await new Deno.Command("mount", {
-        args: ["-t", "tmpfs", "chronicle-test", `${root}/mounted`],
-        stderr: "piped",
-      }).output();
-      if (!mount.success) return; // not allowed here after all (a restricted container)
+      assert.ok(await mountTmpfs(`${root}/mounted`), "mounting worked for the probe");
       try {
         const workspace = await Workspace.open({ root });
         try {
@@ -181,7 +220,7 @@ Deno.test({
           await workspace.close();
         }
       } finally {
-        await new Deno.Command("umount", { args: [`${root}/mounted`] }).output();
+        await unmount(`${root}/mounted`);
       }
     }),
 });
