@@ -9,7 +9,14 @@ import {
   SMALL_OBJECT_LIMIT,
 } from "../../lib/cas/mod.ts";
 import { openDatabase } from "../../lib/db/mod.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { assertBytes, listFiles, pseudoRandomBytes, withTempDir } from "./_helpers.ts";
+
+/** Waits for the clock to pass `ms` (epoch), for timestamps that must differ; returns now. */
+async function laterThan(ms: number): Promise<number> {
+  await waitFor("a later millisecond", () => Date.now() > ms);
+  return Date.now();
+}
 
 /** Runs `body` with a CAS at `<root>/cas` whose small objects go to `<root>/store.db`. */
 function withDbCas(
@@ -56,8 +63,7 @@ Deno.test("a small object put twice is one row; writeTo with bytes stores it as 
     await cas.putBytes(bytes);
     assert.equal(rowCount(db), 1);
     const other = new TextEncoder().encode("written and stored");
-    const { hash } = await Cas.open(join(root, "elsewhere")).then((c) => c.putBytes(other));
-    await cas.writeTo(hash, join(root, "out.txt"), { bytes: other });
+    await cas.writeTo(sha256Hex(other), join(root, "out.txt"), { bytes: other });
     assert.equal(await Deno.readTextFile(join(root, "out.txt")), "written and stored");
     assert.equal(rowCount(db), 1, "stored with a deferred sync");
     await cas.syncDeferred();
@@ -82,7 +88,7 @@ Deno.test("sweep removes unreferenced rows stored before the cutoff and keeps th
     const kept = await cas.putBytes(new TextEncoder().encode("kept"));
     const dropped = await cas.putBytes(new TextEncoder().encode("dropped"));
     const cutoff = Date.now() + 1;
-    await new Promise((resolve) => setTimeout(resolve, 5)); // a later millisecond
+    await laterThan(cutoff);
     const fresh = await cas.putBytes(new TextEncoder().encode("stored after the cutoff"));
     const result = await cas.sweep(new Set([kept.hash]), { keepNewerThan: cutoff });
     assert.equal(result.removedObjects, 1);
@@ -97,9 +103,8 @@ Deno.test("a put during a sweep's window keeps its row (stored_at is refreshed)"
   withDbCas(async (cas) => {
     const bytes = new TextEncoder().encode("re-put after the cutoff");
     const { hash } = await cas.putBytes(bytes);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const cutoff = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    const cutoff = await laterThan(Date.now());
+    await laterThan(cutoff);
     await cas.putBytes(bytes); // referenced again after keep was computed without it
     const result = await cas.sweep(new Set(), { keepNewerThan: cutoff });
     assert.equal(result.removedObjects, 0);

@@ -121,22 +121,25 @@ Deno.test("the answer timeout runs from when a batch becomes the oldest in fligh
   withTempDir(async (root) => {
     const { loop, tables, sent, close } = await loopWith(root, 3_000);
     try {
-      let failed = false;
+      let failedAt = 0;
       const running = loop.run().catch((error) => {
-        failed = true;
+        failedAt = Date.now();
         throw error;
       });
       const first = journalDeletion(tables, "a.txt");
       await waitFor("batch 1 sent", () => sent.length === 1);
       journalDeletion(tables, "b.txt");
       await waitFor("batch 2 sent", () => sent.length === 2);
-      await new Promise((resolve) => setTimeout(resolve, 1_800));
+      const secondSent = Date.now();
+      await waitFor("1.5 s of batch 2 in flight", () => Date.now() - secondSent >= 1_500);
       loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(first), 1n]], rejected: [] });
-      // Timed from its send, batch 2 fails at about 3,000 ms; timed from the first answer,
-      // not before about 4,800 ms. Looking at 3,900 ms leaves 900 ms either way.
-      await new Promise((resolve) => setTimeout(resolve, 2_100));
-      assert.equal(failed, false, "batch 2 still has time");
+      const firstAnswered = Date.now();
+      assert.equal(failedAt, 0, "batch 2 still has time");
       await assert.rejects(running, WritebackTimeoutError);
+      // Timed from its send, batch 2 would fail about 1,500 ms after the first answer;
+      // timed from becoming the oldest, the full 3,000 ms after it (timers never fire early).
+      const after = failedAt - firstAnswered;
+      assert.ok(after >= 2_950, `batch 2 failed ${after} ms after becoming the oldest`);
     } finally {
       loop.stop();
       close();
