@@ -5,6 +5,8 @@
  * @module
  */
 import { sha256Hex } from "../../lib/cas/mod.ts";
+import { isMissing } from "../../lib/disk/mod.ts";
+import { waitFor } from "./wait_for.ts";
 
 /** Something whose recent logs explain a failure (a peer process). */
 export interface LogSource {
@@ -14,8 +16,7 @@ export interface LogSource {
 
 /** Whether a file-system error means the tree changed while it was read. */
 function changedWhileRead(error: unknown): boolean {
-  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory ||
-    error instanceof Deno.errors.IsADirectory;
+  return isMissing(error) || error instanceof Deno.errors.IsADirectory;
 }
 
 /** The state of a file or link (`"<mode> <hash>"` or `"link <hash>"`), `undefined` for anything else. */
@@ -41,9 +42,7 @@ export async function treeState(
       entries = await Array.fromAsync(Deno.readDir(dir));
     } catch (error) {
       // Changed while we looked (a folder turned into a file): the next look sees it.
-      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-        return;
-      }
+      if (changedWhileRead(error)) return;
       throw error;
     }
     for (const entry of entries) {
@@ -65,6 +64,13 @@ export async function treeState(
   };
   await walk(root, "");
   return out;
+}
+
+/** Whether two trees hold the same paths in the same states. */
+function sameTree(a: Map<string, string>, b: Map<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [path, state] of a) if (b.get(path) !== state) return false;
+  return true;
 }
 
 /** A readable account of how two trees differ (at most 20 paths). */
@@ -97,22 +103,21 @@ export async function waitForSameTrees(
   roots: string[],
   options: SameTreesOptions = {},
 ): Promise<Map<string, string>> {
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
-  let delay = 10;
-  while (true) {
-    const states = await Promise.all(roots.map((root) => treeState(root, options.exclude)));
-    const first = states[0]!;
-    const different = states.findIndex((state) => describeDifference(first, state) !== "identical");
-    if (different === -1) return first;
-    if (Date.now() > deadline) {
-      const logs = (options.peers ?? []).map((p) => `--- ${p.name} ---\n${p.logs()}`).join("\n");
-      throw new Error(
-        `Trees ${roots[0]} and ${roots[different]} still differ:\n${
-          describeDifference(first, states[different]!)
-        }\n${logs}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(delay * 2, 200);
+  let states: Map<string, string>[] = [];
+  let different = -1;
+  try {
+    return await waitFor("the trees to match", async () => {
+      states = await Promise.all(roots.map((root) => treeState(root, options.exclude)));
+      different = states.findIndex((state) => !sameTree(states[0]!, state));
+      return different === -1 ? states[0] : undefined;
+    }, { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 50 });
+  } catch (error) {
+    if (different === -1) throw error; // no tree could be read
+    const logs = (options.peers ?? []).map((p) => `--- ${p.name} ---\n${p.logs()}`).join("\n");
+    throw new Error(
+      `Trees ${roots[0]} and ${roots[different]} still differ:\n${
+        describeDifference(states[0]!, states[different]!)
+      }\n${logs}`,
+    );
   }
 }

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { Cas } from "../../lib/cas/mod.ts";
 import { Store } from "../../lib/store/mod.ts";
 import { Snapshots, type SnapshotsOptions } from "../../lib/snapshot/mod.ts";
-import { withTempDir } from "../_helpers/temp_dir.ts";
+import { lstatOrNull } from "../../lib/disk/mod.ts";
+import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 
 /** A temp workspace with its store, CAS and snapshot engine. */
 export interface TestWorkspace {
@@ -24,8 +25,8 @@ export interface TestWorkspace {
   open(options?: Partial<SnapshotsOptions>): Snapshots;
   /** Writes a text file (creating parents). */
   write(path: string, text: string, mode?: number): Promise<void>;
-  /** Reads a text file, `null` when missing. */
-  read(path: string): Promise<string | null>;
+  /** Reads a text file, `undefined` when missing. */
+  read(path: string): Promise<string | undefined>;
   /** Whether anything (a dangling link included) is at `path`. */
   exists(path: string): Promise<boolean>;
 }
@@ -55,9 +56,9 @@ export function withWorkspace(
         cas,
         snapshots: open(),
         open,
-        write: (path, text, mode) => writeText(join(root, path), text, mode),
-        read: (path) => readOrNull(join(root, path)),
-        exists: (path) => exists(join(root, path)),
+        write: (path, text, mode) => put(root, path, text, mode),
+        read: (path) => readText(join(root, path)),
+        exists: async (path) => (await lstatOrNull(join(root, path))) !== null,
       };
       await fn(ws);
     } finally {
@@ -66,34 +67,6 @@ export function withWorkspace(
       await Deno.chmod(temp, 0o755).catch(() => {});
     }
   }, "chronicle-snap-");
-}
-
-/** Writes a text file (creating parents) with `mode`, whatever the umask. */
-async function writeText(absolute: string, text: string, mode?: number): Promise<void> {
-  await Deno.mkdir(join(absolute, ".."), { recursive: true });
-  await Deno.writeTextFile(absolute, text, mode === undefined ? {} : { mode });
-  if (mode !== undefined) await Deno.chmod(absolute, mode);
-}
-
-/** A text file's content, `null` when missing. */
-async function readOrNull(absolute: string): Promise<string | null> {
-  try {
-    return await Deno.readTextFile(absolute);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
-}
-
-/** Whether anything (a dangling link included) is at `absolute`. */
-async function exists(absolute: string): Promise<boolean> {
-  try {
-    await Deno.lstat(absolute);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 /** Permission bits of a path (lstat). */
