@@ -13,19 +13,12 @@ import { join } from "node:path";
 import { Cas, chunkBoundaries, sha256Hex } from "../lib/cas/mod.ts";
 import { openDatabase } from "../lib/db/mod.ts";
 import { pseudoRandomBytes } from "../tests/_helpers/random_bytes.ts";
-import { discard, MiB, quickMode } from "./_lib/mod.ts";
-
-/** Milliseconds taken by `fn`. */
-async function time(fn: () => unknown): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-}
+import { discard, MiB, quickMode, timeMs } from "./_lib/mod.ts";
 
 /** The best of `n` timings, to damp noise from other work on the machine. */
 async function best(n: number, fn: () => unknown): Promise<number> {
   let min = Infinity;
-  for (let i = 0; i < n; i++) min = Math.min(min, await time(fn));
+  for (let i = 0; i < n; i++) min = Math.min(min, await timeMs(fn));
   return min;
 }
 
@@ -91,12 +84,12 @@ export async function run(quick: boolean): Promise<string[]> {
 
     // 2. putFile of one large file: read, hash, chunk, write each chunk durably.
     const cas = await Cas.open(join(dir, "cas"));
-    const putBigMs = await time(() => cas.putFile(bigPath));
+    const putBigMs = await timeMs(() => cas.putFile(bigPath));
     lines.push(
       `putFile one ${bigSize / MiB} MiB file: ${fmt(mbps(bigSize, putBigMs))} MB/s ` +
         `(${peer(bigSize, putBigMs, sumBigMs)})`,
     );
-    const reputBigMs = await time(() => cas.putFile(bigPath));
+    const reputBigMs = await timeMs(() => cas.putFile(bigPath));
     lines.push(
       `putFile same file again (all chunks deduplicated): ${fmt(mbps(bigSize, reputBigMs))} MB/s ` +
         `(${peer(bigSize, reputBigMs, sumBigMs)})`,
@@ -120,7 +113,7 @@ export async function run(quick: boolean): Promise<string[]> {
     // As a workspace opens it: small objects go to its database's table.
     const smallDb = openDatabase(join(dir, "small.db"));
     const smallCas = await Cas.open(join(dir, "cas_small"), { db: smallDb });
-    const putSmallMs = await time(async () => {
+    const putSmallMs = await timeMs(async () => {
       for (const path of paths) await smallCas.putFile(path);
     });
     lines.push(
@@ -130,7 +123,7 @@ export async function run(quick: boolean): Promise<string[]> {
         } MB/s ` +
         `(${peer(smallBytes, putSmallMs, sumSmallMs)})`,
     );
-    const reputSmallMs = await time(async () => {
+    const reputSmallMs = await timeMs(async () => {
       for (const path of paths) await smallCas.putFile(path);
     });
     smallDb.close();
@@ -149,7 +142,7 @@ export async function run(quick: boolean): Promise<string[]> {
     const editCas = await Cas.open(join(dir, "cas_edits"));
     const content = pseudoRandomBytes(fileSize, 7);
     await editCas.putBytes(content);
-    const editsMs = await time(async () => {
+    const editsMs = await timeMs(async () => {
       for (let i = 1; i <= edits; i++) {
         const at = (i * 2_654_435_761) % (fileSize - 16);
         content.set(pseudoRandomBytes(16, 50 + i), at);

@@ -23,6 +23,7 @@ import {
   makeTree,
   MiB,
   peerUnavailable,
+  percentile,
   propagationLatency,
   quickMode,
   runPeer,
@@ -148,11 +149,12 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
   try {
     const { sequence } = await master.command<{ sequence: number }>("settle");
     for (let round = 0; round < sizes.syncRounds; round++) {
+      const tarTarget = await fresh(base, `tar-${round}`);
       await syncDisks();
       let start = performance.now();
       tarOk &&= await runPeer("bash", [
         "-c",
-        `tar -C '${source}' -cf - . | tar -C '${await fresh(base, `tar-${round}`)}' -xf -`,
+        `tar -C '${source}' -cf - . | tar -C '${tarTarget}' -xf -`,
       ]).catch(() => false);
       times.tar.push(performance.now() - start);
       await syncDisks();
@@ -161,21 +163,23 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
       rsyncOk &&= await runPeer("rsync", ["-a", `${source}/`, `${rsyncTarget}/`]);
       times.rsync.push(performance.now() - start);
       // rsync does not fsync; Chronicle makes every file durable before it records it.
-      await syncDisks();
+      await syncDisks(); // also leaves nothing unwritten to slow the sync below
       rsyncDurable.push(performance.now() - start);
       times.chronicle.push(await replicaSync(base, source, master, sequence, round));
     }
   } finally {
     await master.stop();
   }
-  const median = (samples: number[]) => summarize(samples).p50;
+  const median = (samples: number[]) => percentile(samples, 50);
   const ms = median(times.chronicle);
   const rounds = (samples: number[]) =>
     samples.length > 1 ? ` (rounds: ${samples.map((t) => formatNumber(t)).join(", ")})` : "";
-  const versus = (name: string, samples: number[]) =>
-    `${formatNumber(median(samples))} ms${rounds(samples)} (Chronicle ${
-      formatNumber(ms / median(samples), 2)
+  const versus = (name: string, samples: number[]) => {
+    const peer = median(samples);
+    return `${formatNumber(peer)} ms${rounds(samples)} (Chronicle ${
+      formatNumber(ms / peer, 2)
     }x ${name}'s time)`;
+  };
   return [
     `initial sync over a Unix socket (${label}): ${formatNumber(ms)} ms${rounds(times.chronicle)}`,
     tarOk
@@ -197,8 +201,7 @@ async function replicaSync(
   sequence: number,
   round: number,
 ): Promise<number> {
-  const target = await fresh(base, `replica-${round}`);
-  await syncDisks();
+  const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
   const replica = await Peer.start("replica", "_replica.ts", [
     "--root",

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { isMissing } from "../../lib/disk/mod.ts";
 import { formatNumber } from "./format.ts";
 import { type LatencySummary, summarize } from "./timing.ts";
 
@@ -16,10 +17,11 @@ class EventCounter {
 
   /** Resolves at the next event, or after `ms` should the OS drop one. */
   next(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     return new Promise<void>((resolve) => {
       this.#wake = resolve;
-      setTimeout(resolve, ms);
-    });
+      timer = setTimeout(resolve, ms);
+    }).finally(() => clearTimeout(timer));
   }
 
   /** Records one event. */
@@ -31,9 +33,12 @@ class EventCounter {
   }
 }
 
-/** Reads a text file, `null` while it is missing. */
+/** Reads a text file, `null` while it is missing (or its folder is). */
 function readTextOrNull(path: string): Promise<string | null> {
-  return Deno.readTextFile(path).catch(() => null);
+  return Deno.readTextFile(path).catch((error) => {
+    if (isMissing(error)) return null;
+    throw error;
+  });
 }
 
 /** Waits until `path` holds `content`, woken by file events rather than a fixed sleep. */
