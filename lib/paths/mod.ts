@@ -11,5 +11,6 @@ export {
   normalizeWorkspacePath,
   parentOf,
   PathError,
+  wirePathProblem,
 } from "./workspace_path.ts";
 export { PathSet } from "./path_set.ts";

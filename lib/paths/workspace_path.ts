@@ -81,3 +81,27 @@ function printable(path: string): string {
   const hex = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
   return path.replace(CONTROL, hex).slice(0, 200);
 }
+
+/**
+ * What is wrong with a path received from the other side, `null` when it is a safe,
+ * normalized workspace path. `escapes` marks an absolute path or a `..` segment: the
+ * sender is hostile or broken.
+ *
+ * @param path The path as received.
+ * @param dataDir The data folder inside the workspace, if any.
+ */
+export function wirePathProblem(
+  path: string,
+  dataDir?: string | undefined,
+): { problem: string; escapes: boolean } | null {
+  if (path.startsWith("/") || path.split("/").includes("..")) {
+    return { problem: `path "${printable(path)}" leaves the workspace`, escapes: true };
+  }
+  try {
+    if (normalizeWorkspacePath(path, { dataDir }) === path) return null;
+    return { problem: `path "${printable(path)}" is not normalized`, escapes: false };
+  } catch (error) {
+    if (error instanceof PathError) return { problem: error.message, escapes: false };
+    throw error;
+  }
+}

@@ -53,7 +53,6 @@ export {
   type LaterIteration,
   reasonWord,
   type RejectReason,
-  wirePathProblem,
   type WriteBackFacts,
   type WriteBackPathFacts,
   type WriteBackVerdict,

@@ -4,7 +4,7 @@ import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { inTransaction } from "../db/mod.ts";
-import { PathSet } from "../paths/mod.ts";
+import { PathSet, wirePathProblem } from "../paths/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import type {
@@ -27,7 +27,7 @@ import { validateSandboxId } from "./sandbox_id.ts";
 import { AsyncQueue } from "./transports/_async_queue.ts";
 import { type Connector, connectUnix, connectWebSocket, type Transport } from "./transports/mod.ts";
 import type { JournalEntry, JournalState } from "./write_journal.ts";
-import { reasonWord, wirePathProblem } from "./write_back_decision.ts";
+import { reasonWord } from "./write_back_decision.ts";
 import { WritebackLoop } from "./writeback_loop.ts";
 
 /** How a replica treats a rejected write-back (PROTOCOL.md §6). */

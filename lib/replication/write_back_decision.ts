@@ -1,5 +1,5 @@
 import type { WriteBackEntry } from "../wire/mod.ts";
-import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
+import { wirePathProblem } from "../paths/mod.ts";
 
 /** The reasons a write-back entry is rejected, as the first word of the wire reason. */
 export type RejectReason =
@@ -84,30 +84,6 @@ export function entryPaths(
 }
 
 /**
- * What is wrong with a path received from the other side, `null` when it is a safe,
- * normalized workspace path. `escapes` marks an absolute path or a `..` segment: the
- * sender is hostile or broken.
- *
- * @param path The path as received.
- * @param dataDir The data folder inside the workspace, if any.
- */
-export function wirePathProblem(
-  path: string,
-  dataDir?: string | undefined,
-): { problem: string; escapes: boolean } | null {
-  if (path.startsWith("/") || path.split("/").includes("..")) {
-    return { problem: `path "${printable(path)}" leaves the workspace`, escapes: true };
-  }
-  try {
-    if (normalizeWorkspacePath(path, { dataDir }) === path) return null;
-    return { problem: `path "${printable(path)}" is not normalized`, escapes: false };
-  } catch (error) {
-    if (error instanceof PathError) return { problem: error.message, escapes: false };
-    throw error;
-  }
-}
-
-/**
  * Decides one write-back entry by the causal rule of PROTOCOL.md §6: it is accepted when
  * no iteration of its path (both paths for a `Rename`) newer than `master_rowid_seen`
  * came from another origin; the replica's own earlier writes never conflict. Before that,
@@ -185,8 +161,4 @@ export function reasonWord(message: string): string {
 
 function reject(reason: RejectReason, detail: string, disconnect = false): WriteBackVerdict {
   return { accept: false, reason, message: `${reason}: ${detail}`, disconnect };
-}
-
-function printable(path: string): string {
-  return path.replace(/\p{Cc}/gu, "?").slice(0, 200);
 }

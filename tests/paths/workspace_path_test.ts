@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { normalizeWorkspacePath, PathError } from "../../lib/paths/mod.ts";
+import { normalizeWorkspacePath, PathError, wirePathProblem } from "../../lib/paths/mod.ts";
 
 Deno.test("normalizeWorkspacePath() normalizes safe paths", () => {
   const table = [
@@ -35,4 +35,27 @@ Deno.test("normalizeWorkspacePath() refuses unsafe paths with a reason", () => {
     );
   }
   assert.deepEqual(normalizeWorkspacePath("", { allowRoot: true }), "");
+});
+
+Deno.test("wirePathProblem() accepts safe normalized paths and says what is wrong with the rest", () => {
+  const cases: Array<[string, string | null, boolean]> = [
+    ["src/a.ts", null, false],
+    ["naïve/résumé.txt", null, false],
+    ["/etc/passwd", "leaves the workspace", true],
+    ["a/../../b", "leaves the workspace", true],
+    ["a//b", "not normalized", false],
+    ["./a", "not normalized", false],
+    [".chronicle/db", "data folder", false],
+    ["a\0b", "", false],
+  ];
+  for (const [path, expected, escapes] of cases) {
+    const problem = wirePathProblem(path, ".chronicle");
+    if (expected === null) {
+      assert.equal(problem, null, path);
+      continue;
+    }
+    assert.ok(problem !== null, `${JSON.stringify(path)} is refused`);
+    assert.ok(problem.problem.includes(expected), `${JSON.stringify(path)}: ${problem.problem}`);
+    assert.equal(problem.escapes, escapes, path);
+  }
 });

@@ -1,5 +1,5 @@
 /** The pure decisions of replication, tested by tables. */
-import { assert, assertEquals } from "./_assert.ts";
+import { assertEquals } from "./_assert.ts";
 import {
   type ApplyAction,
   type ApplyFacts,
@@ -12,7 +12,6 @@ import {
   planJournalEntries,
   reasonWord,
   sandboxIdProblem,
-  wirePathProblem,
   type WriteBackFacts,
 } from "../../lib/replication/mod.ts";
 import type { Iteration } from "../../lib/store/mod.ts";
@@ -398,28 +397,5 @@ Deno.test("sandboxIdProblem() accepts printable UTF-8 ids and refuses the rest",
       true,
       `${JSON.stringify(id)}: ${problem}`,
     );
-  }
-});
-
-Deno.test("wirePathProblem() accepts safe normalized paths and says what is wrong with the rest", () => {
-  const cases: Array<[string, string | null, boolean]> = [
-    ["src/a.ts", null, false],
-    ["naïve/résumé.txt", null, false],
-    ["/etc/passwd", "leaves the workspace", true],
-    ["a/../../b", "leaves the workspace", true],
-    ["a//b", "not normalized", false],
-    ["./a", "not normalized", false],
-    [".chronicle/db", "data folder", false],
-    ["a\0b", "", false],
-  ];
-  for (const [path, expected, escapes] of cases) {
-    const problem = wirePathProblem(path, ".chronicle");
-    if (expected === null) {
-      assertEquals(problem, null, path);
-      continue;
-    }
-    assert(problem !== null, `${JSON.stringify(path)} is refused`);
-    assert(problem.problem.includes(expected), `${JSON.stringify(path)}: ${problem.problem}`);
-    assertEquals(problem.escapes, escapes, path);
   }
 });
