@@ -9,6 +9,7 @@ import { PathError } from "../paths/mod.ts";
 import {
   diffToJson,
   loadSnapshotConfig,
+  openWorkspaceSnapshots,
   parseRestorePoint,
   restorePlanToJson,
   restoreResultToJson,
@@ -26,7 +27,6 @@ import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
-import { openWorkspaceSnapshots } from "./open_snapshots.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 import { errorMessage } from "../log/mod.ts";

@@ -1,6 +1,6 @@
 import { basename, resolve } from "node:path";
+import { isConflictChoice } from "../replication/mod.ts";
 import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
-import { isConflictChoice } from "./conflict_choice.ts";
 import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";

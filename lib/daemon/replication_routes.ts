@@ -1,8 +1,12 @@
 import { Hono } from "hono";
-import { isConflictChoice } from "../cli/conflict_choice.ts";
 import { HttpError } from "../http/mod.ts";
 import { PathError } from "../paths/mod.ts";
-import { type MasterHandle, type ReplicaHandle, ResolveError } from "../replication/mod.ts";
+import {
+  isConflictChoice,
+  type MasterHandle,
+  type ReplicaHandle,
+  ResolveError,
+} from "../replication/mod.ts";
 
 /** The replication side of a running Chronicle, if any. */
 export type ReplicationHandle =

@@ -1,6 +1,5 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
-import { openWorkspaceSnapshots } from "../cli/open_snapshots.ts";
 import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
@@ -13,7 +12,7 @@ import {
   startMaster,
   startReplica,
 } from "../replication/mod.ts";
-import type { Snapshots } from "../snapshot/mod.ts";
+import { openWorkspaceSnapshots, type Snapshots } from "../snapshot/mod.ts";
 import { EDITOR_NOISE_PATTERNS } from "../localsync/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";

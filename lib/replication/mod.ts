@@ -78,6 +78,7 @@ export {
 export { type Conflict, ConflictLog } from "./conflict_log.ts";
 export {
   type ConflictChoice,
+  isConflictChoice,
   MERGE_ORIGIN,
   resolveConflict,
   ResolveError,

@@ -9,6 +9,13 @@ import type { MasterVersion } from "./replica_paths.ts";
 /** How a person settles a local-sync conflict. */
 export type ConflictChoice = "local" | "upstream" | "merged";
 
+const CONFLICT_CHOICES: readonly ConflictChoice[] = ["local", "upstream", "merged"];
+
+/** Whether `value` is a {@linkcode ConflictChoice}: `"local"`, `"upstream"` or `"merged"`. */
+export function isConflictChoice(value: unknown): value is ConflictChoice {
+  return (CONFLICT_CHOICES as readonly unknown[]).includes(value);
+}
+
 /** What {@linkcode resolveConflict} did. */
 export interface ResolveOutcome {
   path: string;

@@ -129,3 +129,4 @@ export {
   type TransactionStatus,
   type WorkspaceWriter,
 } from "./types.ts";
+export { openWorkspaceSnapshots, type WorkspaceSnapshotsOptions } from "./workspace_snapshots.ts";

@@ -1,4 +1,5 @@
-import { type SnapshotConfig, Snapshots } from "../snapshot/mod.ts";
+import type { SnapshotConfig } from "./types.ts";
+import { Snapshots } from "./snapshots.ts";
 import type { Workspace } from "../workspace/mod.ts";
 
 /** What {@linkcode openWorkspaceSnapshots} takes besides the workspace. */
