@@ -7,6 +7,7 @@ export type FastMatcher =
   | { kind: "segment"; name: string; dirOnly: boolean } // `name`, `name/`
   | { kind: "suffix"; suffix: string; dirOnly: boolean } // `*.ext`
   | { kind: "contains"; text: string; dirOnly: boolean } // `*text*`
+  | { kind: "start"; start: string; dirOnly: boolean } // `name*`
   | { kind: "prefix"; prefix: string; dirOnly: boolean } // `/dir`, `dir/sub`, `/dir/`
   | { kind: "contents"; prefix: string }; // `dir/**`: everything beneath, not the folder itself
 
@@ -41,6 +42,8 @@ export function compilePattern(line: string): FastMatcher | null | undefined {
   if (!GLOB.test(body)) return { kind: "segment", name: body, dirOnly };
   const inner = body.slice(1);
   if (body.startsWith("*") && !GLOB.test(inner)) return { kind: "suffix", suffix: inner, dirOnly };
+  const head = body.slice(0, -1);
+  if (body.endsWith("*") && !GLOB.test(head)) return { kind: "start", start: head, dirOnly };
   const middle = body.slice(1, -1);
   if (body.length > 2 && body.startsWith("*") && body.endsWith("*") && !GLOB.test(middle)) {
     return { kind: "contains", text: middle, dirOnly };
@@ -87,6 +90,8 @@ function segmentMatches(matcher: FastMatcher, segment: string): boolean {
       return segment.endsWith(matcher.suffix);
     case "contains":
       return segment.includes(matcher.text);
+    case "start":
+      return segment.startsWith(matcher.start);
     case "prefix":
     case "contents":
       return false;

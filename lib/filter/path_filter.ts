@@ -2,8 +2,8 @@ import ignore, { type Ignore } from "ignore";
 import { compilePattern, type FastMatcher, fastMatches } from "./compile_pattern.ts";
 
 /**
- * A set of gitignore-style patterns. Simple patterns (exact names, `*.ext`, `*text*`,
- * folder prefixes) are answered by fast string tests; the rest by a full gitignore
+ * A set of gitignore-style patterns. Simple patterns (exact names, `*.ext`, `name*`,
+ * `*text*`, folder prefixes) are answered by fast string tests; the rest by a full gitignore
  * matcher (`npm:ignore`), built lazily on first use. With any negation (`!pattern`),
  * order matters, so the full matcher decides everything.
  */

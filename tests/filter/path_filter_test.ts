@@ -21,6 +21,11 @@ const PATHS: Array<[string, boolean]> = [
   [".git/HEAD", false],
   ["logs", true],
   ["logs/today.log", false],
+  [".chronicle-link-1234", false],
+  ["src/.chronicle-link-x/y", false],
+  ["src/.chronicle-lin", false],
+  ["tmpdir", true],
+  ["a/tmpfile", false],
 ];
 
 const PATTERNS = [
@@ -34,6 +39,8 @@ const PATTERNS = [
   "/dir/sub/",
   ".git/",
   "logs/",
+  ".chronicle-link-*",
+  "tmp*/",
 ];
 
 Deno.test("PathFilter() fast paths agree with the full gitignore matcher", async (t) => {
@@ -74,6 +81,11 @@ Deno.test("compilePattern() classifies simple patterns and defers the rest", () 
       description: "contains",
       input: "*tmp*",
       expected: { kind: "contains", text: "tmp", dirOnly: false },
+    },
+    {
+      description: "start",
+      input: "tmp*",
+      expected: { kind: "start", start: "tmp", dirOnly: false },
     },
     { description: "prefix", input: "a/b/**", expected: { kind: "contents", prefix: "a/b" } },
     {
