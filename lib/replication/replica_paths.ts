@@ -57,15 +57,16 @@ export class ReplicaPaths {
     const row = this.#statement("SELECT * FROM replica_paths WHERE path = ?").get(path) as
       | Row
       | undefined;
-    if (!row) {
-      return {
-        path,
-        applied: { sequence: 0, hash: "", mode: 0, deleted: true },
-        acceptedSeq: 0,
-        deferred: null,
-      };
-    }
-    return toState(row);
+    return row ? toState(row) : neverHeardOf(path);
+  }
+
+  /** The states of `paths` (as {@linkcode ReplicaPaths.get} gives each), in one query. */
+  getMany(paths: string[]): Map<string, ReplicaPathState> {
+    const rows = this.#statement(
+      "SELECT r.* FROM json_each(?) j JOIN replica_paths r ON r.path = j.value",
+    ).all(JSON.stringify(paths)) as Row[];
+    const found = new Map(rows.map((row) => [row.path, toState(row)]));
+    return new Map(paths.map((path) => [path, found.get(path) ?? neverHeardOf(path)]));
   }
 
   /** The `master_rowid_seen` for a local write of `path`. */
@@ -81,15 +82,16 @@ export class ReplicaPaths {
    * there). A deferral at or below that sequence is dropped.
    */
   setApplied(path: string, version: MasterVersion): void {
+    // Every CASE reads the row as it was: a deferral at or below the sequence is cleared.
     this.#statement(
       `INSERT INTO replica_paths (path, master_seq, hash, mode, deleted) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (path) DO UPDATE SET master_seq = excluded.master_seq, hash = excluded.hash,
-         mode = excluded.mode, deleted = excluded.deleted`,
+         mode = excluded.mode, deleted = excluded.deleted,
+         deferred_seq = ${KEEP_LATER_DEFERRAL("deferred_seq")},
+         deferred_hash = ${KEEP_LATER_DEFERRAL("deferred_hash")},
+         deferred_mode = ${KEEP_LATER_DEFERRAL("deferred_mode")},
+         deferred_deleted = ${KEEP_LATER_DEFERRAL("deferred_deleted")}`,
     ).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
-    this.#statement(
-      `UPDATE replica_paths SET deferred_seq = NULL, deferred_hash = NULL, deferred_mode = NULL,
-         deferred_deleted = NULL WHERE path = ? AND deferred_seq <= ?`,
-    ).run(path, version.sequence);
   }
 
   /** Holds back the master's `version` of `path` (it replaces an older deferral). */
@@ -117,6 +119,19 @@ export class ReplicaPaths {
     return (this.#statement("SELECT path FROM replica_paths WHERE deferred_seq IS NOT NULL")
       .all() as { path: string }[]).map((row) => row.path);
   }
+}
+
+/** A deferral column's value once `excluded.master_seq` is applied: kept only if later. */
+const KEEP_LATER_DEFERRAL = (column: string) =>
+  `CASE WHEN deferred_seq <= excluded.master_seq THEN NULL ELSE ${column} END`;
+
+function neverHeardOf(path: string): ReplicaPathState {
+  return {
+    path,
+    applied: { sequence: 0, hash: "", mode: 0, deleted: true },
+    acceptedSeq: 0,
+    deferred: null,
+  };
 }
 
 function toState(row: Row): ReplicaPathState {

@@ -85,9 +85,14 @@ export class Store {
     if (changes.length === 0 && fileStates.length === 0) return [];
     const recorded = inTransaction(this.db, () => {
       const out: Iteration[] = [];
+      // Looked up at once; a path changed twice in the batch sees its own first change.
+      const latest = this.latestOf(changes.map((change) => change.path));
       for (const change of changes) {
-        const iteration = this.#recordOne(change);
-        if (iteration) out.push(iteration);
+        const iteration = this.#recordOne(change, latest.get(change.path));
+        if (iteration) {
+          out.push(iteration);
+          latest.set(iteration.path, iteration);
+        }
       }
       this.saveFileStates(fileStates);
       return out;
@@ -116,8 +121,7 @@ export class Store {
     for (const listener of this.#listeners) listener(unseen);
   }
 
-  #recordOne(change: NewIteration): Iteration | undefined {
-    const previous = this.latest(change.path);
+  #recordOne(change: NewIteration, previous: Iteration | undefined): Iteration | undefined {
     if (isSameState(previous, change)) return undefined;
     const deleted = change.deleted;
     const row = {
@@ -155,6 +159,17 @@ export class Store {
       `SELECT ${I_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence WHERE p.path = ?`,
       path,
     );
+  }
+
+  /** The latest iteration of each of `paths` the store knows, deletions included: one query. */
+  latestOf(paths: string[]): Map<string, Iteration> {
+    if (paths.length === 0) return new Map();
+    const found = this.#all(
+      `SELECT ${I_COLUMNS} FROM json_each(?) j JOIN paths p ON p.path = j.value
+       JOIN iterations i ON i.sequence = p.sequence`,
+      JSON.stringify(paths),
+    );
+    return new Map(found.map((iteration) => [iteration.path, iteration]));
   }
 
   /** Every iteration of the path, oldest first; only those after `afterSequence` when given. */

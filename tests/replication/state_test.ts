@@ -79,6 +79,24 @@ Deno.test("ReplicaPaths remembers applied, accepted and deferred master versions
     paths.setAccepted("a", 12);
     paths.setAccepted("a", 11);
     assertEquals(paths.get("a").acceptedSeq, 12);
+    // Applying an older version keeps the later deferral whole.
+    paths.setApplied("a", { sequence: 8, hash: "h8", mode: 0o100755, deleted: false });
+    assertEquals(paths.get("a").applied, {
+      sequence: 8,
+      hash: "h8",
+      mode: 0o100755,
+      deleted: false,
+    });
+    assertEquals(paths.get("a").deferred, {
+      sequence: 9,
+      hash: "h9",
+      mode: 0o100644,
+      deleted: false,
+    });
+    paths.setApplied("b", { sequence: 3, hash: "", mode: 0, deleted: true });
+    const many = paths.getMany(["a", "never-heard-of", "b"]);
+    assertEquals([...many.keys()], ["a", "never-heard-of", "b"]);
+    for (const path of many.keys()) assertEquals(many.get(path), paths.get(path), path);
     // Applying the deferred version (or a newer one) clears the deferral.
     paths.setApplied("a", { sequence: 9, hash: "h9", mode: 0o100644, deleted: false });
     assertEquals(paths.get("a").deferred, null);

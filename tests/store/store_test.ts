@@ -63,6 +63,28 @@ Deno.test("Store.record() skips changes identical to the latest iteration", () =
     );
   }));
 
+Deno.test("Store.record() numbers a path changed twice in one batch from its own first change", () =>
+  withStore((store) => {
+    const del = { path: "a", hash: "", size: 0, mode: 0, deleted: true };
+    const recorded = store.record([file("a", H1), del, file("a", H2), file("a", H2)]);
+    assert.deepEqual(recorded.map((i) => [i.iteration, i.hash, i.deleted]), [
+      [1, H1, false],
+      [2, "", true],
+      [3, H2, false],
+    ]);
+    assert.deepEqual(store.latest("a")?.iteration, 3);
+  }));
+
+Deno.test("Store.latestOf() answers the latest iteration of each known path, as latest() does", () =>
+  withStore((store) => {
+    store.record([file("a", H1), file("b/c", H1)]);
+    store.record([file("a", H2), { path: "b/c", hash: "", size: 0, mode: 0, deleted: true }]);
+    const found = store.latestOf(["a", "b/c", "unknown", "a"]);
+    assert.deepEqual([...found.keys()].sort(), ["a", "b/c"]);
+    for (const path of ["a", "b/c"]) assert.deepEqual(found.get(path), store.latest(path), path);
+    assert.deepEqual(store.latestOf([]).size, 0);
+  }));
+
 Deno.test("Store.list() gives the live tree now, at a sequence, and under a folder", () =>
   withStore((store) => {
     store.record([file("src/a.ts", H1), file("src/b/c.ts", H1), file("srcx", H1), file("top", H1)]);
