@@ -58,6 +58,11 @@ export interface WriteToOptions {
    */
   tempInStore?: boolean;
   /**
+   * Only create `dest`: fail with `Deno.errors.AlreadyExists`, touching nothing, when
+   * anything is there (see `AtomicWriteOptions.createOnly`). @default {false}
+   */
+  createOnly?: boolean;
+  /**
    * The content's bytes, when the caller holds them (a small content that came inline):
    * checked against the hash, written without reading the store, then stored too (made
    * durable by the next {@linkcode Cas.syncDeferred}).
@@ -463,6 +468,7 @@ export class Cas {
         syncFolder: options.syncFolder ?? true,
         visibleFirst: options.visibleFirst ?? false,
         syncFile: options.syncFile ?? true,
+        createOnly: options.createOnly ?? false,
       });
     const written = options.tempInStore
       ? await write(join(this.#tmp, tempName())).catch((error) => {

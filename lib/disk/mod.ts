@@ -72,6 +72,13 @@ export interface AtomicWriteOptions {
    * system once for many files (see {@linkcode syncFileSystem}). @default {true}
    */
   syncFile?: boolean;
+  /**
+   * Only create `dest`, never replace anything there: the temp file is linked into place
+   * (the link fails when `dest` exists, whatever it is) and its temp name removed. What
+   * was there is then untouched, with no window between a check and the write.
+   * @default {false}
+   */
+  createOnly?: boolean;
 }
 
 /**
@@ -86,7 +93,7 @@ export interface AtomicWriteOptions {
  * @returns The written file's status (taken from its handle, so it is ours even if
  * `dest` has been replaced since): what a caller records without looking again.
  * @throws Any I/O error, or whatever `source` throws; the temp file is then removed and
- * `dest` is untouched.
+ * `dest` is untouched. `Deno.errors.AlreadyExists` when `createOnly` and `dest` exists.
  *
  * Only the fsyncs wait off the main thread. Creating, writing, renaming and chmod of a
  * file in the page cache take microseconds, less than a round trip through Deno's blocking
@@ -100,7 +107,9 @@ export async function writeFileAtomic(
   mode: number,
   options: AtomicWriteOptions = {},
 ): Promise<Deno.FileInfo> {
-  const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: 0o600 });
+  // Created with the permission bits it will have (the umask may take some away): most
+  // often it then needs no chmod. Nobody can read more of it than of the final file.
+  const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: mode & 0o777 });
   // Visible first: the content is flushed after the rename, through a read-only handle on
   // the same file (closing it is no write a watcher reports, and it is ours whatever
   // replaces `dest` meanwhile).
@@ -113,8 +122,11 @@ export async function writeFileAtomic(
       } else {
         for await (const piece of source) writeAll(file, piece);
       }
-      Deno.chmodSync(tempPath, mode);
       written = file.statSync();
+      if (((written.mode ?? 0) & 0o7777) !== mode) {
+        Deno.chmodSync(tempPath, mode);
+        written = file.statSync();
+      }
       // Not at all when the caller flushes the whole file system.
       if (options.syncFile !== false) {
         if (options.visibleFirst) reader = Deno.openSync(tempPath, { read: true });
@@ -124,7 +136,8 @@ export async function writeFileAtomic(
       // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
       file.close();
     }
-    Deno.renameSync(tempPath, dest);
+    if (options.createOnly) linkIntoPlace(tempPath, dest);
+    else Deno.renameSync(tempPath, dest);
   } catch (error) {
     reader?.close();
     try {
@@ -141,6 +154,36 @@ export async function writeFileAtomic(
   }
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
   return written;
+}
+
+/**
+ * Gives the file at `tempPath` the name `dest` only if nothing is there, and drops the
+ * temp name. Where the file system has no hard links, `dest` is checked and the file
+ * renamed: a race with a writer there is then possible, as with any check-then-write.
+ *
+ * @throws {Deno.errors.AlreadyExists} When `dest` exists.
+ */
+function linkIntoPlace(tempPath: string, dest: string): void {
+  try {
+    Deno.linkSync(tempPath, dest);
+  } catch (error) {
+    if (!HARD_LINKS_REFUSED.has(errorCode(error))) throw error;
+    if (lstatOrNullSync(dest)) throw new Deno.errors.AlreadyExists(`File exists: "${dest}"`);
+    Deno.renameSync(tempPath, dest);
+    return;
+  }
+  try {
+    Deno.removeSync(tempPath);
+  } catch {
+    // The file is in place. A temp name left behind is ignored like one a crash leaves.
+  }
+}
+
+/** What `link` answers on a file system that has no hard links (FAT, some FUSE mounts). */
+const HARD_LINKS_REFUSED = new Set<unknown>(["EPERM", "EOPNOTSUPP", "ENOTSUP"]);
+
+function errorCode(error: unknown): unknown {
+  return (error as { code?: unknown } | null)?.code;
 }
 
 /** Options for {@linkcode writeSymlinkAtomic}. */
@@ -251,7 +294,7 @@ export async function syncFileSystem(path: string): Promise<boolean> {
 
 /** Whether an error is a rename refused because source and destination are on two mounts. */
 export function isCrossDevice(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === "EXDEV";
+  return errorCode(error) === "EXDEV";
 }
 
 /** Whether an error means "no such path" (including a parent that is not a folder). */
@@ -262,9 +305,18 @@ export function isMissing(error: unknown): boolean {
 /** `Deno.lstat`, or `null` when nothing is there (or a parent is not a folder). */
 export function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
-    return Promise.resolve(Deno.lstatSync(path));
+    return Promise.resolve(lstatOrNullSync(path));
   } catch (error) {
-    if (isMissing(error)) return Promise.resolve(null);
     return Promise.reject(error);
+  }
+}
+
+/** `Deno.lstatSync`, or `null` when nothing is there (or a parent is not a folder). */
+export function lstatOrNullSync(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
   }
 }

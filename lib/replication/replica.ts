@@ -21,7 +21,7 @@ import { diskMatches } from "./disk_check.ts";
 import { type ConflictChoice, resolveConflict, type ResolveOutcome } from "./resolve_conflict.ts";
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import { SyncProgress } from "./progress.ts";
-import type { MasterVersion } from "./replica_paths.ts";
+import type { MasterVersion, ReplicaPathState } from "./replica_paths.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 import { validateSandboxId } from "./sandbox_id.ts";
 import { AsyncQueue } from "./transports/_async_queue.ts";
@@ -161,8 +161,12 @@ const ACK_EVERY = 256;
 const MAX_PROBLEMS = 100;
 /** Notifications queued for the applier beyond which reading from the master pauses. */
 const MAX_QUEUED = 4096;
-/** Most notifications applied together (see {@linkcode Workspace.applyChanges}). */
-const APPLY_BATCH = 512;
+/**
+ * Most notifications applied together (see {@linkcode Workspace.applyChanges}): one
+ * transaction records them, after flushes that overlap the writes. Inline content keeps
+ * such a batch under 8 MiB.
+ */
+const APPLY_BATCH = 2048;
 /** Paths whose disk state is checked, and content gathered, at once. */
 const APPLY_CONCURRENCY = 16;
 
@@ -172,6 +176,9 @@ interface PendingVersion {
   version: MasterVersion;
   inline: Uint8Array | null;
 }
+
+/** A version to write or remove on disk; `createOnly` writes refuse anything found there. */
+type ChangeToMake = PendingVersion & { action: "write" | "remove"; createOnly?: boolean };
 
 type ApplyItem =
   | NotificationMessage
@@ -786,7 +793,7 @@ class ReplicaSession {
     }
     let removed = 0;
     for (let at = 0; at < gone.length; at += APPLY_BATCH) {
-      removed += await this.#makeChanges(gone.slice(at, at + APPLY_BATCH));
+      removed += (await this.#makeChanges(gone.slice(at, at + APPLY_BATCH))).made;
     }
     this.#resync = null;
     replica.applied = sequence;
@@ -820,11 +827,14 @@ class ReplicaSession {
     > = [];
     const held: PendingVersion[] = [];
     const deferred: PendingVersion[] = [];
+    const paths = items.map((item) => item.path);
+    const locals = replica.store.latestOf(paths);
+    const states = tables.paths.getMany(paths);
     for (const item of items) {
       // The disk is later compared with this same record: a change recorded meanwhile
       // then shows as a difference, and the version is decided again.
-      const local = replica.store.latest(item.path);
-      const action = this.#decide(item, local);
+      const local = locals.get(item.path);
+      const action = this.#decide(item, local, states.get(item.path)!);
       switch (action) {
         case "skip-filtered":
         case "skip-superseded":
@@ -846,49 +856,66 @@ class ReplicaSession {
       for (const item of held) tables.paths.setApplied(item.path, item.version);
       for (const item of deferred) tables.paths.defer(item.path, item.version);
     });
-    const ready: typeof toMake = [];
+    const ready: ChangeToMake[] = [];
     const changedOnDisk: PendingVersion[] = [];
     await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
-      if (!(await diskMatches(workspace.root, item.path, item.local))) {
+      // Where nothing is recorded the write itself refuses whatever it finds on disk, with
+      // no window between a look and the write (and no look at all for a new path).
+      const createOnly = item.action === "write" && (item.local?.deleted ?? true);
+      if (!createOnly && !(await diskMatches(workspace.root, item.path, item.local))) {
         changedOnDisk.push(item);
       } else if (item.action === "remove" || inlineIsSound(item)) {
-        ready.push(item); // inline content is written straight from the notification
+        // Inline content is written straight from the notification.
+        ready.push({ ...item, createOnly });
       } else if (await this.#holdContent(item)) {
         // A fetch that fails with the connection throws: the position must not pass it.
-        ready.push({ ...item, inline: null });
+        ready.push({ ...item, inline: null, createOnly });
       }
     });
-    await this.#makeChanges(ready);
+    const { taken } = await this.#makeChanges(ready);
+    changedOnDisk.push(...taken);
     if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
   }
 
-  #decide(item: PendingVersion, local: Iteration | undefined): ApplyAction {
+  #decide(
+    item: PendingVersion,
+    local: Iteration | undefined,
+    state: ReplicaPathState,
+  ): ApplyAction {
     const { filter, tables, mode } = this.#replica;
     const { path, version } = item;
     return decideApply({
       version,
       local: local ?? { hash: "", mode: 0, deleted: true },
-      state: tables.paths.get(path),
+      state,
       pendingWriteBack: tables.journal.hasOpen(path),
       filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
       unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
     });
   }
 
-  /** Writes and removes on disk, then remembers each version made as applied; how many were. */
-  async #makeChanges(
-    items: Array<PendingVersion & { action: "write" | "remove" }>,
-  ): Promise<number> {
-    if (items.length === 0) return 0;
+  /**
+   * Writes and removes on disk, then remembers each version made as applied.
+   *
+   * @returns How many were made, and the create-only writes that found something on disk
+   * (left as it is; their versions are for the caller to weigh again).
+   */
+  async #makeChanges(items: ChangeToMake[]): Promise<{ made: number; taken: PendingVersion[] }> {
+    if (items.length === 0) return { made: 0, taken: [] };
     const replica = this.#replica;
-    // RACE: a local write landing between the disk check and the rename is replaced; the
-    // window is short and the watcher still records the write's event (while it is paused
-    // for a large catch-up, nothing does).
+    // RACE: a local write to a recorded path, landing between the disk check and the
+    // rename, is replaced; the window is short and the watcher still records the write's
+    // event (while it is paused for a large catch-up, nothing does). Create-only writes
+    // have no such window.
     const { failed } = await replica.workspace.applyChanges(
-      items.map(({ path, action, version, inline }) =>
-        action === "remove"
-          ? { path, remove: true }
-          : { path, hash: version.hash, mode: version.mode, ...(inline ? { bytes: inline } : {}) }
+      items.map(({ path, action, version, inline, createOnly }) =>
+        action === "remove" ? { path, remove: true } : {
+          path,
+          hash: version.hash,
+          mode: version.mode,
+          createOnly: createOnly ?? false,
+          ...(inline ? { bytes: inline } : {}),
+        }
       ),
       // A replica's files are copies: visible before their fsync (recorded after it).
       { origin: "master", visibleFirst: true },
@@ -899,8 +926,13 @@ class ReplicaSession {
         if (!failedPaths.has(item.path)) replica.tables.paths.setApplied(item.path, item.version);
       }
     });
-    for (const failure of failed) replica.noteProblem(failure.path, errorMessage(failure.error));
-    return items.length - failed.length;
+    const byPath = new Map(items.map((item) => [item.path, item]));
+    const taken: PendingVersion[] = [];
+    for (const { path, error } of failed) {
+      if (error instanceof Deno.errors.AlreadyExists) taken.push(byPath.get(path)!);
+      else replica.noteProblem(path, errorMessage(error));
+    }
+    return { made: items.length - failed.length, taken };
   }
 
   /**

@@ -6,6 +6,7 @@ import { errorMessage, log } from "../log/mod.ts";
 import {
   canSyncFileSystem,
   isMissing,
+  lstatOrNullSync,
   syncDir,
   syncFileSystem,
   writeSymlinkAtomic,
@@ -68,9 +69,11 @@ export interface ApplyChangesOptions extends WriteOptions {
 export type WorkspaceChange =
   /**
    * Content written to `path` with `mode` (`st_mode`, or permission bits for a file):
-   * already in the CAS, or given as `bytes` (checked against `hash`, and stored).
+   * already in the CAS, or given as `bytes` (checked against `hash`, and stored). With
+   * `createOnly`, a regular file is only created: anything found at `path` but an empty
+   * folder fails the change with `Deno.errors.AlreadyExists` and is left as it is.
    */
-  | { path: string; hash: string; mode: number; bytes?: Uint8Array }
+  | { path: string; hash: string; mode: number; bytes?: Uint8Array; createOnly?: boolean }
   /** `path` removed: a file, a link, or a folder with everything in it. */
   | { path: string; remove: true };
 
@@ -126,6 +129,12 @@ const APPLY_CONCURRENCY = 16;
  * `syncFileSystem` in lib/disk) rather than an fsync per file, where that works.
  */
 const FILE_SYSTEM_SYNC_MIN = 32;
+
+/**
+ * Changes of one batch written before their flush starts: a large batch is flushed in
+ * chunks of this many, each while the next is written.
+ */
+const FLUSH_CHUNK = 512;
 
 /**
  * A workspace under Chronicle: its files on disk, its store and CAS, and the one way to
@@ -384,7 +393,7 @@ export class Workspace {
         throw new PathError(to, `cannot move "${source}" into itself`);
       }
       this.#assertNoLinkedParents(source);
-      await this.#ensureParent(target);
+      this.#ensureParent(target);
       await Deno.rename(this.#absolute(source), this.#absolute(target));
       this.#carryFileStates(source, target);
       const { recorded } = await this.#capture([source, target], { origin: options.origin });
@@ -612,28 +621,43 @@ export class Workspace {
       taken.add(path);
       accepted.push({ ...change, path });
     }
-    const parents = new Map<string, Promise<void>>();
+    const parents = new Set<string>();
     let made: WorkspaceChange[] = [];
     const written = new Map<string, WrittenFile>();
     const flushAtOnce = accepted.length >= FILE_SYSTEM_SYNC_MIN && canSyncFileSystem();
     const write = { visibleFirst: options.visibleFirst ?? false, syncFile: !flushAtOnce };
-    await forEachLimited(accepted, APPLY_CONCURRENCY, async (change) => {
-      try {
-        const file = await this.#makeChange(change, parents, write);
-        made.push(change);
-        if (file && "hash" in change) {
-          written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
-        }
-      } catch (error) {
-        failed.push({ path: change.path, error });
-      }
-    });
-    try {
-      await this.#makeDurable(made, write.syncFile);
-    } catch (error) {
+    // Each chunk is flushed while the next one is written: only the last flush is waited
+    // for with nothing else to do. Every flush starts after its chunk's writes.
+    const flushes: Promise<void>[] = [];
+    for (let at = 0; at < accepted.length; at += FLUSH_CHUNK) {
+      const madeHere: WorkspaceChange[] = [];
+      await forEachLimited(
+        accepted.slice(at, at + FLUSH_CHUNK),
+        APPLY_CONCURRENCY,
+        async (change) => {
+          try {
+            const file = await this.#makeChange(change, parents, write);
+            madeHere.push(change);
+            if (file && "hash" in change) {
+              written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
+            }
+          } catch (error) {
+            failed.push({ path: change.path, error });
+          }
+        },
+      );
+      made.push(...madeHere);
+      const flush = this.#makeDurable(madeHere, write.syncFile);
+      flush.catch(() => {}); // settled below, with the others
+      flushes.push(flush);
+    }
+    const flushFailure = (await Promise.allSettled(flushes)).find((outcome) =>
+      outcome.status === "rejected"
+    );
+    if (flushFailure) {
       // Made but perhaps not durable: never recorded. The disk now differs from the store,
       // as after a crash, and the next look at these paths records what is there.
-      for (const change of made) failed.push({ path: change.path, error });
+      for (const change of made) failed.push({ path: change.path, error: flushFailure.reason });
       made = [];
     }
     // Content put with a deferred sync is made durable by #capture, before it records.
@@ -698,7 +722,7 @@ export class Workspace {
    */
   async #makeChange(
     change: WorkspaceChange,
-    parents: Map<string, Promise<void>>,
+    parents: Set<string>,
     write: { visibleFirst: boolean; syncFile: boolean },
   ): Promise<SeenFile | null> {
     const absolute = this.#absolute(change.path);
@@ -709,14 +733,12 @@ export class Workspace {
       });
       return null;
     }
-    // Siblings share one check of their folder.
+    // Siblings share one check of their folder (made again for each if it failed).
     const parent = parentOf(change.path);
-    let parentReady = parents.get(parent);
-    if (!parentReady) {
-      parentReady = this.#ensureParent(change.path);
-      parents.set(parent, parentReady);
+    if (!parents.has(parent)) {
+      this.#ensureParent(change.path);
+      parents.add(parent);
     }
-    await parentReady;
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
     if ((fullMode & S_IFMT) === S_IFLNK) {
       if (change.bytes) await this.cas.putVerified(change.hash, change.bytes);
@@ -733,13 +755,14 @@ export class Workspace {
         mode: fullMode,
         syncFolder: false,
         tempInStore: this.#tempInStore,
+        createOnly: change.createOnly ?? false,
         ...(change.bytes ? { bytes: change.bytes } : {}),
       });
     try {
       return observeFile(change.path, await writeFile());
     } catch (error) {
       // Rarely a folder is in the way: asked for then, not looked for before every write.
-      if (!(error instanceof Deno.errors.IsADirectory)) throw error;
+      if (!isFolderInTheWay(error, absolute)) throw error;
     }
     this.#removeEmptyFolder(change.path);
     await writeFile();
@@ -760,11 +783,11 @@ export class Workspace {
     }
   }
 
-  async #ensureParent(path: string): Promise<void> {
+  #ensureParent(path: string): void {
     const parent = parentOf(path);
     if (parent === "") return;
     if (this.#assertNoLinkedParents(path)) return;
-    await Deno.mkdir(this.#absolute(parent), { recursive: true });
+    Deno.mkdirSync(this.#absolute(parent), { recursive: true }); // microseconds; see lib/disk
   }
 
   /**
@@ -823,6 +846,16 @@ async function syncFileSystems(folders: string[]): Promise<boolean> {
 }
 
 /** A file {@linkcode Workspace} wrote: what it looks like, and the content put in it. */
+/**
+ * Whether a write failed because a folder is at `absolute`: a rename over it says so; a
+ * create-only write finds something there, which may be a folder.
+ */
+function isFolderInTheWay(error: unknown, absolute: string): boolean {
+  if (error instanceof Deno.errors.IsADirectory) return true;
+  return error instanceof Deno.errors.AlreadyExists &&
+    lstatOrNullSync(absolute)?.isDirectory === true;
+}
+
 interface WrittenFile {
   file: SeenFile;
   hash: string;

@@ -6,6 +6,18 @@ import { withTempDir } from "../_helpers/temp_dir.ts";
 
 const SCRIPT = new URL("./_sync_twice.ts", import.meta.url).pathname;
 
+Deno.test("writeFileAtomic() gives the file exactly its mode, whatever the umask takes away", () =>
+  withTempDir(async (dir) => {
+    // 0o666 loses bits to a usual umask (022); a sticky bit is never given by open().
+    for (const mode of [0o666, 0o1755, 0o600, 0o751]) {
+      const dest = `${dir}/f-${mode.toString(8)}`;
+      const info = await writeFileAtomic(`${dir}/tmp`, dest, new Uint8Array(3), mode);
+      const seen = await Deno.lstat(dest);
+      assert.equal(seen.mode! & 0o7777, mode, mode.toString(8));
+      assert.equal(info.mode, seen.mode, "the status answered is the final one");
+    }
+  }));
+
 Deno.test("writeFileAtomic() answers the written file's status, as lstat then sees it", () =>
   withTempDir(async (dir) => {
     for (const visibleFirst of [false, true]) {
@@ -25,6 +37,36 @@ Deno.test("writeFileAtomic() answers the written file's status, as lstat then se
         assert.equal(await Deno.readTextFile(dest), `written ${visibleFirst} ${syncFile}`);
       }
     }
+  }));
+
+Deno.test("writeFileAtomic() with createOnly creates a missing file and leaves anything there untouched", () =>
+  withTempDir(async (dir) => {
+    const bytes = new TextEncoder().encode("new content");
+    const made = await writeFileAtomic(`${dir}/t1`, `${dir}/new.txt`, bytes, 0o640, {
+      createOnly: true,
+    });
+    assert.equal(await Deno.readTextFile(`${dir}/new.txt`), "new content");
+    const seen = await Deno.lstat(`${dir}/new.txt`);
+    assert.deepEqual([made.ino, made.size, made.mode], [seen.ino, seen.size, seen.mode]);
+    assert.equal(seen.mode! & 0o7777, 0o640);
+    assert.equal(seen.nlink, 1, "the temp name is gone");
+
+    await Deno.writeTextFile(`${dir}/file`, "someone's file");
+    await Deno.mkdir(`${dir}/folder`);
+    await Deno.symlink("nowhere", `${dir}/dangling`);
+    for (const name of ["file", "folder", "dangling"]) {
+      await assert.rejects(
+        writeFileAtomic(`${dir}/t-${name}`, `${dir}/${name}`, bytes, 0o644, { createOnly: true }),
+        Deno.errors.AlreadyExists,
+        name,
+      );
+    }
+    assert.equal(await Deno.readTextFile(`${dir}/file`), "someone's file");
+    assert.ok((await Deno.lstat(`${dir}/folder`)).isDirectory);
+    assert.equal(await Deno.readLink(`${dir}/dangling`), "nowhere");
+    const names = [];
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+    assert.deepEqual(names.sort(), ["dangling", "file", "folder", "new.txt"], "no temp file left");
   }));
 
 /** Whether this machine's `sync` takes `-f` (busybox builds and macOS may not). */

@@ -107,6 +107,41 @@ Deno.test("Workspace.applyChanges() flushes file by file where the file system c
   }
 });
 
+Deno.test("Workspace.applyChanges() flushes a large batch in chunks; one failed flush fails them all", async (t) => {
+  const script = new URL("./_apply_batch.ts", import.meta.url).pathname;
+  const count = 1100;
+  // Counts its calls in `calls`; fails the call numbered FAIL_AT, if any.
+  const fakeSync = (dir: string) =>
+    `n=$(( $(cat "${dir}/calls" 2>/dev/null || echo 0) + 1 )); echo $n > "${dir}/calls"; ` +
+    `if [ "$n" = "\${FAIL_AT:-0}" ]; then echo "sync: error syncing: Input/output error" >&2; exit 1; fi`;
+  const cases = [
+    { name: "every flush works: all recorded", failAt: "0", recorded: count },
+    { name: "the second flush fails: none recorded", failAt: "2", recorded: 0 },
+  ];
+  for (const { name, failAt, recorded } of cases) {
+    await t.step(name, () =>
+      withTempDir(async (dir) => {
+        const root = `${dir}/ws`;
+        await Deno.mkdir(root);
+        const env = { ...await fakeProgram(dir, "sync", fakeSync(dir)), FAIL_AT: failAt };
+        const { code, stdout, stderr } = await runChronicle([root, String(count)], {
+          script,
+          permissions: ["--allow-read", "--allow-write", "--allow-env", "--allow-run=sync"],
+          env,
+        });
+        assert.equal(code, 0, stderr);
+        const result = JSON.parse(stdout);
+        assert.deepEqual([result.recorded, result.failed], [recorded, count - recorded]);
+        // The script's own flush at the end is one more call.
+        const flushes = Number(await Deno.readTextFile(`${dir}/calls`)) - 1;
+        assert.ok(flushes >= 2, `${flushes} flushes for ${count} changes: flushed in chunks`);
+        for (const i of [0, count - 1]) {
+          assert.equal(await Deno.readTextFile(`${root}/batch/${i % 5}/f${i}.txt`), `file ${i}`);
+        }
+      }));
+  }
+});
+
 Deno.test("Workspace.applyChanges() makes the good changes and reports each bad one", () =>
   withTempDir(async (root) => {
     await put(root, "folder-in-the-way/kept.txt", "not lost");
@@ -137,6 +172,38 @@ Deno.test("Workspace.applyChanges() makes the good changes and reports each bad 
       assert.equal(await Deno.readTextFile(`${root}/folder-in-the-way/kept.txt`), "not lost");
       await assert.rejects(Deno.lstat("/tmp/inside.txt"), Deno.errors.NotFound);
       await assert.rejects(Deno.lstat(`${root}/missing-content.txt`), Deno.errors.NotFound);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.applyChanges() create-only writes refuse whatever is on disk but an empty folder", () =>
+  withTempDir(async (root) => {
+    await put(root, "unrecorded.txt", "someone's file");
+    await put(root, "full-folder/kept.txt", "not lost");
+    await Deno.mkdir(`${root}/empty-folder`);
+    await Deno.symlink("unrecorded.txt", `${root}/link`);
+    const workspace = await Workspace.open({ root });
+    try {
+      const { hash } = await workspace.cas.putBytes(text("content"));
+      const paths = ["unrecorded.txt", "full-folder", "link", "empty-folder", "new/made.txt"];
+      const { recorded, failed } = await workspace.applyChanges(
+        paths.map((path) => ({ path, hash, mode: 0o644, createOnly: true })),
+      );
+      assert.deepEqual(recorded.map((iteration) => iteration.path), [
+        "empty-folder",
+        "new/made.txt",
+      ]);
+      const refused = Object.fromEntries(failed.map((f) => [f.path, f.error]));
+      assert.deepEqual(Object.keys(refused).sort(), ["full-folder", "link", "unrecorded.txt"]);
+      assert.ok(refused["unrecorded.txt"] instanceof Deno.errors.AlreadyExists);
+      assert.ok(refused["link"] instanceof Deno.errors.AlreadyExists);
+      assert.ok(refused["full-folder"] instanceof PathError, "a folder with files stays");
+      assert.equal(await Deno.readTextFile(`${root}/unrecorded.txt`), "someone's file");
+      assert.equal(await Deno.readLink(`${root}/link`), "unrecorded.txt");
+      assert.equal(await Deno.readTextFile(`${root}/full-folder/kept.txt`), "not lost");
+      assert.equal(await Deno.readTextFile(`${root}/empty-folder`), "content");
+      assert.equal(await Deno.readTextFile(`${root}/new/made.txt`), "content");
     } finally {
       await workspace.close();
     }

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { startMaster, startReplica } from "../../lib/replication/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
+import { sha256OfText } from "../_helpers/text_hash.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+
+Deno.test("a file found where the master's new file goes is recorded and kept, never overwritten unseen", () =>
+  withTempDir(async (root) => {
+    await put(root, "m/shared.txt", "the master's");
+    await put(root, "m/other.txt", "only on the master");
+    // On the replica's disk, never scanned nor watched: nothing records it but the apply.
+    await put(root, "r/shared.txt", "the sandbox's own");
+    const socket = `${root}/m.sock`;
+    const masterSide = await Workspace.open({ root: `${root}/m` });
+    await masterSide.scan();
+    const master = await startMaster({ workspace: masterSide, socketPath: socket });
+    const replicaSide = await Workspace.open({ root: `${root}/r` });
+    const replica = await startReplica({ workspace: replicaSide, connect: socket });
+    try {
+      // The sandbox's file goes to the master as a write-back, which conflicts; the
+      // sandbox then takes the master's version and keeps its own in the conflict list.
+      const conflict = await waitFor(
+        "the conflict to be listed",
+        () => replica.status().conflicts.find((c) => c.path === "shared.txt"),
+      );
+      assert.equal(conflict.keptHash, sha256OfText("the sandbox's own"));
+      assert.equal(
+        new TextDecoder().decode(await replicaSide.cas.readBytes(conflict.keptHash!)),
+        "the sandbox's own",
+      );
+      await waitFor(
+        "the master's files on the replica",
+        async () =>
+          await readText(`${root}/r/shared.txt`) === "the master's" &&
+          await readText(`${root}/r/other.txt`) === "only on the master",
+      );
+      assert.equal(await readText(`${root}/m/shared.txt`), "the master's");
+    } finally {
+      await replica.close();
+      await master.close();
+      await replicaSide.close();
+      await masterSide.close();
+    }
+  }));
