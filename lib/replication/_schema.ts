@@ -9,6 +9,7 @@ import type { Migration } from "../db/mod.ts";
  * | `replica_paths` | per path: the master's state as last applied (`master_seq` is the `master_rowid_seen` of the next local write), the master sequence of this replica's own last accepted write, and a notification deferred while write-backs of the path were unanswered |
  * | `replica_journal` | every local change to send back, with its state (`pending`, `sent`, `accepted`, `rejected`, `refused`) |
  * | `replica_conflicts` | write-backs the master rejected, with the reason and the kept content |
+ * | `replica_applying` | per batch being applied: the master versions written to disk and not yet recorded, as JSON `[[path, sequence, hash, mode], …]` |
  *
  * The applied master sequence and the sandbox id are store meta keys (`replica.*`).
  */
@@ -60,6 +61,10 @@ export const REPLICA_MIGRATIONS: Migration[] = [
    -- Journal numbers start from the creation time in microseconds, so a journal made
    -- afresh under a reused sandbox id never repeats the numbers of an older one.
    INSERT INTO sqlite_sequence (name, seq) VALUES ('replica_journal', ${Date.now() * 1000});`,
+  `CREATE TABLE replica_applying (
+     id       INTEGER PRIMARY KEY,
+     versions TEXT NOT NULL
+   );`,
 ];
 
 /**

@@ -149,6 +149,7 @@ export function startReplica(options: ReplicaOptions): Promise<ReplicaHandle> {
 }
 
 const APPLIED_META = "replica.applied_sequence";
+const JOURNALED_META = "replica.journaled_through";
 const SANDBOX_META = "replica.sandbox_id";
 const RESYNC_META = "replica.resync_pending";
 /**
@@ -244,7 +245,7 @@ class Replica implements ReplicaHandle {
   start(): void {
     // Journal local changes captured while no replica ran (or before a crash), then
     // every new capture: both in this same tick, so none falls between.
-    const missed = this.store.changesSince(this.tables.journal.sourceHighWater(), {
+    const missed = this.store.changesSince(this.#journaledThrough(), {
       origin: this.workspace.origin,
     });
     this.journalCaptured(missed);
@@ -252,16 +253,30 @@ class Replica implements ReplicaHandle {
     this.#loop = this.#connectLoop();
   }
 
-  /** Turns captured local changes into journal entries. */
+  /**
+   * Turns captured local changes into journal entries. A file found holding a master
+   * version this replica was writing when it stopped (see {@linkcode ApplyIntents}) is
+   * that version, applied: not a local change.
+   */
   journalCaptured(recorded: Iteration[]): void {
     if (this.#closed || recorded.length === 0) return;
-    const { paths, journal } = this.tables;
+    const { paths, journal, intents } = this.tables;
     const changes: CapturedChange[] = [];
+    const adopted: Array<{ path: string; version: MasterVersion }> = [];
     const seen = new Map<string, number>();
     const deferred = new Set<string>();
     const filtered = new Set<string>();
+    let through = 0;
     for (const current of recorded) {
       if (current.origin !== this.workspace.origin) continue;
+      through = Math.max(through, current.sequence);
+      const version = current.deleted
+        ? null
+        : intents.match(current.path, current.hash, current.mode);
+      if (version) {
+        adopted.push({ path: current.path, version });
+        continue;
+      }
       const previous = current.iteration > 1
         ? this.store.iteration(current.path, current.iteration - 1)
         : undefined;
@@ -271,7 +286,18 @@ class Replica implements ReplicaHandle {
       if (state.deferred) deferred.add(current.path);
       if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
     }
-    journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
+    inTransaction(this.store.db, () => {
+      for (const { path, version } of adopted) paths.setApplied(path, version);
+      journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
+      // Changes journaled as nothing (adopted, filtered) are never looked at again either.
+      if (through > this.#journaledThrough()) this.store.setMeta(JOURNALED_META, String(through));
+    });
+  }
+
+  /** The store sequence up to which local changes have been journaled (or found to be none). */
+  #journaledThrough(): number {
+    const noted = Number(this.store.getMeta(JOURNALED_META) ?? "0") || 0;
+    return Math.max(noted, this.tables.journal.sourceHighWater());
   }
 
   status(): ReplicaStatus {
@@ -717,6 +743,7 @@ class ReplicaSession {
       this.#progress?.finish();
       this.#progress = null;
       log("info", "replica in sync", { sequence });
+      replica.tables.intents.clear(); // every version noted before is applied or superseded
       this.#replica.resumeWatching();
     }
   }
@@ -800,6 +827,7 @@ class ReplicaSession {
     replica.resyncPending = false;
     replica.saveApplied();
     log("info", "full resync done", { sequence, removed });
+    replica.tables.intents.clear();
     this.#progress?.finish();
     this.#progress = null;
     this.#reachedLive = true;
@@ -907,6 +935,8 @@ class ReplicaSession {
     // rename, is replaced; the window is short and the watcher still records the write's
     // event (while it is paused for a large catch-up, nothing does). Create-only writes
     // have no such window.
+    const writes = items.filter((item) => item.action === "write");
+    const intent = writes.length === 0 ? null : replica.tables.intents.begin(writes);
     const { failed } = await replica.workspace.applyChanges(
       items.map(({ path, action, version, inline, createOnly }) =>
         action === "remove" ? { path, remove: true } : {
@@ -925,6 +955,7 @@ class ReplicaSession {
       for (const item of items) {
         if (!failedPaths.has(item.path)) replica.tables.paths.setApplied(item.path, item.version);
       }
+      if (intent !== null) replica.tables.intents.end(intent, failedPaths);
     });
     const byPath = new Map(items.map((item) => [item.path, item]));
     const taken: PendingVersion[] = [];

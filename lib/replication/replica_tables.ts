@@ -1,6 +1,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { migrate } from "../db/mod.ts";
 import { REPLICA_MIGRATIONS } from "./_schema.ts";
+import { ApplyIntents } from "./apply_intents.ts";
 import { ConflictLog } from "./conflict_log.ts";
 import { ReplicaPaths } from "./replica_paths.ts";
 import { WriteJournal } from "./write_journal.ts";
@@ -13,6 +14,8 @@ export interface ReplicaTables {
   journal: WriteJournal;
   /** Rejected write-backs. */
   conflicts: ConflictLog;
+  /** Master versions written to disk and not yet recorded. */
+  intents: ApplyIntents;
 }
 
 /**
@@ -29,5 +32,6 @@ export function openReplicaTables(db: DatabaseSync): ReplicaTables {
     paths: new ReplicaPaths(db),
     journal: new WriteJournal(db),
     conflicts: new ConflictLog(db),
+    intents: new ApplyIntents(db),
   };
 }

@@ -105,6 +105,45 @@ Deno.test("ReplicaPaths remembers applied, accepted and deferred master versions
   });
 });
 
+Deno.test("ApplyIntents notes versions being written until recorded, across reopening", async () => {
+  await withDatabase((path) => {
+    const v = (sequence: number, hash: string) => ({
+      sequence,
+      hash,
+      mode: 0o100644,
+      deleted: false,
+    });
+    let db = openDatabase(path);
+    let { intents } = openReplicaTables(db);
+    const first = intents.begin([{ path: "a", version: v(4, "ha") }, {
+      path: "b",
+      version: v(5, "hb"),
+    }]);
+    const second = intents.begin([{ path: "c", version: v(6, "hc") }]);
+    assertEquals(intents.match("a", "ha", 0o100644), v(4, "ha"));
+    assertEquals(intents.match("a", "other", 0o100644), null, "other content: a local change");
+    assertEquals(intents.match("a", "ha", 0o100755), null, "other mode: a local change");
+    assertEquals(intents.match("unknown", "ha", 0o100644), null);
+    // The first batch recorded but "b"; the second never ends (a crash): both kept noted.
+    intents.end(first, new Set(["b"]));
+    assertEquals(intents.match("a", "ha", 0o100644), null, "recorded: forgotten");
+    db.close();
+    db = openDatabase(path);
+    ({ intents } = openReplicaTables(db));
+    assertEquals(intents.size, 2);
+    assertEquals(intents.match("b", "hb", 0o100644), v(5, "hb"));
+    assertEquals(intents.match("c", "hc", 0o100644), v(6, "hc"), "still there after a match");
+    intents.end(second);
+    assertEquals(intents.size, 1);
+    intents.clear();
+    assertEquals(intents.size, 0);
+    db.close();
+    db = openDatabase(path);
+    assertEquals(openReplicaTables(db).intents.size, 0, "cleared for good");
+    db.close();
+  });
+});
+
 Deno.test("ConflictLog lists rejected write-backs with the kept content", async () => {
   await withDatabase((path) => {
     const db = openDatabase(path);

@@ -1,0 +1,105 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { statementCache } from "../db/mod.ts";
+import type { MasterVersion } from "./replica_paths.ts";
+
+/** A master version about to be written to `path`. */
+export interface IntendedWrite {
+  path: string;
+  version: MasterVersion;
+}
+
+type StoredVersion = [path: string, sequence: number, hash: string, mode: number];
+
+/**
+ * The master versions a replica is writing to disk and has not recorded yet (table
+ * `replica_applying`, one row per batch). A replica killed between writing a file and
+ * recording it finds the file on disk, unrecorded, when it starts again: its capture
+ * would take the master's own content for a local change, send it back, and have it
+ * rejected as a conflict. A file found with the content and mode noted here is the
+ * master's version instead ({@linkcode ApplyIntents.match}).
+ *
+ * Rows are committed before the batch's first file is written and removed once the batch
+ * is recorded; a version never recorded stays until the replica is in sync again
+ * ({@linkcode ApplyIntents.clear}).
+ */
+export class ApplyIntents {
+  readonly #statement: (sql: string) => StatementSync;
+  /** Every noted version by path, with its batch's row id. */
+  readonly #byPath = new Map<string, MasterVersion & { batch: number }>();
+
+  /** @param db The replica's database, already migrated. */
+  constructor(db: DatabaseSync) {
+    this.#statement = statementCache(db);
+    const rows = this.#statement("SELECT id, versions FROM replica_applying ORDER BY id")
+      .all() as Array<{ id: number; versions: string }>;
+    for (const { id, versions } of rows) {
+      for (const stored of JSON.parse(versions) as StoredVersion[]) this.#note(id, stored);
+    }
+  }
+
+  /** How many versions are noted. */
+  get size(): number {
+    return this.#byPath.size;
+  }
+
+  /**
+   * Notes versions about to be written, in one row.
+   *
+   * @returns The row's id, for {@linkcode ApplyIntents.end}.
+   */
+  begin(writes: IntendedWrite[]): number {
+    const stored = writes.map(({ path, version }): StoredVersion => [
+      path,
+      version.sequence,
+      version.hash,
+      version.mode,
+    ]);
+    const id = Number(
+      this.#statement("INSERT INTO replica_applying (versions) VALUES (?)")
+        .run(JSON.stringify(stored)).lastInsertRowid,
+    );
+    for (const version of stored) this.#note(id, version);
+    return id;
+  }
+
+  /**
+   * A batch is applied: its versions are forgotten, but those of `unrecorded` (written,
+   * perhaps, and not recorded), which stay noted.
+   */
+  end(id: number, unrecorded: ReadonlySet<string> = new Set()): void {
+    const kept: StoredVersion[] = [];
+    for (const [path, version] of this.#byPath) {
+      if (version.batch !== id) continue;
+      if (unrecorded.has(path)) kept.push([path, version.sequence, version.hash, version.mode]);
+      else this.#byPath.delete(path);
+    }
+    if (kept.length === 0) {
+      this.#statement("DELETE FROM replica_applying WHERE id = ?").run(id);
+    } else {
+      this.#statement("UPDATE replica_applying SET versions = ? WHERE id = ?")
+        .run(JSON.stringify(kept), id);
+    }
+  }
+
+  /**
+   * The master version noted for `path`, if it has exactly this content and mode: the
+   * file found there is then that version, not a local change. The note stays (a capture
+   * recorded again after a restart is recognized again) until {@linkcode ApplyIntents.clear}.
+   */
+  match(path: string, hash: string, mode: number): MasterVersion | null {
+    const noted = this.#byPath.get(path);
+    if (!noted || noted.hash !== hash || noted.mode !== mode) return null;
+    return { sequence: noted.sequence, hash: noted.hash, mode: noted.mode, deleted: false };
+  }
+
+  /** Forgets every noted version: the replica is in sync, every one applied or superseded. */
+  clear(): void {
+    if (this.#byPath.size === 0) return;
+    this.#statement("DELETE FROM replica_applying").run();
+    this.#byPath.clear();
+  }
+
+  #note(batch: number, [path, sequence, hash, mode]: StoredVersion): void {
+    this.#byPath.set(path, { sequence, hash, mode, deleted: false, batch });
+  }
+}
