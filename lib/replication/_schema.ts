@@ -74,6 +74,7 @@ export const REPLICA_MIGRATIONS: Migration[] = [
  * | --- | --- |
  * | `master_replicas` | per sandbox id: the highest sequence it acknowledged, when it was first and last seen |
  * | `master_writebacks` | the outcome of every write-back entry, by sandbox id and local sequence, so an entry resent after a lost answer is answered again and never applied twice |
+ * | `master_applying` | write-back entries being written to the workspace, until their outcome is stored: what a restart finds of them on disk is theirs, not the agent's |
  */
 export const MASTER_MIGRATIONS: Migration[] = [
   `CREATE TABLE master_replicas (
@@ -90,6 +91,15 @@ export const MASTER_MIGRATIONS: Migration[] = [
      master_seq INTEGER NOT NULL,
      reason     TEXT    NOT NULL DEFAULT '',
      decided_ms INTEGER NOT NULL,
+     PRIMARY KEY (sandbox_id, local_seq)
+   ) WITHOUT ROWID;`,
+  `CREATE TABLE master_applying (
+     sandbox_id TEXT    NOT NULL,
+     local_seq  INTEGER NOT NULL,
+     path       TEXT    NOT NULL,
+     hash       TEXT    NOT NULL,
+     mode       INTEGER NOT NULL,
+     deleted    INTEGER NOT NULL,
      PRIMARY KEY (sandbox_id, local_seq)
    ) WITHOUT ROWID;`,
 ];

@@ -29,10 +29,21 @@ export interface WriteBackOutcome {
   reason: string;
 }
 
+/** What an accepted write-back entry writes (or deletes) at one path. */
+export interface AppliedContent {
+  path: string;
+  /** Content hash, `""` for a deletion. */
+  hash: string;
+  /** Full `st_mode`, 0 for a deletion. */
+  mode: number;
+  deleted: boolean;
+}
+
 /**
  * The master's durable replication records in its own database: acknowledged sequences
- * per sandbox id, and the outcome of every write-back entry so that an entry sent again
- * (its answer was lost with a connection) is answered again, never applied twice.
+ * per sandbox id, the outcome of every write-back entry so that an entry sent again
+ * (its answer was lost with a connection) is answered again, never applied twice, and
+ * the entries being applied (see {@linkcode MasterState.noteApplying}).
  */
 export class MasterState {
   readonly #statement: (sql: string) => StatementSync;
@@ -88,6 +99,8 @@ export class MasterState {
    * are forgotten now and then: a replica resends an entry only until its answer arrives.
    */
   saveOutcome(sandboxId: string, localSeq: bigint, outcome: WriteBackOutcome): void {
+    this.#statement("DELETE FROM master_applying WHERE sandbox_id = ? AND local_seq = ?")
+      .run(sandboxId, localSeq);
     if (++this.#saves % 1000 === 0) {
       this.#statement("DELETE FROM master_writebacks WHERE decided_ms < ?").run(
         Date.now() - OUTCOME_RETENTION_MS,
@@ -104,5 +117,31 @@ export class MasterState {
       outcome.reason,
       Date.now(),
     );
+  }
+
+  /**
+   * Notes accepted entries about to be written to the workspace, until their outcome is
+   * stored. A master killed in between finds their files on disk, unrecorded, and records
+   * them as the agent's on restart; the entry, sent again, would then conflict with its
+   * own content. {@linkcode MasterState.applying} tells that content apart.
+   */
+  noteApplying(sandboxId: string, entries: Array<{ localSeq: bigint } & AppliedContent>): void {
+    const insert = this.#statement(
+      `INSERT OR REPLACE INTO master_applying (sandbox_id, local_seq, path, hash, mode, deleted)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    for (const { localSeq, path, hash, mode, deleted } of entries) {
+      insert.run(sandboxId, localSeq, path, hash, mode, deleted ? 1 : 0);
+    }
+  }
+
+  /** What an entry noted by {@linkcode MasterState.noteApplying} writes, if it is still noted. */
+  applying(sandboxId: string, localSeq: bigint): AppliedContent | undefined {
+    const row = this.#statement(
+      `SELECT path, hash, mode, deleted FROM master_applying WHERE sandbox_id = ? AND local_seq = ?`,
+    ).get(sandboxId, localSeq) as
+      | { path: string; hash: string; mode: number; deleted: number }
+      | undefined;
+    return row && { path: row.path, hash: row.hash, mode: row.mode, deleted: row.deleted === 1 };
   }
 }

@@ -9,7 +9,7 @@ import { errorMessage } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { parentOf, PathSet } from "../paths/mod.ts";
 import { diskMatches } from "./disk_check.ts";
-import type { MasterState, WriteBackOutcome } from "./master_state.ts";
+import type { AppliedContent, MasterState, WriteBackOutcome } from "./master_state.ts";
 import {
   decideWriteBack,
   entryPaths,
@@ -155,6 +155,17 @@ export class WriteBackApplier {
         }
       },
     );
+    inTransaction(this.#store.db, () => {
+      this.#state.noteApplying(
+        sandboxId,
+        run.flatMap((entry, i) => {
+          const verdict = verdicts[i]!;
+          return verdict.accept
+            ? [{ localSeq: entry.local_seq, ...contentOf(entry, verdict) }]
+            : [];
+        }),
+      );
+    });
     const { recorded, failed } = await this.#workspace.applyChanges(changes, { origin: sandboxId });
     for (const failure of failed) failures.set(failure.path, failure.error);
     const sequences = sequencesByChange(changes, recorded);
@@ -231,18 +242,30 @@ export class WriteBackApplier {
     };
     if ("paths" in located) {
       const seen = Number(entry.master_rowid_seen);
+      // Noted when this entry was being applied before: what a restart recorded of it.
+      const own = this.#state.applying(sandboxId, entry.local_seq);
       for (const path of located.paths) {
         facts.paths[path] = {
           filtered: this.#filter.toMaster.ignores(path) || this.#filter.local.ignores(path),
-          later: this.#laterIterations(path, seen),
+          later: this.#laterIterations(path, seen, own),
         };
       }
     }
     return decideWriteBack(entry, facts);
   }
 
-  #laterIterations(path: string, seen: number): { sequence: number; origin: string }[] {
+  /**
+   * The iterations of `path` after `seen`, but those holding exactly what this entry
+   * writes there when it was being applied before (`own`): its own write, recorded as the
+   * agent's by a master killed before it recorded the entry, never a conflict with it.
+   */
+  #laterIterations(
+    path: string,
+    seen: number,
+    own: AppliedContent | undefined,
+  ): { sequence: number; origin: string }[] {
     return this.#store.history(path, { afterSequence: seen })
+      .filter((iteration) => !(own?.path === path && holds(iteration, own)))
       .map(({ sequence, origin }) => ({ sequence, origin }));
   }
 
@@ -326,6 +349,20 @@ function sequencesByChange(changes: WorkspaceChange[], recorded: Iteration[]): M
 
 function acceptedPaths(verdicts: WriteBackVerdict[]): string[] {
   return verdicts.flatMap((verdict) => verdict.accept ? verdict.paths : []);
+}
+
+/** What an accepted write or deletion leaves at its path. */
+function contentOf(entry: WriteBackEntry, verdict: WriteBackVerdict & { accept: true }) {
+  const path = verdict.paths[0]!;
+  if (entry.operation.type === "Delete") return { path, hash: "", mode: 0, deleted: true };
+  const mode = fullMode(Number(entry.permissions));
+  return { path, hash: entry.content_hash!, mode, deleted: false };
+}
+
+/** Whether an iteration is exactly `content`: the same deletion, or content and mode. */
+function holds(iteration: Iteration, content: AppliedContent): boolean {
+  if (iteration.deleted || content.deleted) return iteration.deleted === content.deleted;
+  return iteration.hash === content.hash && iteration.mode === content.mode;
 }
 
 function failedReason(error: unknown): string {

@@ -218,3 +218,23 @@ Deno.test("MasterState records cumulative acks and write-back outcomes", async (
     db.close();
   });
 });
+
+Deno.test("MasterState notes write-backs being applied until their outcome is stored", async () => {
+  await withDatabase((path) => {
+    let db = openDatabase(path);
+    let state = new MasterState(db);
+    const write = { path: "a.txt", hash: "ab".repeat(32), mode: 0o100644, deleted: false };
+    const removal = { path: "gone.txt", hash: "", mode: 0, deleted: true };
+    state.noteApplying("sb-1", [{ localSeq: 5n, ...write }, { localSeq: 6n, ...removal }]);
+    db.close(); // as if killed while applying them
+    db = openDatabase(path);
+    state = new MasterState(db);
+    assertEquals(state.applying("sb-1", 5n), write);
+    assertEquals(state.applying("sb-1", 6n), removal);
+    assertEquals(state.applying("sb-2", 5n), undefined, "by sandbox id");
+    state.saveOutcome("sb-1", 5n, { accepted: true, masterSeq: 9, reason: "" });
+    assertEquals(state.applying("sb-1", 5n), undefined, "decided: no longer noted");
+    assertEquals(state.applying("sb-1", 6n), removal);
+    db.close();
+  });
+});

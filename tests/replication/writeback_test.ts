@@ -280,6 +280,38 @@ Deno.test("a replica killed between journaling and sending, then again after sen
   });
 });
 
+Deno.test("a master killed while it applies a burst of write-backs takes the rest after restarting, with no conflict", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    await put(m, "seed.txt", "seed");
+    let master = await startMaster(m, sock);
+    const sandbox = await startReplica(r, sock);
+    try {
+      await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      await master.stop();
+      for (let i = 0; i < 2000; i++) await put(r, `w/${i % 20}/${i}.txt`, `sandbox ${i}`);
+      await waitFor(
+        "the burst journaled",
+        async () => (await replicaStatus(sandbox)).journal.pending === 2000,
+      );
+      master = await startMaster(m, sock);
+      // Killed as the first files land: most likely with a batch written and not recorded.
+      await waitFor("write-backs landing on the master", async () => {
+        const landed = await Array.fromAsync(Deno.readDir(`${m}/w`)).catch(() => []);
+        return landed.length > 0;
+      }, { intervalMs: 1 });
+      await master.kill();
+      master = await startMaster(m, sock);
+      await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.conflicts, []);
+      assertEquals(answered.journal.accepted, 2000);
+    } finally {
+      await stopPeers(sandbox, master);
+    }
+  });
+});
+
 Deno.test("barrier: sync --wait returns once the replica holds what the master held when asked", async (t) => {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     const sock = `${base}/m.sock`;
