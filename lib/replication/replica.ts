@@ -290,14 +290,20 @@ class Replica implements ReplicaHandle {
       for (const { path, version } of adopted) paths.setApplied(path, version);
       journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
       // Changes journaled as nothing (adopted, filtered) are never looked at again either.
-      if (through > this.#journaledThrough()) this.store.setMeta(JOURNALED_META, String(through));
+      if (through > this.#notedJournaledThrough()) {
+        this.store.setMeta(JOURNALED_META, String(through));
+      }
     });
   }
 
   /** The store sequence up to which local changes have been journaled (or found to be none). */
   #journaledThrough(): number {
-    const noted = Number(this.store.getMeta(JOURNALED_META) ?? "0") || 0;
-    return Math.max(noted, this.tables.journal.sourceHighWater());
+    // A journal from before the meta key was kept tells it by its entries alone.
+    return Math.max(this.#notedJournaledThrough(), this.tables.journal.sourceHighWater());
+  }
+
+  #notedJournaledThrough(): number {
+    return Number(this.store.getMeta(JOURNALED_META) ?? "0") || 0;
   }
 
   status(): ReplicaStatus {
