@@ -270,10 +270,13 @@ class Replica implements ReplicaHandle {
     for (const current of recorded) {
       if (current.origin !== this.workspace.origin) continue;
       through = Math.max(through, current.sequence);
+      const state = paths.get(current.path);
       const version = current.deleted
         ? null
         : intents.match(current.path, current.hash, current.mode);
-      if (version) {
+      // Only a version newer than the one applied: a note left by a failed write is stale
+      // once a later version of the path was applied.
+      if (version && version.sequence > state.applied.sequence) {
         adopted.push({ path: current.path, version });
         continue;
       }
@@ -281,7 +284,6 @@ class Replica implements ReplicaHandle {
         ? this.store.iteration(current.path, current.iteration - 1)
         : undefined;
       changes.push({ current, previous });
-      const state = paths.get(current.path);
       seen.set(current.path, state.applied.sequence);
       if (state.deferred) deferred.add(current.path);
       if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);

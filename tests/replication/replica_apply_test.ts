@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startMaster, startReplica } from "../../lib/replication/mod.ts";
+import { openReplicaTables, startMaster, startReplica } from "../../lib/replication/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
@@ -41,5 +41,33 @@ Deno.test("a file found where the master's new file goes is recorded and kept, n
       await master.close();
       await replicaSide.close();
       await masterSide.close();
+    }
+  }));
+
+Deno.test("files found holding versions the replica was writing when it stopped are those versions, applied", () =>
+  withTempDir(async (root) => {
+    const text = (s: string) => new TextEncoder().encode(s);
+    await put(root, "r/fresh.txt", "the master's v5");
+    await put(root, "r/stale.txt", "the master's v5");
+    await put(root, "r/edited.txt", "edited after the crash");
+    const workspace = await Workspace.open({ root: `${root}/r` });
+    const hash = (await workspace.cas.putBytes(text("the master's v5"))).hash;
+    const version = { sequence: 5, hash, mode: 0o100644, deleted: false };
+    // As a replica killed mid-batch leaves them: noted, written, never recorded. A later
+    // version of stale.txt was applied since (its note is left from a failed write).
+    const tables = openReplicaTables(workspace.store.db);
+    tables.intents.begin(
+      ["fresh.txt", "stale.txt", "edited.txt"].map((path) => ({ path, version })),
+    );
+    tables.paths.setApplied("stale.txt", { ...version, sequence: 9 });
+    await workspace.scan(); // the restart's scan: three local creations
+    const replica = await startReplica({ workspace, connect: `${root}/no-master.sock` });
+    try {
+      assert.deepEqual(tables.paths.get("fresh.txt").applied, version);
+      const journaled = tables.journal.list("pending").map((entry) => entry.path).sort();
+      assert.deepEqual(journaled, ["edited.txt", "stale.txt"]);
+    } finally {
+      await replica.close();
+      await workspace.close();
     }
   }));
