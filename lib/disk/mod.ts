@@ -107,9 +107,14 @@ export async function writeFileAtomic(
   mode: number,
   options: AtomicWriteOptions = {},
 ): Promise<Deno.FileInfo> {
-  // Created with the permission bits it will have (the umask may take some away): most
-  // often it then needs no chmod. Nobody can read more of it than of the final file.
-  const file = Deno.openSync(tempPath, { write: true, createNew: true, mode: mode & 0o777 });
+  // Created with the permission bits it will have, but writable by its owner only (the
+  // umask may take more away): most often it then needs no chmod. Nobody can read more of
+  // it than of the final file, nor change it before it is in place.
+  const file = Deno.openSync(tempPath, {
+    write: true,
+    createNew: true,
+    mode: (mode & 0o755) | 0o200,
+  });
   // Visible first: the content is flushed after the rename, through a read-only handle on
   // the same file (closing it is no write a watcher reports, and it is ours whatever
   // replaces `dest` meanwhile).

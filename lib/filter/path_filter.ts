@@ -42,7 +42,10 @@ export class PathFilter {
       if (matcher) fast.push(matcher);
       else rest.push(line);
     }
-    const full = rest.length > 0 ? ignore({ allowRelativePaths: true }).add(rest) : undefined;
+    // Case-sensitive, as git is on Linux and as the fast tests are.
+    const full = rest.length > 0
+      ? ignore({ allowRelativePaths: true, ignorecase: false }).add(rest)
+      : undefined;
     this.#compiled = { fast, full };
     return this.#compiled;
   }

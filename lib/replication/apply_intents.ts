@@ -2,7 +2,7 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { statementCache } from "../db/mod.ts";
 import type { MasterVersion } from "./replica_paths.ts";
 
-/** A master version about to be written to `path`. */
+/** A master version about to be written to (or removed from) `path`. */
 export interface IntendedWrite {
   path: string;
   version: MasterVersion;
@@ -19,8 +19,9 @@ type StoredVersion = [path: string, sequence: number, hash: string, mode: number
  * master's version instead ({@linkcode ApplyIntents.match}).
  *
  * Rows are committed before the batch's first file is written and removed once the batch
- * is recorded; a version never recorded stays until the replica is in sync again
- * ({@linkcode ApplyIntents.clear}).
+ * is recorded; a version never recorded stays until a later version of its path is
+ * applied ({@linkcode ApplyIntents.dropSuperseded}). Removals are noted as well (content
+ * `""`, mode 0): a file removed and not recorded as such is found missing.
  */
 export class ApplyIntents {
   readonly #statement: (sql: string) => StatementSync;
@@ -82,24 +83,41 @@ export class ApplyIntents {
   }
 
   /**
-   * The master version noted for `path`, if it has exactly this content and mode: the
-   * file found there is then that version, not a local change. The note stays (a capture
-   * recorded again after a restart is recognized again) until {@linkcode ApplyIntents.clear}.
+   * The master version noted for `path`, if it has exactly this content and mode (`""`
+   * and 0 for a removal): what is found there is then that version, not a local change.
+   * The note stays (a capture recorded again after a restart is recognized again).
    */
   match(path: string, hash: string, mode: number): MasterVersion | null {
     const noted = this.#byPath.get(path);
     if (!noted || noted.hash !== hash || noted.mode !== mode) return null;
-    return { sequence: noted.sequence, hash: noted.hash, mode: noted.mode, deleted: false };
+    const { batch: _, ...version } = noted;
+    return version;
   }
 
-  /** Forgets every noted version: the replica is in sync, every one applied or superseded. */
-  clear(): void {
+  /**
+   * Forgets the versions whose path has had that version or a later one applied since;
+   * the others stay noted, in one row.
+   *
+   * @param appliedSequence The master sequence applied at a path (0 when none).
+   */
+  dropSuperseded(appliedSequence: (path: string) => number): void {
     if (this.#byPath.size === 0) return;
+    const kept: StoredVersion[] = [];
+    for (const [path, version] of this.#byPath) {
+      if (appliedSequence(path) >= version.sequence) continue;
+      kept.push([path, version.sequence, version.hash, version.mode]);
+    }
     this.#statement("DELETE FROM replica_applying").run();
     this.#byPath.clear();
+    if (kept.length > 0) {
+      this.begin(kept.map(([path, sequence, hash, mode]) => ({
+        path,
+        version: { sequence, hash, mode, deleted: hash === "" },
+      })));
+    }
   }
 
   #note(batch: number, [path, sequence, hash, mode]: StoredVersion): void {
-    this.#byPath.set(path, { sequence, hash, mode, deleted: false, batch });
+    this.#byPath.set(path, { sequence, hash, mode, deleted: hash === "", batch });
   }
 }

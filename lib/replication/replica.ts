@@ -249,20 +249,22 @@ class Replica implements ReplicaHandle {
       origin: this.workspace.origin,
     });
     this.journalCaptured(missed);
-    this.#unsubscribe = this.workspace.onCaptured((recorded) => this.journalCaptured(recorded));
+    // Every local iteration, whoever recorded it: a capture, a write through the API, a
+    // command run against this database.
+    this.#unsubscribe = this.store.onRecorded((recorded) => this.journalCaptured(recorded));
     this.#loop = this.#connectLoop();
   }
 
   /**
-   * Turns captured local changes into journal entries. A file found holding a master
-   * version this replica was writing when it stopped (see {@linkcode ApplyIntents}) is
-   * that version, applied: not a local change.
+   * Turns local changes (iterations of this workspace's origin) into journal entries. A
+   * path found holding a master version this replica was writing or removing when it
+   * stopped (see `ApplyIntents`) is that version, applied: not a local change.
    */
   journalCaptured(recorded: Iteration[]): void {
     if (this.#closed || recorded.length === 0) return;
     const { paths, journal, intents } = this.tables;
     const changes: CapturedChange[] = [];
-    const adopted: Array<{ path: string; version: MasterVersion }> = [];
+    const adopted = new Map<string, MasterVersion>();
     const seen = new Map<string, number>();
     const deferred = new Set<string>();
     const filtered = new Set<string>();
@@ -271,30 +273,30 @@ class Replica implements ReplicaHandle {
       if (current.origin !== this.workspace.origin) continue;
       through = Math.max(through, current.sequence);
       const state = paths.get(current.path);
-      const version = current.deleted
-        ? null
-        : intents.match(current.path, current.hash, current.mode);
+      const applied = adopted.get(current.path)?.sequence ?? state.applied.sequence;
+      const version = intents.match(current.path, current.hash, current.mode);
       // Only a version newer than the one applied: a note left by a failed write is stale
       // once a later version of the path was applied.
-      if (version && version.sequence > state.applied.sequence) {
-        adopted.push({ path: current.path, version });
+      if (version && version.sequence > applied) {
+        adopted.set(current.path, version);
         continue;
       }
       const previous = current.iteration > 1
         ? this.store.iteration(current.path, current.iteration - 1)
         : undefined;
       changes.push({ current, previous });
-      seen.set(current.path, state.applied.sequence);
+      seen.set(current.path, applied);
       if (state.deferred) deferred.add(current.path);
       if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
     }
     inTransaction(this.store.db, () => {
-      for (const { path, version } of adopted) paths.setApplied(path, version);
-      journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
+      for (const [path, version] of adopted) paths.setApplied(path, version);
       // Changes journaled as nothing (adopted, filtered) are never looked at again either.
       if (through > this.#notedJournaledThrough()) {
         this.store.setMeta(JOURNALED_META, String(through));
       }
+      // Last: the journal tells its listeners at once.
+      journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
     });
   }
 
@@ -751,9 +753,15 @@ class ReplicaSession {
       this.#progress?.finish();
       this.#progress = null;
       log("info", "replica in sync", { sequence });
-      replica.tables.intents.clear(); // every version noted before is applied or superseded
+      this.#dropAppliedIntents();
       this.#replica.resumeWatching();
     }
+  }
+
+  /** Forgets notes of versions applied since; the rest still tell crash-left files apart. */
+  #dropAppliedIntents(): void {
+    const { intents, paths } = this.#replica.tables;
+    intents.dropSuperseded((path) => paths.get(path).applied.sequence);
   }
 
   async #confirmation(msg: BarrierConfirmationMessage): Promise<void> {
@@ -835,7 +843,7 @@ class ReplicaSession {
     replica.resyncPending = false;
     replica.saveApplied();
     log("info", "full resync done", { sequence, removed });
-    replica.tables.intents.clear();
+    this.#dropAppliedIntents();
     this.#progress?.finish();
     this.#progress = null;
     this.#reachedLive = true;
@@ -943,8 +951,7 @@ class ReplicaSession {
     // rename, is replaced; the window is short and the watcher still records the write's
     // event (while it is paused for a large catch-up, nothing does). Create-only writes
     // have no such window.
-    const writes = items.filter((item) => item.action === "write");
-    const intent = writes.length === 0 ? null : replica.tables.intents.begin(writes);
+    const intent = replica.tables.intents.begin(items);
     const { failed } = await replica.workspace.applyChanges(
       items.map(({ path, action, version, inline, createOnly }) =>
         action === "remove" ? { path, remove: true } : {
@@ -963,7 +970,9 @@ class ReplicaSession {
       for (const item of items) {
         if (!failedPaths.has(item.path)) replica.tables.paths.setApplied(item.path, item.version);
       }
-      if (intent !== null) replica.tables.intents.end(intent, failedPaths);
+      // Kept for the changes that may have reached the disk unrecorded.
+      const unrecorded = failed.filter((f) => !(f.error instanceof Deno.errors.AlreadyExists));
+      replica.tables.intents.end(intent, new Set(unrecorded.map((f) => f.path)));
     });
     const byPath = new Map(items.map((item) => [item.path, item]));
     const taken: PendingVersion[] = [];

@@ -745,8 +745,10 @@ export class Workspace {
       const target = new TextDecoder().decode(
         change.bytes ?? await this.cas.readBytes(change.hash),
       );
-      // #applyChanges makes it durable with the batch (its folder), before recording.
-      await writeSymlinkAtomic(absolute, target, { syncFolder: false });
+      // #applyChanges makes it durable with the batch (its folder), before recording. A
+      // link is made whole in one call: created in place, it refuses what is there.
+      if (change.createOnly) Deno.symlinkSync(target, absolute);
+      else await writeSymlinkAtomic(absolute, target, { syncFolder: false });
       return null;
     }
     const writeFile = () =>

@@ -26,6 +26,10 @@ const PATHS: Array<[string, boolean]> = [
   ["src/.chronicle-lin", false],
   ["tmpdir", true],
   ["a/tmpfile", false],
+  ["A.PYC", false],
+  ["Build", true],
+  ["TMPdir", true],
+  ["src/My-Temp-File.txt", false],
 ];
 
 const PATTERNS = [
@@ -46,7 +50,8 @@ const PATTERNS = [
 Deno.test("PathFilter() fast paths agree with the full gitignore matcher", async (t) => {
   for (const pattern of PATTERNS) {
     await t.step(pattern, () => {
-      const reference = ignore().add(pattern);
+      // Case-sensitive, as git is on Linux.
+      const reference = ignore({ ignorecase: false }).add(pattern);
       const filter = new PathFilter([pattern]);
       for (const [path, isDir] of PATHS) {
         const expected = reference.ignores(isDir ? path + "/" : path);
@@ -110,6 +115,16 @@ Deno.test("PathFilter() honours negation order through the full matcher", () => 
   assert.deepEqual(filter.ignores("keep.log"), false);
   assert.deepEqual(filter.ignores("src/keep.log"), false);
   assert.deepEqual(filter.ignores("a.txt"), false);
+});
+
+Deno.test("PathFilter() matches case-sensitively, fast tests and full matcher alike", () => {
+  const filter = new PathFilter(["*.log", "Build*", "src/**/gen_*.ts"]);
+  assert.deepEqual(filter.ignores("a.log"), true);
+  assert.deepEqual(filter.ignores("a.LOG"), false);
+  assert.deepEqual(filter.ignores("Build-x"), true);
+  assert.deepEqual(filter.ignores("build-x"), false);
+  assert.deepEqual(filter.ignores("src/a/gen_x.ts"), true);
+  assert.deepEqual(filter.ignores("src/a/GEN_x.ts"), false);
 });
 
 Deno.test("PathFilter() handles complex globs lazily and the root never matches", () => {

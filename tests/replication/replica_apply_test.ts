@@ -71,3 +71,29 @@ Deno.test("files found holding versions the replica was writing when it stopped 
       await workspace.close();
     }
   }));
+
+Deno.test("a write through the replica's own API is written back, like a change found on disk", () =>
+  withTempDir(async (root) => {
+    await put(root, "m/seed.txt", "seed");
+    await Deno.mkdir(`${root}/r`);
+    const socket = `${root}/m.sock`;
+    const masterSide = await Workspace.open({ root: `${root}/m` });
+    await masterSide.scan();
+    const master = await startMaster({ workspace: masterSide, socketPath: socket });
+    const replicaSide = await Workspace.open({ root: `${root}/r` });
+    const replica = await startReplica({ workspace: replicaSide, connect: socket });
+    try {
+      await waitFor("the seed on the replica", async () => await readText(`${root}/r/seed.txt`));
+      // As `PUT /files/via-api.txt` on a replica daemon does: recorded, never captured.
+      await replicaSide.writeBytes("via-api.txt", new TextEncoder().encode("through the API"));
+      await waitFor(
+        "the write on the master",
+        async () => await readText(`${root}/m/via-api.txt`) === "through the API",
+      );
+    } finally {
+      await replica.close();
+      await master.close();
+      await replicaSide.close();
+      await masterSide.close();
+    }
+  }));

@@ -119,27 +119,38 @@ Deno.test("ApplyIntents notes versions being written until recorded, across reop
       path: "b",
       version: v(5, "hb"),
     }]);
-    const second = intents.begin([{ path: "c", version: v(6, "hc") }]);
+    const removal = { sequence: 7, hash: "", mode: 0, deleted: true };
+    intents.begin([{ path: "c", version: v(6, "hc") }, {
+      path: "gone",
+      version: removal,
+    }]);
     assertEquals(intents.match("a", "ha", 0o100644), v(4, "ha"));
     assertEquals(intents.match("a", "other", 0o100644), null, "other content: a local change");
     assertEquals(intents.match("a", "ha", 0o100755), null, "other mode: a local change");
     assertEquals(intents.match("unknown", "ha", 0o100644), null);
-    // The first batch recorded but "b"; the second never ends (a crash): both kept noted.
+    // The first batch recorded but "b"; the second never ends (a crash): both stay noted.
     intents.end(first, new Set(["b"]));
     assertEquals(intents.match("a", "ha", 0o100644), null, "recorded: forgotten");
     db.close();
     db = openDatabase(path);
     ({ intents } = openReplicaTables(db));
-    assertEquals(intents.size, 2);
+    assertEquals(intents.size, 3);
     assertEquals(intents.match("b", "hb", 0o100644), v(5, "hb"));
     assertEquals(intents.match("c", "hc", 0o100644), v(6, "hc"), "still there after a match");
-    intents.end(second);
+    assertEquals(intents.match("gone", "", 0), removal, "a removal: found missing");
+    // "b" had a later version applied since, "c" its own; "gone" none yet.
+    const applied: Record<string, number> = { b: 8, c: 6 };
+    intents.dropSuperseded((p) => applied[p] ?? 0);
     assertEquals(intents.size, 1);
-    intents.clear();
-    assertEquals(intents.size, 0);
     db.close();
     db = openDatabase(path);
-    assertEquals(openReplicaTables(db).intents.size, 0, "cleared for good");
+    ({ intents } = openReplicaTables(db));
+    assertEquals(intents.match("gone", "", 0), removal, "kept for good");
+    assertEquals(intents.match("b", "hb", 0o100644), null);
+    intents.dropSuperseded(() => 7);
+    db.close();
+    db = openDatabase(path);
+    assertEquals(openReplicaTables(db).intents.size, 0, "all applied: none left");
     db.close();
   });
 });

@@ -204,6 +204,20 @@ Deno.test("Workspace.applyChanges() create-only writes refuse whatever is on dis
       assert.equal(await Deno.readTextFile(`${root}/full-folder/kept.txt`), "not lost");
       assert.equal(await Deno.readTextFile(`${root}/empty-folder`), "content");
       assert.equal(await Deno.readTextFile(`${root}/new/made.txt`), "content");
+      // Links too: made where nothing is, refused where a file is.
+      const target = await workspace.cas.putBytes(text("new/made.txt"));
+      const links = await workspace.applyChanges(
+        ["unrecorded.txt", "new-link"].map((path) => ({
+          path,
+          hash: target.hash,
+          mode: 0o120777,
+          createOnly: true,
+        })),
+      );
+      assert.deepEqual(links.recorded.map((iteration) => iteration.path), ["new-link"]);
+      assert.ok(links.failed[0]?.error instanceof Deno.errors.AlreadyExists);
+      assert.equal(await Deno.readTextFile(`${root}/unrecorded.txt`), "someone's file");
+      assert.equal(await Deno.readLink(`${root}/new-link`), "new/made.txt");
     } finally {
       await workspace.close();
     }
