@@ -398,7 +398,7 @@ async function writeAndAwaitCapture(ws: Workspace, path: string, bytes: Uint8Arr
   const check = () => {
     if (ws.store.latest(path)?.hash === hash) recorded.resolve();
   };
-  const stop = ws.onCaptured(check);
+  const stop = ws.store.onRecorded(check);
   const timer = setTimeout(
     () =>
       recorded.reject(new Error(`Watcher did not record "${path}" within ${RECORD_TIMEOUT_MS} ms`)),

@@ -5,9 +5,9 @@
  *
  * IMPORTANT for every component that needs to know about local changes (a replica's
  * write-back journal, local-sync): do not call `Deno.watchFs` on a workspace yourself.
- * Use `await workspace.watch({ debounceMs })` and `workspace.onCaptured(listener)`, which
- * reports exactly the iterations captured from disk (never those written through this
- * API, so a replica's own applies are not echoed back). A recursive `Deno.watchFs` over a
+ * Use `await workspace.watch({ debounceMs })` and `workspace.store.onRecorded(listener)`,
+ * which reports every iteration recorded, with its origin (a replica's own applies carry
+ * the master's, so they are told apart from local changes). A recursive `Deno.watchFs` over a
  * folder that contains the live SQLite database makes the process lose SQLite's file
  * locks (see `tree_watcher.ts`), and other processes then delete the WAL it writes to.
  *

@@ -150,7 +150,6 @@ export class Workspace {
   /** Whether files are written through the CAS's tmp folder (see `WriteToOptions.tempInStore`). */
   readonly #tempInStore: boolean;
   readonly #queue = new SerialQueue();
-  readonly #capturedListeners = new Set<(recorded: Iteration[]) => void>();
   #watcher: TreeWatcher | undefined;
   /** Set by {@linkcode Workspace.watch}, kept while the watcher is suspended. */
   #watchOptions: WatchOptions | undefined;
@@ -226,25 +225,14 @@ export class Workspace {
     return normalized;
   }
 
-  /** Calls `listener` with iterations captured from the disk (scan or watcher), not write-through. */
-  onCaptured(listener: (recorded: Iteration[]) => void): () => void {
-    this.#capturedListeners.add(listener);
-    return () => this.#capturedListeners.delete(listener);
-  }
-
   /** Records everything that changed on disk since the last look, deletions included. */
   scan(): Promise<CaptureResult> {
-    return this.#queue.run(() => this.#capture([""], { emit: true }));
+    return this.#queue.run(() => this.#capture([""], {}));
   }
 
-  /**
-   * Records what changed on disk at these paths now, as the watcher would, and reports it
-   * to {@linkcode Workspace.onCaptured} listeners.
-   */
+  /** Records what changed on disk at these paths now, as the watcher would. */
   capture(paths: string[]): Promise<CaptureResult> {
-    return this.#queue.run(() =>
-      this.#capture(paths.map((path) => this.checkPath(path)), { emit: true })
-    );
+    return this.#queue.run(() => this.#capture(paths.map((path) => this.checkPath(path)), {}));
   }
 
   /**
@@ -439,7 +427,7 @@ export class Workspace {
     this.#queue.run(async () => {
       this.#waitingCapture = null; // later events make the next capture
       const list = scopes.has("") ? [""] : [...scopes];
-      if (this.store.db.isOpen) await this.#capture(list, { emit: true });
+      if (this.store.db.isOpen) await this.#capture(list, {});
     }).catch((error) => log("error", "capture failed", { error }));
   }
 
@@ -464,7 +452,6 @@ export class Workspace {
     scopes: string[],
     options: {
       origin?: string | undefined;
-      emit?: boolean;
       /** Files this workspace just wrote, by path: recorded as written, not looked at again. */
       written?: Map<string, WrittenFile>;
     },
@@ -533,9 +520,6 @@ export class Workspace {
     await this.cas.syncDeferred(); // the content stored above, durable before it is recorded
     const recorded = this.store.record(changes, states); // one commit for both
     for (const problem of problems) log("warn", "not recorded", problem);
-    if (options.emit && recorded.length > 0) {
-      for (const listener of this.#capturedListeners) listener(recorded);
-    }
     return { recorded, problems };
   }
 
