@@ -289,6 +289,7 @@ class Replica implements ReplicaHandle {
       if (state.deferred) deferred.add(current.path);
       if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
     }
+    if (through === 0) return; // none of this workspace's own (the replica's applies)
     inTransaction(this.store.db, () => {
       for (const [path, version] of adopted) paths.setApplied(path, version);
       // Changes journaled as nothing (adopted, filtered) are never looked at again either.
