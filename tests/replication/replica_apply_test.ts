@@ -1,9 +1,39 @@
 import assert from "node:assert/strict";
-import { openReplicaTables, startMaster, startReplica } from "../../lib/replication/mod.ts";
+import {
+  openReplicaTables,
+  type ReplicaHandle,
+  startMaster,
+  startReplica,
+} from "../../lib/replication/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+
+/**
+ * Runs `work` with a master on `root/m` (scanned first) and a replica on `root/r` (never
+ * scanned nor watched: only its applies and `work` record anything there), in process.
+ */
+async function withMasterAndReplica(
+  root: string,
+  work: (replicaSide: Workspace, replica: ReplicaHandle) => Promise<void>,
+): Promise<void> {
+  await Deno.mkdir(`${root}/r`, { recursive: true });
+  const socket = `${root}/m.sock`;
+  const masterSide = await Workspace.open({ root: `${root}/m` });
+  await masterSide.scan();
+  const master = await startMaster({ workspace: masterSide, socketPath: socket });
+  const replicaSide = await Workspace.open({ root: `${root}/r` });
+  const replica = await startReplica({ workspace: replicaSide, connect: socket });
+  try {
+    await work(replicaSide, replica);
+  } finally {
+    await replica.close();
+    await master.close();
+    await replicaSide.close();
+    await masterSide.close();
+  }
+}
 
 Deno.test("a file found where the master's new file goes is recorded and kept, never overwritten unseen", () =>
   withTempDir(async (root) => {
@@ -11,13 +41,7 @@ Deno.test("a file found where the master's new file goes is recorded and kept, n
     await put(root, "m/other.txt", "only on the master");
     // On the replica's disk, never scanned nor watched: nothing records it but the apply.
     await put(root, "r/shared.txt", "the sandbox's own");
-    const socket = `${root}/m.sock`;
-    const masterSide = await Workspace.open({ root: `${root}/m` });
-    await masterSide.scan();
-    const master = await startMaster({ workspace: masterSide, socketPath: socket });
-    const replicaSide = await Workspace.open({ root: `${root}/r` });
-    const replica = await startReplica({ workspace: replicaSide, connect: socket });
-    try {
+    await withMasterAndReplica(root, async (replicaSide, replica) => {
       // The sandbox's file goes to the master as a write-back, which conflicts; the
       // sandbox then takes the master's version and keeps its own in the conflict list.
       const conflict = await waitFor(
@@ -36,12 +60,7 @@ Deno.test("a file found where the master's new file goes is recorded and kept, n
           await readText(`${root}/r/other.txt`) === "only on the master",
       );
       assert.equal(await readText(`${root}/m/shared.txt`), "the master's");
-    } finally {
-      await replica.close();
-      await master.close();
-      await replicaSide.close();
-      await masterSide.close();
-    }
+    });
   }));
 
 Deno.test("files found holding versions the replica was writing when it stopped are those versions, applied", () =>
@@ -75,14 +94,7 @@ Deno.test("files found holding versions the replica was writing when it stopped 
 Deno.test("a write through the replica's own API is written back, like a change found on disk", () =>
   withTempDir(async (root) => {
     await put(root, "m/seed.txt", "seed");
-    await Deno.mkdir(`${root}/r`);
-    const socket = `${root}/m.sock`;
-    const masterSide = await Workspace.open({ root: `${root}/m` });
-    await masterSide.scan();
-    const master = await startMaster({ workspace: masterSide, socketPath: socket });
-    const replicaSide = await Workspace.open({ root: `${root}/r` });
-    const replica = await startReplica({ workspace: replicaSide, connect: socket });
-    try {
+    await withMasterAndReplica(root, async (replicaSide) => {
       await waitFor("the seed on the replica", async () => await readText(`${root}/r/seed.txt`));
       // As `PUT /files/via-api.txt` on a replica daemon does: recorded, never captured.
       await replicaSide.writeBytes("via-api.txt", new TextEncoder().encode("through the API"));
@@ -90,10 +102,5 @@ Deno.test("a write through the replica's own API is written back, like a change 
         "the write on the master",
         async () => await readText(`${root}/m/via-api.txt`) === "through the API",
       );
-    } finally {
-      await replica.close();
-      await master.close();
-      await replicaSide.close();
-      await masterSide.close();
-    }
+    });
   }));
