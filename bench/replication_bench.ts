@@ -3,7 +3,8 @@
  * processes (the test runners `tests/replication/_master.ts` and `_replica.ts`):
  *
  * - initial sync of a tree over a Unix socket, against `tar -c | tar -x` through a pipe
- *   and `rsync -a` of the same tree, measured in the same run;
+ *   and `rsync -a` of the same tree, measured in the same run, and against the least a
+ *   Deno process does to copy that tree as durably (a floor for the design, no peer);
  * - propagation latency from a write on the master's disk to the file on the replica's
  *   disk, p50 and p99, over a Unix socket and over WebSocket;
  * - bytes sent when one byte of a large file changes (counted by a proxy);
@@ -29,6 +30,7 @@ import {
   runPeer,
   summarize,
   syncDisks,
+  type TreeFile,
 } from "./_lib/mod.ts";
 import { CuttingProxy } from "../tests/replication/_cutting_proxy.ts";
 import { waitFor } from "../tests/_helpers/wait_for.ts";
@@ -140,7 +142,12 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
   const files = await makeTree(source, { files: sizes.treeFiles, seed: 7, maxSize: 16384 });
   const bytes = files.reduce((sum, f) => sum + f.size, 0);
   const label = `${formatNumber(files.length)} files, ${formatMiB(bytes)}`;
-  const times = { chronicle: [] as number[], tar: [] as number[], rsync: [] as number[] };
+  const times = {
+    chronicle: [] as number[],
+    tar: [] as number[],
+    rsync: [] as number[],
+    floor: [] as number[],
+  };
   const rsyncDurable: number[] = [];
   let tarOk = true;
   let rsyncOk = true;
@@ -166,6 +173,11 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
       await syncDisks(); // also leaves nothing unwritten to slow the sync below
       rsyncDurable.push(performance.now() - start);
       times.chronicle.push(await replicaSync(base, source, master, sequence, round));
+      await syncDisks();
+      const floorTarget = await fresh(base, `floor-${round}`);
+      start = performance.now();
+      await durableCopy(source, floorTarget, files);
+      times.floor.push(performance.now() - start);
     }
   } finally {
     await master.stop();
@@ -190,7 +202,32 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
         versus("rsync then sync", rsyncDurable)
       }`
       : `  rsync: ${peerUnavailable("rsync")}`,
+    `  the least a Deno process does for the same durable copy (read, write to a temp name, ` +
+    `rename; one sync -f; no record kept): ${versus("that copy", times.floor)}`,
   ];
+}
+
+/**
+ * Copies the tree as the least a Deno process can while making each file whole and
+ * durable as Chronicle does: read it, write it under a temp name, rename it into place,
+ * then flush the file system once. No hashing, no store, no protocol: a floor for what
+ * the initial sync's design costs in this runtime, measured beside the peers.
+ */
+async function durableCopy(source: string, target: string, files: TreeFile[]): Promise<void> {
+  const folders = new Set<string>();
+  for (const { path } of files) {
+    const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
+    if (!folders.has(folder)) {
+      Deno.mkdirSync(`${target}/${folder}`, { recursive: true });
+      folders.add(folder);
+    }
+    const from = `${source}/${path}`;
+    const mode = (Deno.lstatSync(from).mode ?? 0o644) & 0o7777;
+    const temp = `${target}/${path}.tmp`;
+    Deno.writeFileSync(temp, Deno.readFileSync(from), { mode, createNew: true });
+    Deno.renameSync(temp, `${target}/${path}`);
+  }
+  await runPeer("sync", ["-f", target]);
 }
 
 /** One initial sync: a new replica started until it has applied `sequence`, in ms. */
