@@ -185,7 +185,7 @@ function linkIntoPlace(tempPath: string, dest: string): void {
 }
 
 /** What `link` answers on a file system that has no hard links (FAT, some FUSE mounts). */
-const HARD_LINKS_REFUSED = new Set<unknown>(["EPERM", "EOPNOTSUPP", "ENOTSUP"]);
+const HARD_LINKS_REFUSED = new Set<unknown>(["EPERM", "EOPNOTSUPP", "ENOTSUP", "ENOSYS"]);
 
 function errorCode(error: unknown): unknown {
   return (error as { code?: unknown } | null)?.code;
