@@ -1,4 +1,4 @@
-import { type Cas, CorruptContentError, sha256Hex } from "../cas/mod.ts";
+import { type Cas, CorruptContentError } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
@@ -180,6 +180,13 @@ interface PendingVersion {
 
 /** A version to write or remove on disk; `createOnly` writes refuse anything found there. */
 type ChangeToMake = PendingVersion & { action: "write" | "remove"; createOnly?: boolean };
+
+/** What `ReplicaSession.#makeChanges` did with a batch. */
+interface MadeChanges {
+  made: number;
+  taken: ChangeToMake[];
+  corrupt: ChangeToMake[];
+}
 
 type ApplyItem =
   | NotificationMessage
@@ -909,16 +916,21 @@ class ReplicaSession {
       const createOnly = item.action === "write" && (item.local?.deleted ?? true);
       if (!createOnly && !(await diskMatches(workspace.root, item.path, item.local))) {
         changedOnDisk.push(item);
-      } else if (item.action === "remove" || inlineIsSound(item)) {
-        // Inline content is written straight from the notification.
+      } else if (item.action === "remove" || item.inline !== null) {
+        // Inline content is written straight from the notification; the write checks it.
         ready.push({ ...item, createOnly });
       } else if (await this.#holdContent(item)) {
         // A fetch that fails with the connection throws: the position must not pass it.
         ready.push({ ...item, inline: null, createOnly });
       }
     });
-    const { taken } = await this.#makeChanges(ready);
-    changedOnDisk.push(...taken);
+    const made = await this.#makeChanges(ready);
+    // Inline content that did not hash to its version's hash: fetched, then written.
+    const fetched: ChangeToMake[] = [];
+    for (const item of made.corrupt) {
+      if (await this.#holdContent(item)) fetched.push({ ...item, inline: null });
+    }
+    changedOnDisk.push(...made.taken, ...(await this.#makeChanges(fetched)).taken);
     if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
   }
 
@@ -942,11 +954,12 @@ class ReplicaSession {
   /**
    * Writes and removes on disk, then remembers each version made as applied.
    *
-   * @returns How many were made, and the create-only writes that found something on disk
-   * (left as it is; their versions are for the caller to weigh again).
+   * @returns How many were made; the create-only writes that found something on disk
+   * (left as it is: their versions are for the caller to weigh again); and the writes
+   * whose inline content did not match its hash (nothing written: to fetch).
    */
-  async #makeChanges(items: ChangeToMake[]): Promise<{ made: number; taken: PendingVersion[] }> {
-    if (items.length === 0) return { made: 0, taken: [] };
+  async #makeChanges(items: ChangeToMake[]): Promise<MadeChanges> {
+    if (items.length === 0) return { made: 0, taken: [], corrupt: [] };
     const replica = this.#replica;
     // RACE: a local write to a recorded path, landing between the disk check and the
     // rename, is replaced; the window is short and the watcher still records the write's
@@ -966,22 +979,22 @@ class ReplicaSession {
       // A replica's files are copies: visible before their fsync (recorded after it).
       { origin: "master", visibleFirst: true },
     );
-    const failedPaths = new Set(failed.map((failure) => failure.path));
-    inTransaction(replica.store.db, () => {
-      for (const item of items) {
-        if (!failedPaths.has(item.path)) replica.tables.paths.setApplied(item.path, item.version);
-      }
-      // Kept for the changes that may have reached the disk unrecorded.
-      const unrecorded = failed.filter((f) => !(f.error instanceof Deno.errors.AlreadyExists));
-      replica.tables.intents.end(intent, new Set(unrecorded.map((f) => f.path)));
-    });
     const byPath = new Map(items.map((item) => [item.path, item]));
-    const taken: PendingVersion[] = [];
+    const out: MadeChanges = { made: items.length - failed.length, taken: [], corrupt: [] };
+    const problems = new Map<string, unknown>(); // changes that may have reached the disk
     for (const { path, error } of failed) {
-      if (error instanceof Deno.errors.AlreadyExists) taken.push(byPath.get(path)!);
-      else replica.noteProblem(path, errorMessage(error));
+      const item = byPath.get(path)!;
+      byPath.delete(path);
+      if (error instanceof Deno.errors.AlreadyExists) out.taken.push(item);
+      else if (error instanceof CorruptContentError && item.inline !== null) out.corrupt.push(item);
+      else problems.set(path, error);
     }
-    return { made: items.length - failed.length, taken };
+    inTransaction(replica.store.db, () => {
+      for (const item of byPath.values()) replica.tables.paths.setApplied(item.path, item.version);
+      replica.tables.intents.end(intent, new Set(problems.keys())); // theirs stay noted
+    });
+    for (const [path, error] of problems) replica.noteProblem(path, errorMessage(error));
+    return out;
   }
 
   /**
@@ -1071,9 +1084,4 @@ class ReplicaSession {
     }
     if (release.length > 0) this.#items.push({ type: "Release", paths: release });
   }
-}
-
-/** Whether a version's inline content is there and hashes to the version's hash. */
-function inlineIsSound(item: PendingVersion): boolean {
-  return item.inline !== null && sha256Hex(item.inline) === item.version.hash;
 }

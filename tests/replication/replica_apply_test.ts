@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  listenUnix,
   openReplicaTables,
   type ReplicaHandle,
   startMaster,
@@ -103,4 +104,64 @@ Deno.test("a write through the replica's own API is written back, like a change 
         async () => await readText(`${root}/m/via-api.txt`) === "through the API",
       );
     });
+  }));
+
+Deno.test("inline content that does not hash to its notification's hash is never written: the real bytes are fetched", () =>
+  withTempDir(async (root) => {
+    await Deno.mkdir(`${root}/r`);
+    const text = (t: string) => new TextEncoder().encode(t);
+    const real = text("the master's real content");
+    const hash = sha256OfText("the master's real content");
+    let fetches = 0;
+    // A master that sends one notification with the wrong bytes inline, and answers the
+    // fetch that follows with the right ones.
+    const server = await listenUnix({
+      path: `${root}/m.sock`,
+      onTransport: async (master) => {
+        for await (const msg of master.messages()) {
+          if (msg.type === "BarrierRequest") {
+            await master.send({
+              type: "BarrierConfirmation",
+              satisfied: true,
+              current_sequence: 1n,
+            });
+          } else if (msg.type === "CatchupRequest") {
+            await master.send({
+              type: "Notification",
+              sequence: 1n,
+              filepath: "a.txt",
+              content_hash: hash,
+              size: BigInt(real.length),
+              permissions: 0o100644n,
+              is_deletion: false,
+              inline_content: text("tampered on the way"),
+            });
+            await master.send({ type: "Heartbeat", agent_sequence: 1n, agent_iteration: 1n });
+          } else if (msg.type === "ContentFetchRequest") {
+            fetches++;
+            await master.send({
+              type: "ContentFetchResponse",
+              content_hash: msg.content_hash,
+              content: real,
+              size: BigInt(real.length),
+              chunk_manifest: null,
+            });
+          }
+        }
+      },
+    });
+    const workspace = await Workspace.open({ root: `${root}/r` });
+    const replica = await startReplica({ workspace, connect: `${root}/m.sock` });
+    try {
+      await waitFor(
+        "the real content on the replica",
+        async () => await readText(`${root}/r/a.txt`) === "the master's real content",
+      );
+      assert.equal(fetches, 1);
+      assert.deepEqual(workspace.store.history("a.txt").map((it) => it.hash), [hash]);
+    } finally {
+      await replica.close();
+      await server.close();
+      await workspace.close();
+    }
   }));
