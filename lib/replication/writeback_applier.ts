@@ -1,6 +1,6 @@
 import { type Cas, CHUNKING_THRESHOLD, isContentHash, sha256Hex } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import { type Iteration, S_IFMT, S_IFREG, type Store } from "../store/mod.ts";
+import { isSameState, type Iteration, S_IFMT, S_IFREG, type Store } from "../store/mod.ts";
 import type { Workspace, WorkspaceChange } from "../workspace/mod.ts";
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
@@ -142,6 +142,7 @@ export class WriteBackApplier {
     const verdicts = await this.#decideRecorded(sandboxId, run);
     const failures = new Map<string, unknown>();
     const changes: WorkspaceChange[] = [];
+    const applying: Array<{ localSeq: bigint } & AppliedContent> = [];
     await forEachLimited(
       run.map((entry, i) => [entry, verdicts[i]!] as const),
       16,
@@ -149,23 +150,15 @@ export class WriteBackApplier {
         if (!verdict.accept) return;
         const path = verdict.paths[0]!;
         try {
-          changes.push(await this.#change(entry, path));
+          const change = await this.#change(entry, path);
+          changes.push(change);
+          applying.push({ localSeq: entry.local_seq, ...contentOf(change) });
         } catch (error) {
           failures.set(path, error);
         }
       },
     );
-    inTransaction(this.#store.db, () => {
-      this.#state.noteApplying(
-        sandboxId,
-        run.flatMap((entry, i) => {
-          const verdict = verdicts[i]!;
-          return verdict.accept
-            ? [{ localSeq: entry.local_seq, ...contentOf(entry, verdict) }]
-            : [];
-        }),
-      );
-    });
+    inTransaction(this.#store.db, () => this.#state.noteApplying(sandboxId, applying));
     const { recorded, failed } = await this.#workspace.applyChanges(changes, { origin: sandboxId });
     for (const failure of failed) failures.set(failure.path, failure.error);
     const sequences = sequencesByChange(changes, recorded);
@@ -265,7 +258,7 @@ export class WriteBackApplier {
     own: AppliedContent | undefined,
   ): { sequence: number; origin: string }[] {
     return this.#store.history(path, { afterSequence: seen })
-      .filter((iteration) => !(own?.path === path && holds(iteration, own)))
+      .filter((iteration) => !(own?.path === path && isSameState(iteration, own)))
       .map(({ sequence, origin }) => ({ sequence, origin }));
   }
 
@@ -351,18 +344,10 @@ function acceptedPaths(verdicts: WriteBackVerdict[]): string[] {
   return verdicts.flatMap((verdict) => verdict.accept ? verdict.paths : []);
 }
 
-/** What an accepted write or deletion leaves at its path. */
-function contentOf(entry: WriteBackEntry, verdict: WriteBackVerdict & { accept: true }) {
-  const path = verdict.paths[0]!;
-  if (entry.operation.type === "Delete") return { path, hash: "", mode: 0, deleted: true };
-  const mode = fullMode(Number(entry.permissions));
-  return { path, hash: entry.content_hash!, mode, deleted: false };
-}
-
-/** Whether an iteration is exactly `content`: the same deletion, or content and mode. */
-function holds(iteration: Iteration, content: AppliedContent): boolean {
-  if (iteration.deleted || content.deleted) return iteration.deleted === content.deleted;
-  return iteration.hash === content.hash && iteration.mode === content.mode;
+/** What a write or removal leaves at its path. */
+function contentOf(change: WorkspaceChange): AppliedContent {
+  if ("remove" in change) return { path: change.path, hash: "", mode: 0, deleted: true };
+  return { path: change.path, hash: change.hash, mode: change.mode, deleted: false };
 }
 
 function failedReason(error: unknown): string {

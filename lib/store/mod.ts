@@ -3,6 +3,12 @@
  *
  * @module
  */
-export { type FileState, type FileStateChange, type ListOptions, Store } from "./store.ts";
+export {
+  type FileState,
+  type FileStateChange,
+  isSameState,
+  type ListOptions,
+  Store,
+} from "./store.ts";
 export { S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";
 export type { Iteration, NewIteration, Origin } from "./types.ts";

@@ -367,8 +367,14 @@ function toIteration(row: Row): Iteration {
   };
 }
 
-/** Whether recording `change` on top of `previous` would change nothing. */
-function isSameState(previous: Iteration | undefined, change: NewIteration): boolean {
+/**
+ * Whether `change` on top of `previous` changes nothing: the same content and mode, or a
+ * deletion of a deleted or unknown path.
+ */
+export function isSameState(
+  previous: Iteration | undefined,
+  change: Pick<NewIteration, "hash" | "mode" | "deleted">,
+): boolean {
   if (!previous || previous.deleted) return change.deleted;
   return !change.deleted && previous.hash === change.hash && previous.mode === change.mode;
 }
