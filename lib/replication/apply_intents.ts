@@ -49,18 +49,7 @@ export class ApplyIntents {
    * @returns The row's id, for {@linkcode ApplyIntents.end}.
    */
   begin(writes: IntendedWrite[]): number {
-    const stored = writes.map(({ path, version }): StoredVersion => [
-      path,
-      version.sequence,
-      version.hash,
-      version.mode,
-    ]);
-    const id = Number(
-      this.#statement("INSERT INTO replica_applying (versions) VALUES (?)")
-        .run(JSON.stringify(stored)).lastInsertRowid,
-    );
-    for (const version of stored) this.#note(id, version);
-    return id;
+    return this.#insert(writes.map(({ path, version }) => toStored(path, version)));
   }
 
   /**
@@ -71,7 +60,7 @@ export class ApplyIntents {
     const kept: StoredVersion[] = [];
     for (const [path, version] of this.#byPath) {
       if (version.batch !== id) continue;
-      if (unrecorded.has(path)) kept.push([path, version.sequence, version.hash, version.mode]);
+      if (unrecorded.has(path)) kept.push(toStored(path, version));
       else this.#byPath.delete(path);
     }
     if (kept.length === 0) {
@@ -104,20 +93,28 @@ export class ApplyIntents {
     if (this.#byPath.size === 0) return;
     const kept: StoredVersion[] = [];
     for (const [path, version] of this.#byPath) {
-      if (appliedSequence(path) >= version.sequence) continue;
-      kept.push([path, version.sequence, version.hash, version.mode]);
+      if (appliedSequence(path) < version.sequence) kept.push(toStored(path, version));
     }
     this.#statement("DELETE FROM replica_applying").run();
     this.#byPath.clear();
-    if (kept.length > 0) {
-      this.begin(kept.map(([path, sequence, hash, mode]) => ({
-        path,
-        version: { sequence, hash, mode, deleted: hash === "" },
-      })));
-    }
+    if (kept.length > 0) this.#insert(kept);
+  }
+
+  /** Notes versions in a new row; returns its id. */
+  #insert(versions: StoredVersion[]): number {
+    const id = Number(
+      this.#statement("INSERT INTO replica_applying (versions) VALUES (?)")
+        .run(JSON.stringify(versions)).lastInsertRowid,
+    );
+    for (const version of versions) this.#note(id, version);
+    return id;
   }
 
   #note(batch: number, [path, sequence, hash, mode]: StoredVersion): void {
     this.#byPath.set(path, { sequence, hash, mode, deleted: hash === "", batch });
   }
+}
+
+function toStored(path: string, { sequence, hash, mode }: MasterVersion): StoredVersion {
+  return [path, sequence, hash, mode];
 }

@@ -216,6 +216,8 @@ class Replica implements ReplicaHandle {
   #wakeClosed!: () => void;
   readonly #closedSignal = new Promise<void>((resolve) => this.#wakeClosed = resolve);
   #loop: Promise<void> = Promise.resolve();
+  /** The store sequence up to which local changes are journaled (or found to be none). */
+  #journaledThrough = 0;
   #unsubscribe: () => void = () => {};
 
   constructor(options: ReplicaOptions) {
@@ -252,7 +254,12 @@ class Replica implements ReplicaHandle {
   start(): void {
     // Journal local changes captured while no replica ran (or before a crash), then
     // every new capture: both in this same tick, so none falls between.
-    const missed = this.store.changesSince(this.#journaledThrough(), {
+    // A journal from before the meta key was kept tells it by its entries alone.
+    this.#journaledThrough = Math.max(
+      Number(this.store.getMeta(JOURNALED_META) ?? "0") || 0,
+      this.tables.journal.sourceHighWater(),
+    );
+    const missed = this.store.changesSince(this.#journaledThrough, {
       origin: this.workspace.origin,
     });
     this.journalCaptured(missed);
@@ -300,22 +307,13 @@ class Replica implements ReplicaHandle {
     inTransaction(this.store.db, () => {
       for (const [path, version] of adopted) paths.setApplied(path, version);
       // Changes journaled as nothing (adopted, filtered) are never looked at again either.
-      if (through > this.#notedJournaledThrough()) {
+      if (through > this.#journaledThrough) {
         this.store.setMeta(JOURNALED_META, String(through));
+        this.#journaledThrough = through;
       }
       // Last: the journal tells its listeners at once.
       journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
     });
-  }
-
-  /** The store sequence up to which local changes have been journaled (or found to be none). */
-  #journaledThrough(): number {
-    // A journal from before the meta key was kept tells it by its entries alone.
-    return Math.max(this.#notedJournaledThrough(), this.tables.journal.sourceHighWater());
-  }
-
-  #notedJournaledThrough(): number {
-    return Number(this.store.getMeta(JOURNALED_META) ?? "0") || 0;
   }
 
   status(): ReplicaStatus {
