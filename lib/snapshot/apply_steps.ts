@@ -16,11 +16,11 @@ export interface ApplyOptions {
 }
 
 /**
- * Carries out rollback or restore steps ({@linkcode planRollback}, `planRestore`) in order. Files and links change through
- * the writer; folders (which the store does not track) are made, emptied and given their
- * mode directly. A step that fails is recorded as a problem and the others are still
- * attempted; a folder is only removed once empty, so nothing the plan did not know of is
- * ever deleted.
+ * Carries out rollback or restore steps ({@linkcode planRollback}, `planRestore`) in
+ * order. Files and links change through the writer; folders (which the store does not
+ * track) are made, emptied and given their mode directly. A step that fails is recorded as
+ * a problem and the others are still attempted; a folder is only removed once empty, so
+ * nothing the plan did not know of is ever deleted.
  *
  * @param steps The steps, in the order {@linkcode planRollback} gave them.
  * @param options The root and the writer.

@@ -227,12 +227,12 @@ export class Workspace {
 
   /** Records everything that changed on disk since the last look, deletions included. */
   scan(): Promise<CaptureResult> {
-    return this.#queue.run(() => this.#capture([""], {}));
+    return this.#queue.run(() => this.#capture([""]));
   }
 
   /** Records what changed on disk at these paths now, as the watcher would. */
   capture(paths: string[]): Promise<CaptureResult> {
-    return this.#queue.run(() => this.#capture(paths.map((path) => this.checkPath(path)), {}));
+    return this.#queue.run(() => this.#capture(paths.map((path) => this.checkPath(path))));
   }
 
   /**
@@ -427,7 +427,7 @@ export class Workspace {
     this.#queue.run(async () => {
       this.#waitingCapture = null; // later events make the next capture
       const list = scopes.has("") ? [""] : [...scopes];
-      if (this.store.db.isOpen) await this.#capture(list, {});
+      if (this.store.db.isOpen) await this.#capture(list);
     }).catch((error) => log("error", "capture failed", { error }));
   }
 
@@ -454,7 +454,7 @@ export class Workspace {
       origin?: string | undefined;
       /** Files this workspace just wrote, by path: recorded as written, not looked at again. */
       written?: Map<string, WrittenFile>;
-    },
+    } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
     const seen = new Map<string, SeenFile>();
@@ -831,7 +831,6 @@ async function syncFileSystems(folders: string[]): Promise<boolean> {
   return true;
 }
 
-/** A file {@linkcode Workspace} wrote: what it looks like, and the content put in it. */
 /**
  * Whether a write failed because a folder is at `absolute`: a rename over it says so; a
  * create-only write finds something there, which may be a folder.
@@ -842,6 +841,7 @@ function isFolderInTheWay(error: unknown, absolute: string): boolean {
     lstatOrNullSync(absolute)?.isDirectory === true;
 }
 
+/** A file {@linkcode Workspace} wrote: what it looks like, and the content put in it. */
 interface WrittenFile {
   file: SeenFile;
   hash: string;
