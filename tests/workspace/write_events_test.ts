@@ -29,14 +29,22 @@ async function eventsDuring(root: string, write: () => Promise<unknown>): Promis
   return events.filter((e) => !e.paths.some((p) => p.endsWith("/sentinel")));
 }
 
-for (const visibleFirst of [false, true]) {
-  Deno.test(`a workspace write reaches a watched folder as one rename, nothing else (visibleFirst: ${visibleFirst})`, () =>
+for (
+  const [visibleFirst, createOnly] of [[false, false], [true, false], [true, true]] as const
+) {
+  Deno.test(`a workspace write reaches a watched folder as one rename or link, nothing else (visibleFirst: ${visibleFirst}, createOnly: ${createOnly})`, () =>
     withTempDir(async (root) => {
       await Deno.mkdir(`${root}/sub`);
       const workspace = await Workspace.open({ root });
       try {
         const bytes = new TextEncoder().encode("a");
-        const change = { path: "sub/a.txt", hash: sha256Hex(bytes), mode: 0o100644, bytes };
+        const change = {
+          path: "sub/a.txt",
+          hash: sha256Hex(bytes),
+          mode: 0o100644,
+          bytes,
+          createOnly,
+        };
         const events = await eventsDuring(
           root,
           () => workspace.applyChanges([change], { visibleFirst }),
