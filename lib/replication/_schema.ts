@@ -74,7 +74,7 @@ export const REPLICA_MIGRATIONS: Migration[] = [
  * | --- | --- |
  * | `master_replicas` | per sandbox id: the highest sequence it acknowledged, when it was first and last seen |
  * | `master_writebacks` | the outcome of every write-back entry, by sandbox id and local sequence, so an entry resent after a lost answer is answered again and never applied twice |
- * | `master_applying` | write-back entries being written to the workspace, until their outcome is stored: what a restart finds of them on disk is theirs, not the agent's |
+ * | `master_applying` | each state a write-back entry being written to the workspace may leave a path in (a rename leaves two paths, and passes through two modes when it changes the mode), until its outcome is stored: what a restart finds of them on disk is theirs, not the agent's |
  */
 export const MASTER_MIGRATIONS: Migration[] = [
   `CREATE TABLE master_replicas (
@@ -102,4 +102,18 @@ export const MASTER_MIGRATIONS: Migration[] = [
      deleted    INTEGER NOT NULL,
      PRIMARY KEY (sandbox_id, local_seq)
    ) WITHOUT ROWID;`,
+  // Several states per entry: a rename notes both of its paths.
+  `CREATE TABLE master_applying_states (
+     sandbox_id TEXT    NOT NULL,
+     local_seq  INTEGER NOT NULL,
+     path       TEXT    NOT NULL,
+     hash       TEXT    NOT NULL,
+     mode       INTEGER NOT NULL,
+     deleted    INTEGER NOT NULL,
+     PRIMARY KEY (sandbox_id, local_seq, path, hash, mode, deleted)
+   ) WITHOUT ROWID;
+   INSERT INTO master_applying_states SELECT sandbox_id, local_seq, path, hash, mode, deleted
+     FROM master_applying;
+   DROP TABLE master_applying;
+   ALTER TABLE master_applying_states RENAME TO master_applying;`,
 ];

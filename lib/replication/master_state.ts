@@ -120,28 +120,36 @@ export class MasterState {
   }
 
   /**
-   * Notes accepted entries about to be written to the workspace, until their outcome is
-   * stored. A master killed in between finds their files on disk, unrecorded, and records
-   * them as the agent's on restart; the entry, sent again, would then conflict with its
-   * own content. {@linkcode MasterState.applying} tells that content apart.
+   * Notes what accepted entries about to be written to the workspace may leave on disk,
+   * until their outcome is stored: one state per path for a write or a deletion, more for
+   * a rename (its source gone, its target before and after a mode change). A master killed
+   * in between finds those states on disk, unrecorded, and records them as the agent's on
+   * restart; the entry, sent again, would then conflict with its own result.
+   * {@linkcode MasterState.applying} tells that result apart.
    */
-  noteApplying(sandboxId: string, entries: Array<{ localSeq: bigint } & AppliedContent>): void {
+  noteApplying(sandboxId: string, states: Array<{ localSeq: bigint } & AppliedContent>): void {
     const insert = this.#statement(
-      `INSERT OR REPLACE INTO master_applying (sandbox_id, local_seq, path, hash, mode, deleted)
+      `INSERT OR IGNORE INTO master_applying (sandbox_id, local_seq, path, hash, mode, deleted)
        VALUES (?, ?, ?, ?, ?, ?)`,
     );
-    for (const { localSeq, path, hash, mode, deleted } of entries) {
+    for (const { localSeq, path, hash, mode, deleted } of states) {
       insert.run(sandboxId, localSeq, path, hash, mode, deleted ? 1 : 0);
     }
   }
 
-  /** What an entry noted by {@linkcode MasterState.noteApplying} writes, if it is still noted. */
-  applying(sandboxId: string, localSeq: bigint): AppliedContent | undefined {
-    const row = this.#statement(
-      `SELECT path, hash, mode, deleted FROM master_applying WHERE sandbox_id = ? AND local_seq = ?`,
-    ).get(sandboxId, localSeq) as
-      | { path: string; hash: string; mode: number; deleted: number }
-      | undefined;
-    return row && { path: row.path, hash: row.hash, mode: row.mode, deleted: row.deleted === 1 };
+  /** The states noted for an entry by {@linkcode MasterState.noteApplying}, while it is undecided. */
+  applying(sandboxId: string, localSeq: bigint): AppliedContent[] {
+    const rows = this.#statement(
+      `SELECT path, hash, mode, deleted FROM master_applying WHERE sandbox_id = ? AND local_seq = ?
+       ORDER BY path, deleted, mode, hash`,
+    ).all(sandboxId, localSeq) as Array<
+      { path: string; hash: string; mode: number; deleted: number }
+    >;
+    return rows.map((row) => ({
+      path: row.path,
+      hash: row.hash,
+      mode: row.mode,
+      deleted: row.deleted === 1,
+    }));
   }
 }

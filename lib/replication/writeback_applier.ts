@@ -248,17 +248,19 @@ export class WriteBackApplier {
   }
 
   /**
-   * The iterations of `path` after `seen`, but those holding exactly what this entry
-   * writes there when it was being applied before (`own`): its own write, recorded as the
+   * The iterations of `path` after `seen`, but those in a state this entry leaves there,
+   * noted when it was being applied before (`own`): its own result, recorded as the
    * agent's by a master killed before it recorded the entry, never a conflict with it.
    */
   #laterIterations(
     path: string,
     seen: number,
-    own: AppliedContent | undefined,
+    own: AppliedContent[],
   ): { sequence: number; origin: string }[] {
     return this.#store.history(path, { afterSequence: seen })
-      .filter((iteration) => !(own?.path === path && isSameState(iteration, own)))
+      .filter((iteration) =>
+        !own.some((state) => state.path === path && isSameState(iteration, state))
+      )
       .map(({ sequence, origin }) => ({ sequence, origin }));
   }
 
@@ -280,6 +282,39 @@ export class WriteBackApplier {
     return true;
   }
 
+  /** Notes what an entry may leave on disk before it is made (see `MasterState.noteApplying`). */
+  #noteStates(sandboxId: string, entry: WriteBackEntry, states: AppliedContent[]): void {
+    const noted = states.map((state) => ({ localSeq: entry.local_seq, ...state }));
+    inTransaction(this.#store.db, () => this.#state.noteApplying(sandboxId, noted));
+  }
+
+  /**
+   * Moves `source` to `target`, unless that move was made already: by this entry, on a
+   * master killed before it stored the outcome (the decision let the entry through, so
+   * whatever changed both paths since the sandbox saw them was this entry or the sandbox).
+   */
+  async #moveUnlessMoved(
+    source: string,
+    target: string,
+    origin: { origin: string },
+  ): Promise<(Iteration | undefined)[]> {
+    try {
+      return await this.#workspace.move(source, target, origin);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound) || !this.#wasMoved(source, target)) throw error;
+      return [];
+    }
+  }
+
+  /** Whether `source` is recorded gone and `target` holds the content `source` last had. */
+  #wasMoved(source: string, target: string): boolean {
+    const gone = this.#store.latest(source);
+    const content = this.#store.history(source).findLast((iteration) => !iteration.deleted);
+    const there = this.#store.latest(target);
+    return gone?.deleted === true && content !== undefined && there !== undefined &&
+      !there.deleted && there.hash === content.hash;
+  }
+
   /** Applies an accepted rename or mode change; returns the master sequence it became. */
   async #execute(sandboxId: string, entry: WriteBackEntry, paths: string[]): Promise<number> {
     const origin = { origin: sandboxId };
@@ -290,16 +325,25 @@ export class WriteBackApplier {
     switch (entry.operation.type) {
       case "Rename": {
         const target = paths[1]!;
-        recorded = await workspace.move(path, target, origin);
+        this.#noteStates(sandboxId, entry, renameStates(this.#store.latest(path), target, mode));
+        recorded = await this.#moveUnlessMoved(path, target, origin);
         const moved = this.#store.latest(target);
         if (moved && !moved.deleted && (moved.mode & 0o7777) !== (mode & 0o7777)) {
           recorded.push(await workspace.chmod(target, mode, origin));
         }
         break;
       }
-      case "Chmod":
+      case "Chmod": {
+        const latest = this.#store.latest(path);
+        if (latest && !latest.deleted) {
+          this.#noteStates(sandboxId, entry, [{
+            ...stateOf(latest),
+            mode: chmodded(latest, mode),
+          }]);
+        }
         recorded = [await workspace.chmod(path, mode, origin)];
         break;
+      }
       default: // writes and deletions always go in runs (#applyRun)
         throw new Error(`a ${entry.operation.type} entry is applied in a run`);
     }
@@ -308,6 +352,34 @@ export class WriteBackApplier {
     // Nothing changed (the master already held exactly this): answer with the latest.
     return Math.max(0, ...paths.map((p) => this.#store.latest(p)?.sequence ?? 0));
   }
+}
+
+/**
+ * What a rename of `source` to `target` may leave on disk: the source gone, and the
+ * target with its content, in its mode before and after the entry's mode is set. Nothing
+ * when the source is no longer live (the rename is then made already, or impossible).
+ */
+function renameStates(
+  source: Iteration | undefined,
+  target: string,
+  mode: number,
+): AppliedContent[] {
+  if (!source || source.deleted) return [];
+  const moved = { ...stateOf(source), path: target };
+  return [
+    { path: source.path, hash: "", mode: 0, deleted: true },
+    moved,
+    { ...moved, mode: chmodded(source, mode) },
+  ];
+}
+
+function stateOf({ path, hash, mode, deleted }: Iteration): AppliedContent {
+  return { path, hash, mode, deleted };
+}
+
+/** The full mode `iteration`'s file has once its permission bits are `mode`'s. */
+function chmodded(iteration: Iteration, mode: number): number {
+  return (iteration.mode & ~0o7777) | (mode & 0o7777);
 }
 
 /** Counts a newly decided entry in `/metrics` (entries answered again from the record are not). */

@@ -240,12 +240,59 @@ Deno.test("MasterState notes write-backs being applied until their outcome is st
     db.close(); // as if killed while applying them
     db = openDatabase(path);
     state = new MasterState(db);
-    assertEquals(state.applying("sb-1", 5n), write);
-    assertEquals(state.applying("sb-1", 6n), removal);
-    assertEquals(state.applying("sb-2", 5n), undefined, "by sandbox id");
+    assertEquals(state.applying("sb-1", 5n), [write]);
+    assertEquals(state.applying("sb-1", 6n), [removal]);
+    assertEquals(state.applying("sb-2", 5n), [], "by sandbox id");
     state.saveOutcome("sb-1", 5n, { accepted: true, masterSeq: 9, reason: "" });
-    assertEquals(state.applying("sb-1", 5n), undefined, "decided: no longer noted");
-    assertEquals(state.applying("sb-1", 6n), removal);
+    assertEquals(state.applying("sb-1", 5n), [], "decided: no longer noted");
+    assertEquals(state.applying("sb-1", 6n), [removal]);
+    db.close();
+  });
+});
+
+Deno.test("MasterState notes every state a rename may leave, once each, and forgets them together", async () => {
+  await withDatabase((path) => {
+    const db = openDatabase(path);
+    const state = new MasterState(db);
+    const hash = "cd".repeat(32);
+    const states = [
+      { path: "a.txt", hash: "", mode: 0, deleted: true },
+      { path: "b.txt", hash, mode: 0o100644, deleted: false },
+      { path: "b.txt", hash, mode: 0o100755, deleted: false },
+    ];
+    state.noteApplying("sb-1", states.map((noted) => ({ localSeq: 7n, ...noted })));
+    state.noteApplying("sb-1", [{ localSeq: 7n, ...states[1]! }]); // noted again on a retry
+    assertEquals(state.applying("sb-1", 7n), states);
+    state.saveOutcome("sb-1", 7n, { accepted: true, masterSeq: 12, reason: "" });
+    assertEquals(state.applying("sb-1", 7n), []);
+    db.close();
+  });
+});
+
+Deno.test("MasterState keeps what an older master noted as being applied", async () => {
+  await withDatabase((path) => {
+    let db = openDatabase(path);
+    // The schema before states were noted per path: one row per entry.
+    db.exec(`
+      CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL);
+      INSERT INTO schema_versions VALUES ('master', 2);
+      CREATE TABLE master_replicas (sandbox_id TEXT PRIMARY KEY, acked_sequence INTEGER NOT NULL DEFAULT 0,
+        first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL, remote TEXT NOT NULL DEFAULT '');
+      CREATE TABLE master_writebacks (sandbox_id TEXT NOT NULL, local_seq INTEGER NOT NULL,
+        accepted INTEGER NOT NULL, master_seq INTEGER NOT NULL, reason TEXT NOT NULL,
+        decided_ms INTEGER NOT NULL, PRIMARY KEY (sandbox_id, local_seq));
+      CREATE TABLE master_applying (sandbox_id TEXT NOT NULL, local_seq INTEGER NOT NULL,
+        path TEXT NOT NULL, hash TEXT NOT NULL, mode INTEGER NOT NULL, deleted INTEGER NOT NULL,
+        PRIMARY KEY (sandbox_id, local_seq));
+      INSERT INTO master_applying VALUES ('sb-1', 3, 'a.txt', '${"ef".repeat(32)}', 33188, 0);
+    `);
+    db.close();
+    db = openDatabase(path);
+    const state = new MasterState(db);
+    const write = { path: "a.txt", hash: "ef".repeat(32), mode: 0o100644, deleted: false };
+    assertEquals(state.applying("sb-1", 3n), [write]);
+    state.noteApplying("sb-1", [{ localSeq: 3n, ...write, mode: 0o100755 }]);
+    assertEquals(state.applying("sb-1", 3n).length, 2, "a second state for the same path");
     db.close();
   });
 });

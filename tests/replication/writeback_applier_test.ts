@@ -33,23 +33,33 @@ function entry(
   };
 }
 
+/** A master's applier over `workspace`, as a master (re)started on it makes one. */
+function applierOf(workspace: Workspace): WriteBackApplier {
+  return new WriteBackApplier({
+    workspace,
+    store: workspace.store,
+    cas: workspace.cas,
+    filter: workspace.filter,
+    state: new MasterState(workspace.store.db),
+  });
+}
+
+/** Opens and scans the workspace at `root`, as a master starting on it. */
+async function openScanned(root: string): Promise<Workspace> {
+  const workspace = await Workspace.open({ root });
+  await workspace.scan();
+  return workspace;
+}
+
 async function withApplier(
   work: (applier: WriteBackApplier, workspace: Workspace, root: string) => Promise<void>,
 ): Promise<void> {
   await withTempDir(async (root) => {
     await put(root, "gone.txt", "to be deleted");
     await put(root, "agent.txt", "the agent's");
-    const workspace = await Workspace.open({ root });
+    const workspace = await openScanned(root);
     try {
-      await workspace.scan();
-      const applier = new WriteBackApplier({
-        workspace,
-        store: workspace.store,
-        cas: workspace.cas,
-        filter: workspace.filter,
-        state: new MasterState(workspace.store.db),
-      });
-      await work(applier, workspace, root);
+      await work(applierOf(workspace), workspace, root);
     } finally {
       await workspace.close();
     }
@@ -147,4 +157,160 @@ Deno.test("WriteBackApplier disconnects a sender whose path leaves the workspace
     assert.deepEqual(result.accepted.map(([local]) => local), [batch[0]!.local_seq]);
     assert.equal(await Deno.readTextFile(`${root}/before.txt`), "kept");
     await assert.rejects(Deno.lstat(`${root}/after.txt`), Deno.errors.NotFound);
+  }));
+
+const EXECUTABLE = 0o100755;
+
+/** A rename of agent.txt to moved.txt that also makes it executable. */
+function renameToExecutable(seen: number): WriteBackEntry {
+  return {
+    ...entry("agent.txt", { type: "Rename", new_path: "moved.txt" }, null, seen),
+    permissions: BigInt(EXECUTABLE),
+  };
+}
+
+Deno.test("WriteBackApplier notes what a rename or a chmod leaves on disk before making it", () =>
+  withApplier(async (applier, workspace) => {
+    const state = new MasterState(workspace.store.db);
+    const agent = workspace.store.latest("agent.txt")!;
+    const chmod = {
+      ...entry("gone.txt", { type: "Chmod" }, null, workspace.store.sequence()),
+      permissions: 0o100600n,
+    };
+    const rename = renameToExecutable(workspace.store.sequence());
+    const notedWhenRecorded = new Map<string, unknown>();
+    const stop = workspace.store.onRecorded((recorded) => {
+      for (const { path } of recorded) {
+        notedWhenRecorded.set(path, [
+          ...state.applying("sandbox-4", rename.local_seq),
+          ...state.applying("sandbox-4", chmod.local_seq),
+        ]);
+      }
+    });
+    const result = await applier.apply("sandbox-4", [rename, chmod]);
+    stop();
+    assert.deepEqual(result.rejected, []);
+    const moved = { path: "moved.txt", hash: agent.hash, mode: agent.mode, deleted: false };
+    const renamed = [
+      { path: "agent.txt", hash: "", mode: 0, deleted: true },
+      moved,
+      { ...moved, mode: EXECUTABLE },
+    ];
+    assert.deepEqual(notedWhenRecorded.get("moved.txt"), renamed, "noted before the move");
+    const gone = workspace.store.latest("gone.txt")!;
+    assert.deepEqual(notedWhenRecorded.get("gone.txt"), [{
+      path: "gone.txt",
+      hash: gone.hash,
+      mode: 0o100600,
+      deleted: false,
+    }]);
+    assert.deepEqual(state.applying("sandbox-4", rename.local_seq), [], "forgotten once decided");
+  }));
+
+/**
+ * Leaves `root` as a master killed in the middle of `renameToExecutable` leaves it: the
+ * move made and noted, not recorded, the mode not yet set. `meanwhile` runs before the
+ * master starts again.
+ */
+async function killedMidRename(
+  root: string,
+  meanwhile: () => Promise<void>,
+): Promise<WriteBackEntry> {
+  const workspace = await openScanned(root);
+  const agent = workspace.store.latest("agent.txt")!;
+  const rename = renameToExecutable(workspace.store.sequence());
+  const moved = { path: "moved.txt", hash: agent.hash, mode: agent.mode, deleted: false };
+  new MasterState(workspace.store.db).noteApplying(
+    "sandbox-5",
+    [
+      { path: "agent.txt", hash: "", mode: 0, deleted: true },
+      moved,
+      { ...moved, mode: EXECUTABLE },
+    ].map((noted) => ({ localSeq: rename.local_seq, ...noted })),
+  );
+  await Deno.rename(`${root}/agent.txt`, `${root}/moved.txt`);
+  await workspace.close();
+  await meanwhile();
+  return rename;
+}
+
+Deno.test("WriteBackApplier: a rename a killed master made but never recorded is accepted when sent again, not a conflict", () =>
+  withTempDir(async (root) => {
+    await put(root, "agent.txt", "the agent's");
+    const rename = await killedMidRename(root, async () => {});
+    const workspace = await openScanned(root); // records the move as the agent's
+    try {
+      assert.equal(workspace.store.latest("moved.txt")?.origin, "local");
+      const result = await applierOf(workspace).apply("sandbox-5", [rename]);
+      assert.deepEqual(result.rejected, []);
+      assert.equal(result.accepted[0]?.[1], BigInt(workspace.store.sequence()));
+      assert.equal((await Deno.lstat(`${root}/moved.txt`)).mode! & 0o7777, EXECUTABLE & 0o7777);
+      assert.equal(await Deno.readTextFile(`${root}/moved.txt`), "the agent's");
+      await assert.rejects(Deno.lstat(`${root}/agent.txt`), Deno.errors.NotFound);
+      assert.equal(workspace.store.latest("moved.txt")?.mode, EXECUTABLE);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("WriteBackApplier: an agent's edit after a killed master's rename is still a conflict", () =>
+  withTempDir(async (root) => {
+    await put(root, "agent.txt", "the agent's");
+    const rename = await killedMidRename(root, () => put(root, "moved.txt", "the agent's edit"));
+    const workspace = await openScanned(root);
+    try {
+      const result = await applierOf(workspace).apply("sandbox-5", [rename]);
+      assert.deepEqual(result.accepted, []);
+      assert.match(result.rejected[0]?.[1] ?? "", /^conflict: "moved.txt" changed/);
+      assert.equal(await Deno.readTextFile(`${root}/moved.txt`), "the agent's edit");
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("WriteBackApplier: a rename recorded by a master killed before it stored the answer is answered again, not made twice", () =>
+  withApplier(async (applier, workspace, root) => {
+    const rename = renameToExecutable(workspace.store.sequence());
+    const first = await applier.apply("sandbox-6", [rename]);
+    assert.deepEqual(first.rejected, []);
+    const sequence = workspace.store.sequence();
+    // The outcome lost with the master: stored in a transaction of its own, after the record.
+    workspace.store.db.prepare("DELETE FROM master_writebacks WHERE local_seq = ?").run(
+      rename.local_seq,
+    );
+    const again = await applierOf(workspace).apply("sandbox-6", [rename]);
+    assert.deepEqual(again, first);
+    assert.equal(workspace.store.sequence(), sequence, "nothing recorded twice");
+    assert.equal(await Deno.readTextFile(`${root}/moved.txt`), "the agent's");
+  }));
+
+Deno.test("WriteBackApplier: a chmod a killed master made but never recorded is accepted when sent again", () =>
+  withTempDir(async (root) => {
+    await put(root, "run.sh", "echo hi");
+    let workspace = await openScanned(root);
+    const script = workspace.store.latest("run.sh")!;
+    const chmod = {
+      ...entry("run.sh", { type: "Chmod" }, null, workspace.store.sequence()),
+      permissions: BigInt(EXECUTABLE),
+    };
+    new MasterState(workspace.store.db).noteApplying("sandbox-7", [
+      {
+        localSeq: chmod.local_seq,
+        path: "run.sh",
+        hash: script.hash,
+        mode: EXECUTABLE,
+        deleted: false,
+      },
+    ]);
+    await Deno.chmod(`${root}/run.sh`, 0o755); // killed before recording it
+    await workspace.close();
+    workspace = await openScanned(root);
+    try {
+      assert.equal(workspace.store.latest("run.sh")?.origin, "local");
+      const result = await applierOf(workspace).apply("sandbox-7", [chmod]);
+      assert.deepEqual(result.rejected, []);
+      assert.equal(result.accepted[0]?.[1], BigInt(workspace.store.latest("run.sh")!.sequence));
+    } finally {
+      await workspace.close();
+    }
   }));
