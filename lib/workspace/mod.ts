@@ -17,6 +17,7 @@ export {
   type ApplyChangesOptions,
   type ApplyChangesResult,
   type CaptureResult,
+  SCAN_SLICE,
   type WatchOptions,
   Workspace,
   type WorkspaceChange,

@@ -9,7 +9,7 @@ import type { SeenFile } from "./plan_capture.ts";
  * synchronous (see `observePath`); yielding now and then keeps timers and sockets served
  * while a large tree is walked.
  */
-const ENTRIES_PER_YIELD = 2000;
+const ENTRIES_PER_YIELD = 500;
 
 /**
  * Lists every file and link under `start` (a normalized relative folder, `""` for the

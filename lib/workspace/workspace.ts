@@ -131,6 +131,12 @@ const APPLY_CONCURRENCY = 16;
 const FILE_SYSTEM_SYNC_MIN = 32;
 
 /**
+ * Most paths captured in one turn of the queue by {@linkcode Workspace.scan}: about 15 ms
+ * of work when each must be read again, all that a write queued meanwhile waits for.
+ */
+export const SCAN_SLICE = 128;
+
+/**
  * Changes of one batch written before their flush starts: a large batch is flushed in
  * chunks of this many, each while the next is written.
  */
@@ -225,9 +231,52 @@ export class Workspace {
     return normalized;
   }
 
-  /** Records everything that changed on disk since the last look, deletions included. */
-  scan(): Promise<CaptureResult> {
-    return this.#queue.run(() => this.#capture([""]));
+  /**
+   * Records everything that changed on disk since the last look, deletions included.
+   *
+   * The tree is walked without holding the workspace's queue; only the paths the walk
+   * finds new, changed, too recently written to trust, or gone are then captured, in
+   * slices of {@linkcode SCAN_SLICE}, each a turn of its own in the queue. Writes and
+   * captures queued meanwhile (a replica's notifications) then wait for one slice at most,
+   * never for the whole tree: after a large catch-up, every file just written is read
+   * again, which takes seconds on 100,000 files. Each slice looks at its paths again, so
+   * what changed since the walk is recorded as it is then.
+   */
+  async scan(): Promise<CaptureResult> {
+    const walked = await walkTree(this.root, "", this.filter.local);
+    for (const problem of walked.skipped) log("warn", "not recorded", problem);
+    const result: CaptureResult = { recorded: [], problems: [...walked.skipped] };
+    if (this.#closed) return result; // the store may be closing: nothing to record into
+    const suspects = this.#suspects(walked.files);
+    for (let at = 0; at < suspects.length; at += SCAN_SLICE) {
+      const slice = suspects.slice(at, at + SCAN_SLICE);
+      const captured = await this.#queue.run(async () =>
+        this.#closed ? { recorded: [], problems: [] } : await this.#capture(slice)
+      );
+      result.recorded.push(...captured.recorded);
+      result.problems.push(...captured.problems);
+    }
+    return result;
+  }
+
+  /**
+   * The paths a capture of the whole tree would record or look at again, given the files
+   * a walk saw: new, changed or untrusted ones, ones recorded otherwise, and live ones gone.
+   */
+  #suspects(seen: SeenFile[]): string[] {
+    const live = new Map<string, Iteration>();
+    for (const iteration of this.store.list()) {
+      if (!this.filter.local.ignores(iteration.path)) live.set(iteration.path, iteration);
+    }
+    const plan = planCapture(seen, this.store.fileStates(), live.keys());
+    return [
+      ...plan.deleted,
+      ...plan.toHash.map((file) => file.path),
+      ...plan.unchanged.filter(({ file, hash }) =>
+        recordsOtherwise(live.get(file.path), file, hash)
+      )
+        .map(({ file }) => file.path),
+    ];
   }
 
   /** Records what changed on disk at these paths now, as the watcher would. */
@@ -484,8 +533,7 @@ export class Workspace {
     for (const { file, hash } of plan.unchanged) {
       // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
       // large tree then takes no write lock and queries nothing per file).
-      const recorded = live.get(file.path);
-      if (recorded?.hash !== hash || recorded.mode !== file.mode) {
+      if (recordsOtherwise(live.get(file.path), file, hash)) {
         changes.push(toChange(file, hash, origin));
       }
     }
@@ -860,6 +908,11 @@ function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
 }
 
 /** The scopes without those inside another (ancestors are shorter, so they come first). */
+/** Whether a file found unchanged on disk is recorded with other content or mode. */
+function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash: string): boolean {
+  return recorded?.hash !== hash || recorded.mode !== file.mode;
+}
+
 function dedupeScopes(scopes: string[]): string[] {
   const kept = new PathSet();
   for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {

@@ -4,7 +4,7 @@ import { CHUNKING_THRESHOLD, sha256Hex } from "../../lib/cas/mod.ts";
 import { writeSymlinkAtomic } from "../../lib/disk/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { S_IFLNK } from "../../lib/store/mod.ts";
-import { Workspace } from "../../lib/workspace/mod.ts";
+import { SCAN_SLICE, Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
@@ -355,6 +355,37 @@ Deno.test("Workspace.scan() of an unchanged tree writes nothing, even while anot
       other.exec("ROLLBACK");
     } finally {
       other.close();
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.scan() records a large tree in slices, and a write queued meanwhile waits for one slice only", () =>
+  withTempDir(async (root) => {
+    const files = 3 * SCAN_SLICE;
+    for (let i = 0; i < files; i++) await put(root, `t/${i % 7}/${i}.txt`, `file ${i}`);
+    const workspace = await open(root);
+    try {
+      let write: Promise<unknown> | undefined;
+      const slices: number[] = [];
+      const stop = workspace.store.onRecorded((recorded) => {
+        if (recorded[0]?.path === "between.txt") return;
+        slices.push(recorded.length);
+        // Queued once the first slice is recorded: it must not wait for the others.
+        write ??= workspace.writeBytes("between.txt", text("written mid-scan"));
+      });
+      const scanned = await workspace.scan();
+      stop();
+      await write;
+      assert.equal(scanned.recorded.length, files);
+      assert.deepEqual(slices, [SCAN_SLICE, SCAN_SLICE, SCAN_SLICE]);
+      const between = workspace.store.latest("between.txt")!.sequence;
+      const sequences = scanned.recorded.map((iteration) => iteration.sequence);
+      assert.ok(
+        Math.min(...sequences) < between && between < Math.max(...sequences),
+        `the write (sequence ${between}) recorded between the scan's slices`,
+      );
+      assert.deepEqual((await workspace.scan()).recorded, [], "nothing changed since");
+    } finally {
       await workspace.close();
     }
   }));
