@@ -304,6 +304,16 @@ export class Store {
     return new Map(rows.map((row) => [row.path, { ...row }]));
   }
 
+  /** The file states the scanner remembers for exactly these paths, by path: one query. */
+  fileStatesOf(paths: string[]): Map<string, FileState> {
+    if (paths.length === 0) return new Map();
+    const rows = this.#statement(
+      `SELECT f.path, f.size, f.mtime_ms AS mtimeMs, f.ino, f.mode, f.hash
+       FROM json_each(?) j JOIN file_state f ON f.path = j.value`,
+    ).all(JSON.stringify(paths)) as unknown as FileState[];
+    return new Map(rows.map((row) => [row.path, { ...row }]));
+  }
+
   /**
    * Which of `paths` have live paths recorded beneath them, as if they were folders: a
    * path written as a file must then also record those as deleted. One query for all.

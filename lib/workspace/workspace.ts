@@ -510,21 +510,34 @@ export class Workspace {
     const live = new Map<string, Iteration>();
     const known = new Map<string, FileState>();
     const written = options.written ?? new Map<string, WrittenFile>();
-    // A path written where the store still holds files inside it (a folder removed
-    // unseen) is looked at like any other, so those are recorded as deleted.
-    const holdingFiles = this.store.withLiveInside([...written.keys()]);
-    for (const scope of dedupeScopes(this.#withRecordedFileAncestors(scopes))) {
+    const looked = dedupeScopes(this.#withRecordedFileAncestors(scopes));
+    // A path where the store still holds files inside it (a folder removed or replaced
+    // unseen) is looked at with all beneath it, so those are recorded as deleted.
+    const holdingFiles = this.store.withLiveInside(looked.filter((scope) => scope !== ""));
+    const single: string[] = []; // a file, a link or nothing: its own record only
+    for (const scope of looked) {
       const file = written.get(scope)?.file;
       if (file && !holdingFiles.has(scope)) {
         seen.set(scope, file); // just written: a file, with nothing live inside
         continue;
       }
-      await this.#observeScope(scope, seen, problems);
+      const walked = await this.#observeScope(scope, seen, problems);
+      if (!walked && !holdingFiles.has(scope)) {
+        single.push(scope);
+        continue;
+      }
       for (const iteration of this.store.list({ dir: scope })) {
         if (!this.filter.local.ignores(iteration.path)) live.set(iteration.path, iteration);
       }
       for (const [path, state] of this.store.fileStates(scope)) known.set(path, state);
     }
+    // Looked up together: a scan captures hundreds of single paths at a time.
+    for (const iteration of this.store.latestOf(single).values()) {
+      if (!iteration.deleted && !this.filter.local.ignores(iteration.path)) {
+        live.set(iteration.path, iteration);
+      }
+    }
+    for (const [path, state] of this.store.fileStatesOf(single)) known.set(path, state);
     const plan = planCapture([...seen.values()], known, live.keys());
     const now = Date.now();
     const changes: NewIteration[] = [];
@@ -590,20 +603,28 @@ export class Workspace {
     return [...out];
   }
 
+  /**
+   * Looks at a scope on disk, adding what it finds to `seen`.
+   *
+   * @returns Whether the scope is a folder, walked.
+   */
   async #observeScope(
     scope: string,
     seen: Map<string, SeenFile>,
     problems: CaptureResult["problems"],
-  ): Promise<void> {
-    if (scope !== "" && this.filter.local.ignores(scope)) return;
+  ): Promise<boolean> {
+    if (scope !== "" && this.filter.local.ignores(scope)) return false;
     const observation = scope === "" ? { kind: "dir" as const } : observePath(this.root, scope);
     if (observation.kind === "dir") {
       const walked = await walkTree(this.root, scope, this.filter.local);
       for (const file of walked.files) seen.set(file.path, file);
       problems.push(...walked.skipped);
-    } else if (observation.kind === "file" || observation.kind === "symlink") {
+      return true;
+    }
+    if (observation.kind === "file" || observation.kind === "symlink") {
       seen.set(scope, observation);
     }
+    return false;
   }
 
   /**

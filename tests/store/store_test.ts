@@ -168,6 +168,23 @@ Deno.test("Store file states remember and forget what the scanner saw", () =>
     assert.ok(!store.fileStates().has("a"));
   }));
 
+Deno.test("Store.fileStatesOf() answers the states of exactly the paths asked for", () =>
+  withStore((store) => {
+    const state = (path: string) => ({
+      path,
+      size: 1,
+      mtimeMs: 2,
+      ino: 3,
+      mode: 0o100644,
+      hash: H1,
+    });
+    store.saveFileStates(["a", "a/b", "c"].map(state));
+    const found = store.fileStatesOf(["a", "c", "unknown", "a"]);
+    assert.deepEqual([...found.keys()].sort(), ["a", "c"], "not what lies beneath a");
+    assert.deepEqual(found.get("c"), state("c"));
+    assert.equal(store.fileStatesOf([]).size, 0);
+  }));
+
 Deno.test("Store.pollExternal() announces iterations another connection recorded", async () => {
   await withTempDir((dir) => {
     const daemon = Store.open(`${dir}/c.db`);
