@@ -4,10 +4,20 @@
  */
 export class SerialQueue {
   #tail: Promise<unknown> = Promise.resolve();
+  #waiting = 0;
+
+  /** How many queued tasks have not started yet. */
+  get waiting(): number {
+    return this.#waiting;
+  }
 
   /** Queues `task`; resolves or rejects with its outcome. */
   run<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(task);
+    this.#waiting++;
+    const result = this.#tail.then(() => {
+      this.#waiting--;
+      return task();
+    });
     this.#tail = result.catch(() => undefined);
     return result;
   }

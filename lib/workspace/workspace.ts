@@ -131,10 +131,15 @@ const APPLY_CONCURRENCY = 16;
 const FILE_SYSTEM_SYNC_MIN = 32;
 
 /**
- * Most paths captured in one turn of the queue by {@linkcode Workspace.scan}: about 15 ms
- * of work when each must be read again, all that a write queued meanwhile waits for.
+ * Paths captured in one turn of the queue by {@linkcode Workspace.scan} while other work
+ * waits: about 15 ms of work when each must be read again.
  */
 export const SCAN_SLICE = 128;
+/**
+ * The most paths of one such turn, reached while nothing else waits: about 0.2 s of
+ * work, the longest a write queued meanwhile can wait for.
+ */
+const SCAN_SLICE_MAX = 2048;
 
 /**
  * Changes of one batch written before their flush starts: a large batch is flushed in
@@ -248,13 +253,19 @@ export class Workspace {
     const result: CaptureResult = { recorded: [], problems: [...walked.skipped] };
     if (this.#closed) return result; // the store may be closing: nothing to record into
     const suspects = this.#suspects(walked.files);
-    for (let at = 0; at < suspects.length; at += SCAN_SLICE) {
-      const slice = suspects.slice(at, at + SCAN_SLICE);
+    let at = 0;
+    let size = SCAN_SLICE;
+    while (at < suspects.length) {
+      const slice = suspects.slice(at, at + size);
+      at += slice.length;
       const captured = await this.#queue.run(async () =>
         this.#closed ? { recorded: [], problems: [] } : await this.#capture(slice)
       );
       result.recorded.push(...captured.recorded);
       result.problems.push(...captured.problems);
+      // While nothing else waits, slices grow: each is a commit, and fewer, larger ones
+      // write less (a large scan alone, at start, takes a few captures, not hundreds).
+      size = this.#queue.waiting > 0 ? SCAN_SLICE : Math.min(size * 2, SCAN_SLICE_MAX);
     }
     return result;
   }

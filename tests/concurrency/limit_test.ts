@@ -66,6 +66,23 @@ Deno.test("SerialQueue runs tasks one at a time in order, and a failure does not
   assert.deepEqual(order, ["first", "third"]);
 });
 
+Deno.test("SerialQueue tells how many tasks wait to start", async () => {
+  const queue = new SerialQueue();
+  const seen: number[] = [];
+  const first = queue.run(async () => {
+    seen.push(queue.waiting);
+    await tick();
+  });
+  const second = queue.run(() => Promise.reject(new Error("boom")));
+  const third = queue.run(() => Promise.resolve(seen.push(queue.waiting)));
+  assert.equal(queue.waiting, 3, "none started yet");
+  await first;
+  await assert.rejects(second);
+  await third;
+  assert.deepEqual(seen, [2, 0]);
+  assert.equal(queue.waiting, 0);
+});
+
 Deno.test("TaskLimiter with a budget keeps the running weights within it, one task whatever its weight", async () => {
   const limiter = new TaskLimiter(10, 100);
   let weightRunning = 0;

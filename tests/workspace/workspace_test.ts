@@ -389,3 +389,18 @@ Deno.test("Workspace.scan() records a large tree in slices, and a write queued m
       await workspace.close();
     }
   }));
+
+Deno.test("Workspace.scan() alone takes larger and larger slices: fewer commits", () =>
+  withTempDir(async (root) => {
+    for (let i = 0; i < 7 * SCAN_SLICE; i++) await put(root, `u/${i}.txt`, `file ${i}`);
+    const workspace = await open(root);
+    try {
+      const slices: number[] = [];
+      const stop = workspace.store.onRecorded((recorded) => slices.push(recorded.length));
+      await workspace.scan();
+      stop();
+      assert.deepEqual(slices, [SCAN_SLICE, 2 * SCAN_SLICE, 4 * SCAN_SLICE]);
+    } finally {
+      await workspace.close();
+    }
+  }));
