@@ -144,6 +144,8 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
   const label = `${formatNumber(files.length)} files, ${formatMiB(bytes)}`;
   const times = {
     chronicle: [] as number[],
+    /** A write on the master right after each sync, until it is on the replica's disk. */
+    afterSync: [] as number[],
     tar: [] as number[],
     rsync: [] as number[],
     floor: [] as number[],
@@ -172,7 +174,9 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
       // rsync does not fsync; Chronicle makes every file durable before it records it.
       await syncDisks(); // also leaves nothing unwritten to slow the sync below
       rsyncDurable.push(performance.now() - start);
-      times.chronicle.push(await replicaSync(base, source, master, sequence, round));
+      const synced = await replicaSync(base, source, master, sequence, round);
+      times.chronicle.push(synced.ms);
+      times.afterSync.push(synced.nextWriteMs);
       await syncDisks();
       const floorTarget = await fresh(base, `floor-${round}`);
       start = performance.now();
@@ -204,6 +208,9 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
       : `  rsync: ${peerUnavailable("rsync")}`,
     `  the least a Deno process does for the same durable copy (read, write to a temp name, ` +
     `rename; one sync -f; no record kept): ${versus("that copy", times.floor)}`,
+    `  a write on the master right after the sync, on the replica's disk in ${
+      formatNumber(median(times.afterSync), 1)
+    } ms${rounds(times.afterSync)} (the scan that follows a large catch-up runs meanwhile)`,
   ];
 }
 
@@ -230,14 +237,17 @@ async function durableCopy(source: string, target: string, files: TreeFile[]): P
   await runPeer("sync", ["-f", target]);
 }
 
-/** One initial sync: a new replica started until it has applied `sequence`, in ms. */
+/**
+ * One initial sync: a new replica started until it has applied `sequence` (`ms`), then
+ * how long a write on the master takes to reach it right after (`nextWriteMs`).
+ */
 async function replicaSync(
   base: string,
   source: string,
   master: Peer,
   sequence: number,
   round: number,
-): Promise<number> {
+): Promise<{ ms: number; nextWriteMs: number }> {
   const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
   const replica = await Peer.start("replica", "_replica.ts", [
@@ -254,11 +264,36 @@ async function replicaSync(
       { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 20 },
     );
     const ms = performance.now() - start;
+    const nextWriteMs = await nextWrite(source, target, round);
     await waitForSameTrees([source, target], { peers: [master, replica] });
-    return ms;
+    return { ms, nextWriteMs };
   } finally {
     await replica.stop();
   }
+}
+
+/**
+ * How long a file written on the master takes to be on the replica's disk, in ms; the
+ * file is then removed again on both, so the tree stays the same for the next round.
+ */
+async function nextWrite(source: string, target: string, round: number): Promise<number> {
+  const name = "written-after-the-sync.txt";
+  const content = `round ${round}`;
+  const start = performance.now();
+  await Deno.writeTextFile(`${source}/${name}`, content);
+  await waitFor(
+    "the write after the sync on the replica",
+    async () => (await Deno.readTextFile(`${target}/${name}`).catch(() => "")) === content,
+    { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 1 },
+  );
+  const ms = performance.now() - start;
+  await Deno.remove(`${source}/${name}`);
+  await waitFor(
+    "its removal on the replica",
+    async () => !(await Deno.lstat(`${target}/${name}`).then(() => true, () => false)),
+    { timeoutMs: INITIAL_SYNC_TIMEOUT_MS },
+  );
+  return ms;
 }
 
 /** Master-disk to replica-disk latency over one transport. */
