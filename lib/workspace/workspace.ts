@@ -59,7 +59,8 @@ export interface ApplyChangesOptions extends WriteOptions {
   /**
    * Rename each file into place before its fsync (both before recording): visible
    * sooner, but a power cut can leave a file torn. For a replica, whose files are copies
-   * of the master's and whose torn files would be refused as conflicting write-backs.
+   * of the master's and whose torn files would be refused as conflicting write-backs. A
+   * batch of 32 such copies or more is flushed by one flush of the file system.
    * @default {false}
    */
   visibleFirst?: boolean;
@@ -125,8 +126,9 @@ const OPEN_WRITE_QUIET_MS = 100;
  */
 const APPLY_CONCURRENCY = 16;
 /**
- * A batch of at least this many changes is flushed by one flush of the file system (see
- * `syncFileSystem` in lib/disk) rather than an fsync per file, where that works.
+ * A batch of at least this many copies (`visibleFirst`) is flushed by one flush of the
+ * file system (see `syncFileSystem` in lib/disk) rather than an fsync per file, where
+ * that works.
  */
 const FILE_SYSTEM_SYNC_MIN = 32;
 
@@ -412,8 +414,8 @@ export class Workspace {
   /**
    * Makes many changes at once and records them in one transaction: files are written
    * atomically (temp file, rename) many at a time, and everything is durable before it is
-   * recorded: each file fsynced and each folder flushed once, or, for 32 changes or more,
-   * one flush of the file system where `sync -f` may run. The changes' paths must be
+   * recorded: each file fsynced before its rename and each folder flushed once, or, for 32
+   * copies (`visibleFirst`) or more, one flush of the file system where `sync -f` may run. The changes' paths must be
    * unrelated (none equal to or inside another), since they are made in no particular
    * order.
    *
@@ -688,8 +690,12 @@ export class Workspace {
     const parents = new Set<string>();
     let made: WorkspaceChange[] = [];
     const written = new Map<string, WrittenFile>();
-    const flushAtOnce = accepted.length >= FILE_SYSTEM_SYNC_MIN && canSyncFileSystem();
-    const write = { visibleFirst: options.visibleFirst ?? false, syncFile: !flushAtOnce };
+    const visibleFirst = options.visibleFirst ?? false;
+    // Only copies, visible before they are durable anyway, skip their own fsync for one
+    // flush of the file system: an original is renamed into place only once it is durable.
+    const flushAtOnce = visibleFirst && accepted.length >= FILE_SYSTEM_SYNC_MIN &&
+      canSyncFileSystem();
+    const write = { visibleFirst, syncFile: !flushAtOnce };
     // Each chunk is flushed while the next one is written: only the last flush is waited
     // for with nothing else to do. Every flush starts after its chunk's writes.
     const flushes: Promise<void>[] = [];
@@ -939,12 +945,12 @@ function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
   return { path: file.path, hash, size: file.size, mode: file.mode, deleted: false, origin };
 }
 
-/** The scopes without those inside another (ancestors are shorter, so they come first). */
 /** Whether a file found unchanged on disk is recorded with other content or mode. */
 function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash: string): boolean {
   return recorded?.hash !== hash || recorded.mode !== file.mode;
 }
 
+/** The scopes without those inside another (ancestors are shorter, so they come first). */
 function dedupeScopes(scopes: string[]): string[] {
   const kept = new PathSet();
   for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {

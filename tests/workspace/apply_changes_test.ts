@@ -67,7 +67,7 @@ Deno.test("Workspace.applyChanges() writes and removes many paths, recorded in o
     }
   }));
 
-Deno.test("Workspace.applyChanges() flushes file by file where the file system cannot be flushed at once", async (t) => {
+Deno.test("Workspace.applyChanges() writes and records a batch of copies where the file system cannot be flushed at once", async (t) => {
   const script = new URL("./_apply_batch.ts", import.meta.url).pathname;
   const cases = [
     { name: "no permission to run sync", mayRunSync: false },
@@ -115,16 +115,18 @@ Deno.test("Workspace.applyChanges() flushes a large batch in chunks; one failed 
     `n=$(( $(cat "${dir}/calls" 2>/dev/null || echo 0) + 1 )); echo $n > "${dir}/calls"; ` +
     `if [ "$n" = "\${FAIL_AT:-0}" ]; then echo "sync: error syncing: Input/output error" >&2; exit 1; fi`;
   const cases = [
-    { name: "every flush works: all recorded", failAt: "0", recorded: count },
-    { name: "the second flush fails: none recorded", failAt: "2", recorded: 0 },
+    { name: "every flush works: all recorded", failAt: "0", recorded: count, kind: "copies" },
+    { name: "the second flush fails: none recorded", failAt: "2", recorded: 0, kind: "copies" },
+    // Originals are fsynced before their rename, never flushed later by sync -f.
+    { name: "originals: no sync -f", failAt: "1", recorded: count, kind: "originals" },
   ];
-  for (const { name, failAt, recorded } of cases) {
+  for (const { name, failAt, recorded, kind } of cases) {
     await t.step(name, () =>
       withTempDir(async (dir) => {
         const root = `${dir}/ws`;
         await Deno.mkdir(root);
         const env = { ...await fakeProgram(dir, "sync", fakeSync(dir)), FAIL_AT: failAt };
-        const { code, stdout, stderr } = await runChronicle([root, String(count)], {
+        const { code, stdout, stderr } = await runChronicle([root, String(count), kind], {
           script,
           permissions: ["--allow-read", "--allow-write", "--allow-env", "--allow-run=sync"],
           env,
@@ -134,7 +136,9 @@ Deno.test("Workspace.applyChanges() flushes a large batch in chunks; one failed 
         assert.deepEqual([result.recorded, result.failed], [recorded, count - recorded]);
         // The script's own flush at the end is one more call.
         const flushes = Number(await Deno.readTextFile(`${dir}/calls`)) - 1;
-        assert.ok(flushes >= 2, `${flushes} flushes for ${count} changes: flushed in chunks`);
+        if (kind === "copies") {
+          assert.ok(flushes >= 2, `${flushes} flushes for ${count} changes: flushed in chunks`);
+        } else assert.equal(flushes, 0);
         for (const i of [0, count - 1]) {
           assert.equal(await Deno.readTextFile(`${root}/batch/${i % 5}/f${i}.txt`), `file ${i}`);
         }
@@ -287,7 +291,9 @@ Deno.test({
             const folder = i % 2 === 0 ? "mounted" : "local";
             changes.push({ path: `${folder}/f${i}.txt`, hash, mode: 0o640 });
           }
-          const { recorded, failed } = await workspace.applyChanges(changes);
+          const { recorded, failed } = await workspace.applyChanges(changes, {
+            visibleFirst: true,
+          });
           assert.deepEqual(failed, []);
           assert.equal(recorded.length, 40);
           for (const change of changes) {
