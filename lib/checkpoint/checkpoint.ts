@@ -277,11 +277,9 @@ async function storedForm(cas: Cas, hash: string): Promise<ChunkManifest | "whol
     if (!(error instanceof CorruptContentError) || (await cas.hasObject(hash))) throw error;
     return null;
   }
-  if (manifest === null) return (await cas.hasObject(hash)) ? "whole" : null;
-  // A manifest with missing chunks still counts when the content is also stored whole.
-  const complete = (await cas.missingChunks(manifest)).length === 0 ||
-    (await cas.hasObject(hash));
-  return complete ? manifest : null;
+  // A manifest with missing chunks does not count: the content is then whole, or missing.
+  if (manifest !== null && (await cas.missingChunks(manifest)).length === 0) return manifest;
+  return (await cas.hasObject(hash)) ? "whole" : null;
 }
 
 async function writeInto(root: string, relative: string, bytes: Uint8Array): Promise<number> {

@@ -248,6 +248,34 @@ Deno.test("a checkpoint with objects rehydrates onto an empty CAS elsewhere", as
   });
 });
 
+Deno.test("a checkpoint with objects takes content stored whole when its manifest lacks a chunk", async () => {
+  await withTempDir(async (dir) => {
+    const source = await buildSource(dir);
+    const { hash, bytes, chunks } = source.big;
+    const objectPath = (h: string) => join(source.casDir, "objects", h.slice(0, 2), h);
+    await Deno.mkdir(join(source.casDir, "objects", hash.slice(0, 2)), { recursive: true });
+    await Deno.writeFile(objectPath(hash), bytes); // the content stored whole as well
+    await Deno.remove(objectPath(chunks[1]!));
+    const output = join(dir, "ckpt");
+    await checkpoint({
+      database: source.database,
+      casDir: source.casDir,
+      output,
+      withObjects: true,
+    });
+    await Deno.remove(source.workspace, { recursive: true });
+    const data = join(dir, "elsewhere-data");
+    const restored = await rehydrate({
+      from: output,
+      database: join(data, "chronicle.db"),
+      casDir: join(data, "cas"),
+      workspace: join(dir, "elsewhere"),
+    });
+    assertEquals(restored.problems, []);
+    await assertTree(join(dir, "elsewhere"), source);
+  });
+});
+
 Deno.test("rehydrate() refuses damaged or incomplete checkpoints and installs nothing", async (t) => {
   await withTempDir(async (dir) => {
     const source = await buildSource(dir);
