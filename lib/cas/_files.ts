@@ -89,13 +89,8 @@ export function freshen(path: string): Promise<boolean> {
   }
 }
 
-/**
- * `Deno.stat`, with `null` for a missing file. Asks `existsSync` first: a missing object
- * is the common answer while content is fetched, and a thrown error costs far more. A
- * file that cannot be looked at (no permission) is then missing too.
- */
+/** `Deno.stat`, with `null` for a missing file. */
 export function statOrNull(path: string): Promise<Deno.FileInfo | null> {
-  if (!existsSync(path)) return Promise.resolve(null);
   try {
     return Promise.resolve(Deno.statSync(path));
   } catch (error) {
@@ -104,9 +99,13 @@ export function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
-/** Tells whether a regular file exists at `path`. */
+/**
+ * Tells whether a regular file exists at `path`. Asks `existsSync` first: a missing file
+ * is the common answer while content is fetched or first stored, and a thrown error
+ * costs far more. A file that cannot be looked at (no permission) is then missing too.
+ */
 export async function isFile(path: string): Promise<boolean> {
-  return (await statOrNull(path))?.isFile ?? false;
+  return existsSync(path) && ((await statOrNull(path))?.isFile ?? false);
 }
 
 /** Joins pieces into one new array. */

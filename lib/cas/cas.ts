@@ -439,10 +439,11 @@ export class Cas {
 
   /**
    * Writes a content to a file atomically: a temp file beside `dest` (named
-   * `.<name>.<pid>-<uuid>.chronicle-tmp`, the name cut to 100 bytes) receives verified
-   * pieces, is fsynced, given the permission bits, and renamed over `dest`; then the
-   * folder is fsynced. On any error the temp file is removed and `dest` is untouched. The
-   * folder must exist.
+   * `.<name>.<pid>-<uuid>.chronicle-tmp`, the name cut to 100 bytes), or in the store's
+   * tmp folder with `tempInStore`, receives verified pieces, is fsynced (unless
+   * `syncFile: false`), given the permission bits, and renamed over `dest` (linked to it,
+   * with `createOnly`); then the folder is fsynced. On any error the temp file is removed
+   * and `dest` is untouched. The folder must exist.
    *
    * @param hash The content hash.
    * @param dest The file to create or replace.
@@ -623,7 +624,7 @@ export class Cas {
     }
     const path = this.#objectPath(hash);
     const dir = dirname(path);
-    const info = await statOrNull(path);
+    const info = existsSync(path) ? await statOrNull(path) : null; // most often new
     if (info?.isFile && info.size === bytes.length && await freshen(path)) {
       // Another put of the same content may have deferred its folder's flush.
       if (!deferSync && this.#unsynced.has(dir)) await this.syncDeferred();

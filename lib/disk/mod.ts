@@ -130,7 +130,7 @@ export async function writeFileAtomic(
       written = file.statSync();
       if (((written.mode ?? 0) & 0o7777) !== mode) {
         Deno.chmodSync(tempPath, mode);
-        written = file.statSync();
+        written = { ...written, mode: ((written.mode ?? 0) & ~0o7777) | mode };
       }
       // Not at all when the caller flushes the whole file system.
       if (options.syncFile !== false) {
@@ -224,7 +224,7 @@ export async function writeSymlinkAtomic(
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
 }
 
-/** Flushes a folder's entries (a rename or a new name in it) to disk. */
+/** Flushes a folder's entries (a rename or a new name in it) to disk, or a file's content. */
 export async function syncDir(dir: string): Promise<void> {
   const handle = Deno.openSync(dir, { read: true });
   try {

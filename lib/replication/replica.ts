@@ -392,8 +392,9 @@ class Replica implements ReplicaHandle {
 
   /**
    * Pauses the workspace's watcher for a large catch-up: every file applied would come
-   * back as an event. Local changes made meanwhile are still never overwritten unseen
-   * (each apply checks the disk first) and are recorded by the scan that resumes it. A
+   * back as an event. Local changes made meanwhile are not overwritten unseen (each apply
+   * checks the disk first, but for a write landing between that check and the rename: see
+   * `#makeChanges`) and are recorded by the scan that resumes it. A
    * connection lost midway leaves it paused for the next one, which goes on with the
    * catch-up.
    */
@@ -405,7 +406,8 @@ class Replica implements ReplicaHandle {
 
   /**
    * Resumes the watcher {@linkcode pauseWatching} paused: once in sync, when the master
-   * cannot be reached, or on close. The resuming scan runs in the workspace's queue. A
+   * cannot be reached, or on close. The resuming scan runs in the background, its
+   * captures in turns of the workspace's queue between the notifications applied. A
    * workspace that is watched, or never was, is left as it is (see `resumeWatching`).
    */
   resumeWatching(): void {

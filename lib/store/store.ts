@@ -27,6 +27,8 @@ type Listener = (recorded: Iteration[]) => void;
 const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted, origin";
 /** {@linkcode COLUMNS} of the `iterations` table aliased `i`. */
 const I_COLUMNS = COLUMNS.split(", ").map((column) => `i.${column}`).join(", ");
+/** The columns of the `file_state` table aliased `f`, as a `FileState`. */
+const F_COLUMNS = "f.path, f.size, f.mtime_ms AS mtimeMs, f.ino, f.mode, f.hash";
 
 /** A file state to remember, or a path to forget. */
 export type FileStateChange = FileState | { path: string; forget: true };
@@ -299,7 +301,7 @@ export class Store {
   fileStates(dir = ""): Map<string, FileState> {
     const [where, args] = underFolder("path", dir);
     const rows = this.#statement(
-      `SELECT path, size, mtime_ms AS mtimeMs, ino, mode, hash FROM file_state WHERE ${where}`,
+      `SELECT ${F_COLUMNS} FROM file_state f WHERE ${where}`,
     ).all(...args) as unknown as FileState[];
     return new Map(rows.map((row) => [row.path, { ...row }]));
   }
@@ -308,8 +310,7 @@ export class Store {
   fileStatesOf(paths: string[]): Map<string, FileState> {
     if (paths.length === 0) return new Map();
     const rows = this.#statement(
-      `SELECT f.path, f.size, f.mtime_ms AS mtimeMs, f.ino, f.mode, f.hash
-       FROM json_each(?) j JOIN file_state f ON f.path = j.value`,
+      `SELECT ${F_COLUMNS} FROM json_each(?) j JOIN file_state f ON f.path = j.value`,
     ).all(JSON.stringify(paths)) as unknown as FileState[];
     return new Map(rows.map((row) => [row.path, { ...row }]));
   }

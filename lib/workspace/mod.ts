@@ -17,7 +17,6 @@ export {
   type ApplyChangesOptions,
   type ApplyChangesResult,
   type CaptureResult,
-  SCAN_SLICE,
   type WatchOptions,
   Workspace,
   type WorkspaceChange,

@@ -71,8 +71,8 @@ export type WorkspaceChange =
   /**
    * Content written to `path` with `mode` (`st_mode`, or permission bits for a file):
    * already in the CAS, or given as `bytes` (checked against `hash`, and stored). With
-   * `createOnly`, a regular file is only created: anything found at `path` but an empty
-   * folder fails the change with `Deno.errors.AlreadyExists` and is left as it is.
+   * `createOnly`, it is only created: anything found at `path` (but an empty folder, for a
+   * regular file) fails the change with `Deno.errors.AlreadyExists` and is left as it is.
    */
   | { path: string; hash: string; mode: number; bytes?: Uint8Array; createOnly?: boolean }
   /** `path` removed: a file, a link, or a folder with everything in it. */
@@ -121,8 +121,8 @@ const HASH_CONCURRENCY = 8;
  */
 const OPEN_WRITE_QUIET_MS = 100;
 /**
- * How many changes {@linkcode Workspace.applyChanges} makes at once: each waits mostly on
- * its fsync, and the file system commits concurrent ones together.
+ * How many changes {@linkcode Workspace.applyChanges} makes at once: each fsynced one
+ * waits mostly on its fsync, and the file system commits concurrent ones together.
  */
 const APPLY_CONCURRENCY = 16;
 /**
@@ -243,7 +243,8 @@ export class Workspace {
    *
    * The tree is walked without holding the workspace's queue; only the paths the walk
    * finds new, changed, too recently written to trust, or gone are then captured, in
-   * slices of {@linkcode SCAN_SLICE}, each a turn of its own in the queue. Writes and
+   * slices of {@linkcode SCAN_SLICE} (doubling up to `SCAN_SLICE_MAX` while nothing else
+   * waits), each a turn of its own in the queue. Writes and
    * captures queued meanwhile (a replica's notifications) then wait for one slice at most,
    * never for the whole tree: after a large catch-up, every file just written is read
    * again, which takes seconds on 100,000 files. Each slice looks at its paths again, so
@@ -278,9 +279,7 @@ export class Workspace {
    */
   #suspects(seen: SeenFile[]): string[] {
     const live = new Map<string, Iteration>();
-    for (const iteration of this.store.list()) {
-      if (!this.filter.local.ignores(iteration.path)) live.set(iteration.path, iteration);
-    }
+    this.#addLive(this.store.list(), live);
     const plan = planCapture(seen, this.store.fileStates(), live.keys());
     return [
       ...plan.deleted,
@@ -529,27 +528,22 @@ export class Workspace {
     const holdingFiles = this.store.withLiveInside(looked.filter((scope) => scope !== ""));
     const single: string[] = []; // a file, a link or nothing: its own record only
     for (const scope of looked) {
+      const holding = holdingFiles.has(scope);
       const file = written.get(scope)?.file;
-      if (file && !holdingFiles.has(scope)) {
+      if (file && !holding) {
         seen.set(scope, file); // just written: a file, with nothing live inside
         continue;
       }
       const walked = await this.#observeScope(scope, seen, problems);
-      if (!walked && !holdingFiles.has(scope)) {
+      if (!walked && !holding) {
         single.push(scope);
         continue;
       }
-      for (const iteration of this.store.list({ dir: scope })) {
-        if (!this.filter.local.ignores(iteration.path)) live.set(iteration.path, iteration);
-      }
+      this.#addLive(this.store.list({ dir: scope }), live);
       for (const [path, state] of this.store.fileStates(scope)) known.set(path, state);
     }
     // Looked up together: a scan captures hundreds of single paths at a time.
-    for (const iteration of this.store.latestOf(single).values()) {
-      if (!iteration.deleted && !this.filter.local.ignores(iteration.path)) {
-        live.set(iteration.path, iteration);
-      }
-    }
+    this.#addLive(this.store.latestOf(single).values(), live);
     for (const [path, state] of this.store.fileStatesOf(single)) known.set(path, state);
     const plan = planCapture([...seen.values()], known, live.keys());
     const now = Date.now();
@@ -597,21 +591,31 @@ export class Workspace {
     return { recorded, problems };
   }
 
+  /** Adds the live iterations the local filter lets through to `live`, by path. */
+  #addLive(iterations: Iterable<Iteration>, live: Map<string, Iteration>): void {
+    for (const iteration of iterations) {
+      if (!iteration.deleted && !this.filter.local.ignores(iteration.path)) {
+        live.set(iteration.path, iteration);
+      }
+    }
+  }
+
   /**
    * The scopes, plus each ancestor the store holds as a live file: if it is a folder now,
    * the file was replaced, and its deletion must be recorded with (and before) what is
    * inside, never after it.
    */
   #withRecordedFileAncestors(scopes: string[]): string[] {
-    const out = new Set(scopes);
-    const checked = new Set<string>();
+    const ancestors = new Set<string>();
     for (const scope of scopes) {
       for (const ancestor of ancestorsOf(scope)) {
-        if (checked.has(ancestor)) break; // and its own ancestors with it
-        checked.add(ancestor);
-        const latest = this.store.latest(ancestor);
-        if (latest && !latest.deleted) out.add(ancestor);
+        if (ancestors.has(ancestor)) break; // and its own ancestors with it
+        ancestors.add(ancestor);
       }
+    }
+    const out = new Set(scopes);
+    for (const latest of this.store.latestOf([...ancestors]).values()) {
+      if (!latest.deleted) out.add(latest.path);
     }
     return [...out];
   }
@@ -769,19 +773,10 @@ export class Workspace {
   async #flushWritten(change: WorkspaceChange): Promise<void> {
     if ("remove" in change) return;
     const absolute = this.#absolute(change.path);
-    let file: Deno.FsFile;
-    try {
-      if (!Deno.lstatSync(absolute).isFile) return;
-      file = Deno.openSync(absolute, { read: true });
-    } catch (error) {
-      if (isMissing(error)) return;
-      throw error;
-    }
-    try {
-      await file.sync();
-    } finally {
-      file.close();
-    }
+    if (!lstatOrNullSync(absolute)?.isFile) return;
+    await syncDir(absolute).catch((error) => {
+      if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
+    });
   }
 
   /**

@@ -4,7 +4,8 @@ import { CHUNKING_THRESHOLD, sha256Hex } from "../../lib/cas/mod.ts";
 import { writeSymlinkAtomic } from "../../lib/disk/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { S_IFLNK } from "../../lib/store/mod.ts";
-import { SCAN_SLICE, Workspace } from "../../lib/workspace/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { SCAN_SLICE } from "../../lib/workspace/workspace.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
