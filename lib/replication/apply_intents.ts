@@ -56,7 +56,7 @@ export class ApplyIntents {
    * A batch is applied: its versions are forgotten, but those of `unrecorded` (written,
    * perhaps, and not recorded), which stay noted.
    */
-  end(id: number, unrecorded: ReadonlySet<string> = new Set()): void {
+  end(id: number, unrecorded: ReadonlySet<string>): void {
     const kept: StoredVersion[] = [];
     for (const [path, version] of this.#byPath) {
       if (version.batch !== id) continue;

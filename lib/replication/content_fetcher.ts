@@ -120,12 +120,11 @@ export class ContentFetcher {
     for (const waiter of waiting) waiter.reject(error);
   }
 
-  async #ensure(hash: string, size = CHUNKING_THRESHOLD): Promise<void> {
+  async #ensure(hash: string, size: number | undefined): Promise<void> {
     if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
     if (await this.#cas.has(hash)) return;
     const fetched = metrics.fetchLatency.startTimer();
-    const answerBytes = size >= CHUNKING_THRESHOLD ? manifestBytes(size) : size;
-    await this.#fetchVerified(hash, answerBytes, async (answer) => {
+    await this.#fetchVerified(hash, answerSize(size), async (answer) => {
       if (answer.chunk_manifest === null) await this.#putFetched(hash, answer.content);
       else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
     });
@@ -204,4 +203,13 @@ function parseManifest(hash: string, text: string): ChunkManifest {
   const problem = manifestProblem(value);
   if (problem !== null) throw new CorruptContentError(hash, null, `invalid manifest: ${problem}`);
   return value as ChunkManifest;
+}
+
+/**
+ * The bytes the answer for a content of `size` takes: its manifest when it is chunked;
+ * unknown, as much as content answered whole can be.
+ */
+function answerSize(size: number | undefined): number {
+  if (size === undefined) return CHUNKING_THRESHOLD;
+  return size >= CHUNKING_THRESHOLD ? manifestBytes(size) : size;
 }

@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { migrate, statementCache } from "../db/mod.ts";
+import { inTransaction, migrate, statementCache } from "../db/mod.ts";
 import { MASTER_MIGRATIONS } from "./_schema.ts";
 
 /** How long the outcome of a write-back entry is kept for answering a resend: 30 days. */
@@ -46,6 +46,7 @@ export interface AppliedContent {
  * the entries being applied (see {@linkcode MasterState.noteApplying}).
  */
 export class MasterState {
+  readonly #db: DatabaseSync;
   readonly #statement: (sql: string) => StatementSync;
   #saves = 0;
 
@@ -54,6 +55,7 @@ export class MasterState {
    * @throws {DatabaseError} When the database holds a newer schema.
    */
   constructor(db: DatabaseSync) {
+    this.#db = db;
     this.#statement = statementCache(db);
     migrate(db, "master", MASTER_MIGRATIONS);
   }
@@ -99,6 +101,10 @@ export class MasterState {
    * are forgotten now and then: a replica resends an entry only until its answer arrives.
    */
   saveOutcome(sandboxId: string, localSeq: bigint, outcome: WriteBackOutcome): void {
+    inTransaction(this.#db, () => this.#saveOutcome(sandboxId, localSeq, outcome));
+  }
+
+  #saveOutcome(sandboxId: string, localSeq: bigint, outcome: WriteBackOutcome): void {
     this.#statement("DELETE FROM master_applying WHERE sandbox_id = ? AND local_seq = ?")
       .run(sandboxId, localSeq);
     if (++this.#saves % 1000 === 0) {
@@ -128,13 +134,16 @@ export class MasterState {
    * {@linkcode MasterState.applying} tells that result apart.
    */
   noteApplying(sandboxId: string, states: Array<{ localSeq: bigint } & AppliedContent>): void {
+    if (states.length === 0) return;
     const insert = this.#statement(
       `INSERT OR IGNORE INTO master_applying (sandbox_id, local_seq, path, hash, mode, deleted)
        VALUES (?, ?, ?, ?, ?, ?)`,
     );
-    for (const { localSeq, path, hash, mode, deleted } of states) {
-      insert.run(sandboxId, localSeq, path, hash, mode, deleted ? 1 : 0);
-    }
+    inTransaction(this.#db, () => {
+      for (const { localSeq, path, hash, mode, deleted } of states) {
+        insert.run(sandboxId, localSeq, path, hash, mode, deleted ? 1 : 0);
+      }
+    });
   }
 
   /** The states noted for an entry by {@linkcode MasterState.noteApplying}, while it is undecided. */

@@ -283,10 +283,11 @@ class Replica implements ReplicaHandle {
     const deferred = new Set<string>();
     const filtered = new Set<string>();
     let through = 0;
-    for (const current of recorded) {
-      if (current.origin !== this.workspace.origin) continue;
+    const own = recorded.filter((iteration) => iteration.origin === this.workspace.origin);
+    const states = paths.getMany(own.map((iteration) => iteration.path));
+    for (const current of own) {
       through = Math.max(through, current.sequence);
-      const state = paths.get(current.path);
+      const state = states.get(current.path)!;
       const applied = adopted.get(current.path)?.sequence ?? state.applied.sequence;
       const version = intents.match(current.path, current.hash, current.mode);
       // Only a version newer than the one applied: a note left by a failed write is stale
@@ -927,9 +928,12 @@ class ReplicaSession {
     const made = await this.#makeChanges(ready);
     // Inline content that did not hash to its version's hash: fetched, then written.
     const fetched: ChangeToMake[] = [];
-    for (const item of made.corrupt) {
-      if (await this.#holdContent(item)) fetched.push({ ...item, inline: null });
-    }
+    await forEachLimited(made.corrupt, APPLY_CONCURRENCY, async (item) => {
+      const { path, version: { hash } } = item;
+      log("warn", "inline content does not match its hash; fetching it", { path, hash });
+      const fetch = { ...item, inline: null }; // its bytes were checked already
+      if (await this.#holdContent(fetch)) fetched.push(fetch);
+    });
     changedOnDisk.push(...made.taken, ...(await this.#makeChanges(fetched)).taken);
     if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
   }

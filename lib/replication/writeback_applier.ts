@@ -158,7 +158,7 @@ export class WriteBackApplier {
         }
       },
     );
-    inTransaction(this.#store.db, () => this.#state.noteApplying(sandboxId, applying));
+    this.#state.noteApplying(sandboxId, applying);
     const { recorded, failed } = await this.#workspace.applyChanges(changes, { origin: sandboxId });
     for (const failure of failed) failures.set(failure.path, failure.error);
     const sequences = sequencesByChange(changes, recorded);
@@ -236,11 +236,13 @@ export class WriteBackApplier {
     if ("paths" in located) {
       const seen = Number(entry.master_rowid_seen);
       // Noted when this entry was being applied before: what a restart recorded of it.
-      const own = this.#state.applying(sandboxId, entry.local_seq);
+      // Looked up only where someone else changed a path since (rarely).
+      let own: AppliedContent[] | undefined;
+      const ownStates = () => own ??= this.#state.applying(sandboxId, entry.local_seq);
       for (const path of located.paths) {
         facts.paths[path] = {
           filtered: this.#filter.toMaster.ignores(path) || this.#filter.local.ignores(path),
-          later: this.#laterIterations(path, seen, own),
+          later: this.#laterIterations(path, seen, sandboxId, ownStates),
         };
       }
     }
@@ -255,13 +257,15 @@ export class WriteBackApplier {
   #laterIterations(
     path: string,
     seen: number,
-    own: AppliedContent[],
+    sandboxId: string,
+    own: () => AppliedContent[],
   ): { sequence: number; origin: string }[] {
-    return this.#store.history(path, { afterSequence: seen })
-      .filter((iteration) =>
-        !own.some((state) => state.path === path && isSameState(iteration, state))
-      )
-      .map(({ sequence, origin }) => ({ sequence, origin }));
+    let later = this.#store.history(path, { afterSequence: seen });
+    if (later.some((iteration) => iteration.origin !== sandboxId)) {
+      const states = own().filter((state) => state.path === path);
+      later = later.filter((iteration) => !states.some((state) => isSameState(iteration, state)));
+    }
+    return later.map(({ sequence, origin }) => ({ sequence, origin }));
   }
 
   async #contentState(entry: WriteBackEntry): Promise<WriteBackFacts["content"]> {
@@ -284,8 +288,10 @@ export class WriteBackApplier {
 
   /** Notes what an entry may leave on disk before it is made (see `MasterState.noteApplying`). */
   #noteStates(sandboxId: string, entry: WriteBackEntry, states: AppliedContent[]): void {
-    const noted = states.map((state) => ({ localSeq: entry.local_seq, ...state }));
-    inTransaction(this.#store.db, () => this.#state.noteApplying(sandboxId, noted));
+    this.#state.noteApplying(
+      sandboxId,
+      states.map((state) => ({ localSeq: entry.local_seq, ...state })),
+    );
   }
 
   /**
