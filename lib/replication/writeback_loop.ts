@@ -25,7 +25,23 @@ export interface WritebackLoopOptions {
   maxBatchBytes?: number;
   /** Milliseconds to wait for an answer before giving up on the connection. @default {60000} */
   answerTimeoutMs?: number;
+  /** The timers the answer timeout uses (a test fires them itself). @default {setTimeout, clearTimeout} */
+  timers?: Timers;
 }
+
+/** Arms and disarms timers, as `setTimeout` and `clearTimeout` do. */
+export interface Timers {
+  /** @returns A handle for `clear`. */
+  set(callback: () => void, ms: number): unknown;
+  /** Disarms the timer `set` gave this handle for (`undefined`: none). */
+  clear(timer: unknown): void;
+}
+
+const GLOBAL_TIMERS: Timers = {
+  set: (callback, ms) => setTimeout(callback, ms),
+  // Only handles `set` above gave come back here.
+  clear: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout> | undefined),
+};
 
 /** The connection's answer did not come in time. */
 export class WritebackTimeoutError extends Error {
@@ -57,7 +73,7 @@ export class WritebackLoop {
   /** The first failure of a batch in flight (no answer in time, or recording it failed). */
   #failure: unknown = null;
   /** Limits the wait for the oldest batch's answer: the master answers batches in order. */
-  #answerTimer: ReturnType<typeof setTimeout> | undefined;
+  #answerTimer: unknown;
   #wake: (() => void) | null = null;
   /** Something happened since the loop last looked (an append, an answer): look again. */
   #woken = false;
@@ -70,6 +86,7 @@ export class WritebackLoop {
       maxEntries: 256,
       maxBatchBytes: 8 * 1024 * 1024,
       answerTimeoutMs: 60_000,
+      timers: GLOBAL_TIMERS,
       ...options,
     };
     this.#unsubscribe = options.journal.onAppend(() => this.#notify());
@@ -91,7 +108,7 @@ export class WritebackLoop {
   stop(): void {
     this.#stopped = true;
     this.#unsubscribe();
-    clearTimeout(this.#answerTimer);
+    this.#o.timers.clear(this.#answerTimer);
     for (const answer of this.#answers.splice(0)) answer(null);
     this.#notify();
   }
@@ -133,11 +150,11 @@ export class WritebackLoop {
 
   /** Times the wait for the oldest batch in flight (from when it became the oldest). */
   #armAnswerTimer(): void {
-    clearTimeout(this.#answerTimer);
+    this.#o.timers.clear(this.#answerTimer);
     this.#answerTimer = undefined;
     if (this.#answers.length === 0 || this.#stopped) return;
     const ms = this.#o.answerTimeoutMs;
-    this.#answerTimer = setTimeout(() => this.#fail(new WritebackTimeoutError(ms)), ms);
+    this.#answerTimer = this.#o.timers.set(() => this.#fail(new WritebackTimeoutError(ms)), ms);
   }
 
   #fail(error: unknown): void {

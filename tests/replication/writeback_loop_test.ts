@@ -3,16 +3,39 @@ import { join } from "node:path";
 import { Cas } from "../../lib/cas/mod.ts";
 import { openDatabase } from "../../lib/db/mod.ts";
 import { openReplicaTables, type ReplicaTables } from "../../lib/replication/mod.ts";
-import { WritebackLoop, WritebackTimeoutError } from "../../lib/replication/writeback_loop.ts";
+import {
+  type Timers,
+  WritebackLoop,
+  WritebackTimeoutError,
+} from "../../lib/replication/writeback_loop.ts";
 import type { WireMessage, WriteBackMessage } from "../../lib/wire/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+
+/** Timers fired by hand: each armed one is kept, with whether it was cleared since. */
+class ManualTimers implements Timers {
+  readonly armed: Array<{ fire: () => void; ms: number; cleared: boolean }> = [];
+
+  set(fire: () => void, ms: number): number {
+    return this.armed.push({ fire, ms, cleared: false }) - 1;
+  }
+
+  clear(timer: unknown): void {
+    if (typeof timer === "number") this.armed[timer]!.cleared = true;
+  }
+
+  /** The timers armed and not cleared. */
+  live(): Array<{ fire: () => void; ms: number }> {
+    return this.armed.filter((timer) => !timer.cleared);
+  }
+}
 
 /** A loop over a real journal and CAS whose `send` records each batch, unanswered. */
 async function loopWith(
   root: string,
   answerTimeoutMs = 60_000,
   onResolved: () => void = () => {},
+  timers?: Timers,
 ): Promise<
   { loop: WritebackLoop; tables: ReplicaTables; sent: WriteBackMessage[]; close(): void }
 > {
@@ -32,6 +55,7 @@ async function loopWith(
     onResolved,
     onRefused: () => {},
     answerTimeoutMs,
+    ...(timers ? { timers } : {}),
   });
   return { loop, tables, sent, close: () => db.close() };
 }
@@ -119,27 +143,25 @@ Deno.test("a failure while recording an answer ends the loop instead of escaping
 
 Deno.test("the answer timeout runs from when a batch becomes the oldest in flight", () =>
   withTempDir(async (root) => {
-    const { loop, tables, sent, close } = await loopWith(root, 3_000);
+    const timers = new ManualTimers();
+    const { loop, tables, sent, close } = await loopWith(root, 3_000, () => {}, timers);
     try {
-      let failedAt = 0;
-      const running = loop.run().catch((error) => {
-        failedAt = Date.now();
-        throw error;
-      });
+      const running = loop.run();
+      running.catch(() => {}); // awaited below
       const first = journalDeletion(tables, "a.txt");
       await waitFor("batch 1 sent", () => sent.length === 1);
+      assert.deepEqual(timers.live().map((timer) => timer.ms), [3_000], "armed for batch 1");
+      const forFirst = timers.live()[0];
       journalDeletion(tables, "b.txt");
       await waitFor("batch 2 sent", () => sent.length === 2);
-      const secondSent = Date.now();
-      await waitFor("1.5 s of batch 2 in flight", () => Date.now() - secondSent >= 1_500);
+      assert.deepEqual(timers.live(), [forFirst], "batch 2 waits behind batch 1: not timed yet");
       loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(first), 1n]], rejected: [] });
-      const firstAnswered = Date.now();
-      assert.equal(failedAt, 0, "batch 2 still has time");
+      const forSecond = timers.live();
+      assert.equal(forSecond.length, 1);
+      assert.notEqual(forSecond[0], forFirst, "timed afresh from its answer on");
+      assert.equal(forSecond[0]!.ms, 3_000);
+      forSecond[0]!.fire();
       await assert.rejects(running, WritebackTimeoutError);
-      // Timed from its send, batch 2 would fail about 1,500 ms after the first answer;
-      // timed from becoming the oldest, the full 3,000 ms after it (timers never fire early).
-      const after = failedAt - firstAnswered;
-      assert.ok(after >= 2_950, `batch 2 failed ${after} ms after becoming the oldest`);
     } finally {
       loop.stop();
       close();
