@@ -413,9 +413,11 @@ class Replica implements ReplicaHandle {
    */
   resumeWatching(): void {
     if (this.workspace.watching) return;
-    this.workspace.resumeWatching().catch((error) =>
-      log("error", "cannot watch the workspace again", { error })
-    );
+    this.workspace.resumeWatching().then(() => {
+      if (this.workspace.watching) {
+        log("info", "watching resumed; what changed meanwhile is recorded");
+      }
+    }).catch((error) => log("error", "cannot watch the workspace again", { error }));
   }
 
   noteProblem(path: string, reason: string): void {

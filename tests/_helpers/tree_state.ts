@@ -114,10 +114,11 @@ export async function waitForSameTrees(
   } catch (error) {
     if (different === -1) throw error; // no tree could be read
     const logs = (options.peers ?? []).map((p) => `--- ${p.name} ---\n${p.logs()}`).join("\n");
+    // The wait's own error last: a tree that could no longer be read says so there.
     throw new Error(
       `Trees ${roots[0]} and ${roots[different]} still differ:\n${
         describeDifference(states[0]!, states[different]!)
-      }\n${logs}`,
+      }\n${logs}\n${error instanceof Error ? error.message : String(error)}`,
     );
   }
 }

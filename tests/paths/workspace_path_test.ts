@@ -46,7 +46,7 @@ Deno.test("wirePathProblem() accepts safe normalized paths and says what is wron
     ["a//b", "not normalized", false],
     ["./a", "not normalized", false],
     [".chronicle/db", "data folder", false],
-    ["a\0b", "", false],
+    ["a\0b", "NUL byte", false],
   ];
   for (const [path, expected, escapes] of cases) {
     const problem = wirePathProblem(path, ".chronicle");

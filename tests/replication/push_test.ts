@@ -118,6 +118,8 @@ Deno.test("a replica killed in the middle of its initial sync resumes it with no
         { intervalMs: 2 },
       );
       await replica.kill();
+      const landed = (await treeState(r)).size;
+      assert(landed > 0 && landed < 3000, `killed in the middle: ${landed} of 3000 files there`);
       replica = await startReplica(r, sock);
       await waitForSameTrees([m, r], { peers: [master, replica] });
       await waitForLive(replica);

@@ -169,7 +169,7 @@ function renameToExecutable(seen: number): WriteBackEntry {
   };
 }
 
-Deno.test("WriteBackApplier notes what a rename or a chmod leaves on disk before making it", () =>
+Deno.test("WriteBackApplier notes what a rename or a chmod leaves on disk before recording it", () =>
   withApplier(async (applier, workspace) => {
     const state = new MasterState(workspace.store.db);
     const agent = workspace.store.latest("agent.txt")!;

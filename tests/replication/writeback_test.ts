@@ -194,12 +194,15 @@ Deno.test("a large initial sync pauses the sandbox's watcher; local writes durin
     const sandbox = await startReplica(r, sock, { args: ["--rescan", "600000"] });
     try {
       // Lands before, during or after the pause, whichever: recorded by the startup scan,
-      // the resuming scan or the watcher. The log line and after.txt are what prove the
+      // the resuming scan or the watcher. The log lines and after.txt are what prove the
       // pause and the resume.
       await put(r, "sandbox/during.txt", "written while the sync runs");
       await waitForLive(sandbox);
       assert(sandbox.logs().includes("watching paused during the catch-up"), sandbox.logs());
-      await put(r, "sandbox/after.txt", "written once in sync");
+      await waitFor("the watcher resumed", () => sandbox.logs().includes("watching resumed"));
+      // In a new folder, after the resuming scan, with no rescan for minutes: only the
+      // watcher can record it.
+      await put(r, "later/after.txt", "written once in sync");
       const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
       assertEquals(tree.size, 602);
     } finally {
@@ -296,11 +299,11 @@ Deno.test("a master killed while it applies a burst of write-backs takes the res
       );
       master = await startMaster(m, sock);
       // Killed as the first files land: most likely with a batch written and not recorded.
-      await waitFor("write-backs landing on the master", async () => {
-        const landed = await Array.fromAsync(Deno.readDir(`${m}/w`)).catch(() => []);
-        return landed.length > 0;
-      }, { intervalMs: 1 });
+      const landed = () => filesIn(`${m}/w`);
+      await waitFor("write-backs landing on the master", () => landed() > 0, { intervalMs: 1 });
       await master.kill();
+      const there = landed();
+      assert(there > 0 && there < 2000, `killed in the middle: ${there} of 2000 files there`);
       master = await startMaster(m, sock);
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
       const answered = await writeBacksAnswered(sandbox);
@@ -383,4 +386,17 @@ Deno.test("local writes over the write-back limit are refused locally and listed
 async function putAtomic(root: string, path: string, text: string): Promise<void> {
   await Deno.writeTextFile(`${root}/${path}.chronicle-tmp`, text);
   await Deno.rename(`${root}/${path}.chronicle-tmp`, `${root}/${path}`);
+}
+
+/** How many files the folders directly inside `dir` hold (0 while `dir` is missing). */
+function filesIn(dir: string): number {
+  let count = 0;
+  try {
+    for (const folder of Deno.readDirSync(dir)) {
+      for (const entry of Deno.readDirSync(`${dir}/${folder.name}`)) if (entry.isFile) count++;
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return count;
 }
