@@ -30,10 +30,13 @@ import {
   runPeer,
   summarize,
   syncDisks,
+  timeMs,
   type TreeFile,
 } from "./_lib/mod.ts";
 import { CuttingProxy } from "../tests/replication/_cutting_proxy.ts";
 import { waitFor } from "../tests/_helpers/wait_for.ts";
+import { readText } from "../tests/_helpers/temp_dir.ts";
+import { lstatOrNull } from "../lib/disk/mod.ts";
 import {
   Peer,
   pseudoRandomBytes,
@@ -144,6 +147,8 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
   const label = `${formatNumber(files.length)} files, ${formatMiB(bytes)}`;
   const times = {
     chronicle: [] as number[],
+    /** Of each sync, the replica process starting until ready. */
+    start: [] as number[],
     /** A write on the master right after each sync, until it is on the replica's disk. */
     afterSync: [] as number[],
     tar: [] as number[],
@@ -156,32 +161,34 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
   // The master scans the tree before it listens: that is not part of the sync.
   const master = await Peer.start("master", "_master.ts", masterArgs(source, `${base}/sync.sock`));
   try {
-    const { sequence } = await master.command<{ sequence: number }>("settle");
     for (let round = 0; round < sizes.syncRounds; round++) {
       const tarTarget = await fresh(base, `tar-${round}`);
       await syncDisks();
-      let start = performance.now();
-      tarOk &&= await runPeer("bash", [
-        "-c",
-        `tar -C '${source}' -cf - . | tar -C '${tarTarget}' -xf -`,
-      ]).catch(() => false);
-      times.tar.push(performance.now() - start);
+      times.tar.push(
+        await timeMs(async () => {
+          tarOk &&= await runPeer("bash", [
+            "-c",
+            `tar -C '${source}' -cf - . | tar -C '${tarTarget}' -xf -`,
+          ]).catch(() => false);
+        }),
+      );
       await syncDisks();
       const rsyncTarget = await fresh(base, `rsync-${round}`);
-      start = performance.now();
+      const start = performance.now();
       rsyncOk &&= await runPeer("rsync", ["-a", `${source}/`, `${rsyncTarget}/`]);
       times.rsync.push(performance.now() - start);
       // rsync does not fsync; Chronicle makes every file durable before it records it.
       await syncDisks(); // also leaves nothing unwritten to slow the sync below
       rsyncDurable.push(performance.now() - start);
+      // Each round's sync runs to the master's latest sequence (the last round wrote one).
+      const { sequence } = await master.command<{ sequence: number }>("settle");
       const synced = await replicaSync(base, source, master, sequence, round);
       times.chronicle.push(synced.ms);
+      times.start.push(synced.startMs);
       times.afterSync.push(synced.nextWriteMs);
       await syncDisks();
       const floorTarget = await fresh(base, `floor-${round}`);
-      start = performance.now();
-      await durableCopy(source, floorTarget, files);
-      times.floor.push(performance.now() - start);
+      times.floor.push(await timeMs(() => durableCopy(source, floorTarget, files)));
     }
   } finally {
     await master.stop();
@@ -197,7 +204,9 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
     }x ${name}'s time)`;
   };
   return [
-    `initial sync over a Unix socket (${label}): ${formatNumber(ms)} ms${rounds(times.chronicle)}`,
+    `initial sync over a Unix socket (${label}): ${formatNumber(ms)} ms${
+      rounds(times.chronicle)
+    }, of which the replica process starting until ready: ${formatNumber(median(times.start))} ms`,
     tarOk
       ? `  tar -c | tar -x through a pipe: ${versus("tar", times.tar)}`
       : `  tar pipe: ${peerUnavailable("tar")}`,
@@ -207,7 +216,7 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
       }`
       : `  rsync: ${peerUnavailable("rsync")}`,
     `  the least a Deno process does for the same durable copy (read, write to a temp name, ` +
-    `rename; one sync -f; no record kept): ${versus("that copy", times.floor)}`,
+    `rename; one sync -f; no record kept, no process started): ${versus("that copy", times.floor)}`,
     `  a write on the master right after the sync, on the replica's disk in ${
       formatNumber(median(times.afterSync), 1)
     } ms${rounds(times.afterSync)} (the scan that follows a large catch-up runs meanwhile)`,
@@ -234,7 +243,7 @@ async function durableCopy(source: string, target: string, files: TreeFile[]): P
     Deno.writeFileSync(temp, Deno.readFileSync(from), { mode, createNew: true });
     Deno.renameSync(temp, `${target}/${path}`);
   }
-  await runPeer("sync", ["-f", target]);
+  if (!(await runPeer("sync", ["-f", target]))) await syncDisks(); // durable either way
 }
 
 /**
@@ -247,7 +256,7 @@ async function replicaSync(
   master: Peer,
   sequence: number,
   round: number,
-): Promise<{ ms: number; nextWriteMs: number }> {
+): Promise<{ ms: number; startMs: number; nextWriteMs: number }> {
   const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
   const replica = await Peer.start("replica", "_replica.ts", [
@@ -256,6 +265,7 @@ async function replicaSync(
     "--connect",
     `${base}/sync.sock`,
   ]);
+  const startMs = performance.now() - start;
   try {
     // Polled cheaply through the replica's status; trees are compared once afterwards.
     await waitFor(
@@ -266,7 +276,7 @@ async function replicaSync(
     const ms = performance.now() - start;
     const nextWriteMs = await nextWrite(source, target, round);
     await waitForSameTrees([source, target], { peers: [master, replica] });
-    return { ms, nextWriteMs };
+    return { ms, startMs, nextWriteMs };
   } finally {
     await replica.stop();
   }
@@ -283,14 +293,14 @@ async function nextWrite(source: string, target: string, round: number): Promise
   await Deno.writeTextFile(`${source}/${name}`, content);
   await waitFor(
     "the write after the sync on the replica",
-    async () => (await Deno.readTextFile(`${target}/${name}`).catch(() => "")) === content,
+    async () => (await readText(`${target}/${name}`)) === content,
     { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 1 },
   );
   const ms = performance.now() - start;
   await Deno.remove(`${source}/${name}`);
   await waitFor(
     "its removal on the replica",
-    async () => !(await Deno.lstat(`${target}/${name}`).then(() => true, () => false)),
+    async () => (await lstatOrNull(`${target}/${name}`)) === null,
     { timeoutMs: INITIAL_SYNC_TIMEOUT_MS },
   );
   return ms;
