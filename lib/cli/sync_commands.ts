@@ -158,22 +158,27 @@ function printSyncStatus(status: Record<string, unknown>): void {
 }
 
 /**
+ * The permissions the compiled binaries run with (every `compile:*` task in deno.json
+ * grants exactly these), and so a detached Chronicle started through `deno run`.
+ */
+export const BINARY_PERMISSIONS: readonly string[] = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-run=sync", // one flush of the file system for a large batch (lib/disk)
+];
+
+/**
  * Starts Chronicle in the background, detached from this process, its output appended to
  * a log file. The shell does the redirection: a pipe to this short-lived process would
  * break when it exits.
  */
 function spawnDetached(args: string[], logPath: string): void {
   const compiled = !basename(Deno.execPath()).startsWith("deno");
-  const permissions = [
-    "--allow-read",
-    "--allow-write",
-    "--allow-net",
-    "--allow-env",
-    "--allow-run=sync", // one flush of the file system for a large batch (lib/disk)
-  ];
   const program = compiled
     ? [Deno.execPath()]
-    : [Deno.execPath(), "run", ...permissions, Deno.mainModule];
+    : [Deno.execPath(), "run", ...BINARY_PERMISSIONS, Deno.mainModule];
   const child = new Deno.Command("/bin/sh", {
     args: [
       "-c",

@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
+import { BINARY_PERMISSIONS } from "../../lib/cli/sync_commands.ts";
 import { binaryPermissions, compileTasks, permissionFlags, ROOT } from "./_deploy.ts";
 
 /** One Dockerfile instruction, continuation lines joined, comments dropped. */
@@ -164,6 +165,8 @@ Deno.test("the compile tasks grant the same explicit, minimal permissions and co
     "--allow-env",
     "--allow-run=sync",
   ]);
+  // What a detached Chronicle started through `deno run` gets too.
+  assertEquals(expected, [...BINARY_PERMISSIONS]);
   for (const role of ROLES) {
     for (const suffix of ["", ":x86_64", ":aarch64"]) {
       const name = `compile:${role}${suffix}`;
