@@ -210,28 +210,36 @@ Deno.test("checkpoint() and rehydrate() round-trip a workspace with its history"
   });
 });
 
+/**
+ * Takes a checkpoint with objects of `source`, removes the source entirely (only the
+ * checkpoint remains), and rehydrates it into `dir`/elsewhere onto an empty CAS.
+ */
+async function throughCheckpoint(dir: string, source: Source) {
+  const output = join(dir, "ckpt");
+  const result = await checkpoint({
+    database: source.database,
+    casDir: source.casDir,
+    output,
+    withObjects: true,
+  });
+  await Deno.remove(source.workspace, { recursive: true });
+  const target = join(dir, "elsewhere");
+  const data = join(dir, "elsewhere-data");
+  const restored = await rehydrate({
+    from: output,
+    database: join(data, "chronicle.db"),
+    casDir: join(data, "cas"),
+    workspace: target,
+  });
+  return { result, restored, target, data };
+}
+
 Deno.test("a checkpoint with objects rehydrates onto an empty CAS elsewhere", async () => {
   await withTempDir(async (dir) => {
     const source = await buildSource(dir);
-    const output = join(dir, "ckpt");
-    const result = await checkpoint({
-      database: source.database,
-      casDir: source.casDir,
-      output,
-      withObjects: true,
-    });
+    const { result, restored, target, data } = await throughCheckpoint(dir, source);
     ok(result.copiedFiles > source.big.chunks.length);
     ok(result.copiedBytes > source.big.bytes.length);
-    // The source is gone entirely: only the checkpoint remains.
-    await Deno.remove(source.workspace, { recursive: true });
-    const target = join(dir, "elsewhere");
-    const data = join(dir, "elsewhere-data");
-    const restored = await rehydrate({
-      from: output,
-      database: join(data, "chronicle.db"),
-      casDir: join(data, "cas"),
-      workspace: target,
-    });
     assertEquals(restored.problems, []);
     // Small contents came within the database copy; the rest from the checkpoint's files.
     strictEqual(restored.objectsPresent + restored.objectsCopied, result.objects);
@@ -256,23 +264,9 @@ Deno.test("a checkpoint with objects takes content stored whole when its manifes
     await Deno.mkdir(join(source.casDir, "objects", hash.slice(0, 2)), { recursive: true });
     await Deno.writeFile(objectPath(hash), bytes); // the content stored whole as well
     await Deno.remove(objectPath(chunks[1]!));
-    const output = join(dir, "ckpt");
-    await checkpoint({
-      database: source.database,
-      casDir: source.casDir,
-      output,
-      withObjects: true,
-    });
-    await Deno.remove(source.workspace, { recursive: true });
-    const data = join(dir, "elsewhere-data");
-    const restored = await rehydrate({
-      from: output,
-      database: join(data, "chronicle.db"),
-      casDir: join(data, "cas"),
-      workspace: join(dir, "elsewhere"),
-    });
+    const { restored, target } = await throughCheckpoint(dir, source);
     assertEquals(restored.problems, []);
-    await assertTree(join(dir, "elsewhere"), source);
+    await assertTree(target, source);
   });
 });
 
