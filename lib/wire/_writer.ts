@@ -183,12 +183,13 @@ export class Writer {
       }
     }
     // At most 3 UTF-8 bytes per UTF-16 code unit; lone surrogates become U+FFFD, as a
-    // Rust `String` cannot hold them.
+    // Rust `String` cannot hold them. Making room may move the message to a buffer of
+    // its own, so every offset is taken again after it (`#pos` is still the length's).
     this.#ensure(8 + n * 3);
-    const { written } = encoder.encodeInto(value, this.#buf.subarray(start));
-    this.#pos = lenAt;
+    const bytesAt = this.#pos + 8;
+    const { written } = encoder.encodeInto(value, this.#buf.subarray(bytesAt));
     this.#len(written);
-    this.#pos = start + written;
+    this.#pos = bytesAt + written;
   }
 }
 

@@ -1,7 +1,8 @@
-// Shared by the wire tests: the bincode vectors in ../shared/vectors/bincode/.
+// Shared by the wire tests: the bincode vectors in tests/testdata/bincode/, written by an
+// independent Rust serde + bincode 1.x implementation (see docs/PROTOCOL.md).
 
 /** The vector folder, resolved from the project root. */
-export const VECTORS = new URL("../../../shared/vectors/bincode/", import.meta.url);
+export const VECTORS = new URL("../testdata/bincode/", import.meta.url);
 
 /** One valid vector: its name, framed bytes and JSON text (with its trailing newline). */
 export interface Vector {

@@ -151,3 +151,29 @@ Deno.test("encodeMessage() rejects a WriteBack entry that is not an object", () 
   const msg = { type: "WriteBack", sandbox_id: "s", entries: [null] };
   throws(() => encodeMessage(msg as unknown as WireMessage), TypeError);
 });
+
+Deno.test("encodeFrame() writes a non-ASCII path right when its message outgrows the shared slab", () => {
+  // A small message starts in the shared slab; a long non-ASCII string asks for up to
+  // three bytes per code unit, which can move the message to a buffer of its own. The
+  // string's length and bytes must then be written at their place in the new buffer.
+  const notification = (filepath: string): WireMessage => ({
+    type: "Notification",
+    sequence: 7n,
+    filepath,
+    content_hash: "a".repeat(64),
+    size: 5000n,
+    permissions: 0o100644n,
+    is_deletion: false,
+    inline_content: null,
+  });
+  const filler = notification("x".repeat(40));
+  for (let length = 20; length <= 1400; length += 7) {
+    const message = notification("é/".repeat(length >> 1) + "ß");
+    // Fill the slab at every offset, so some encode lands right before its end.
+    for (let fill = 0; fill < 40; fill++) {
+      encodeFrame(filler);
+      const frame = encodeFrame(message);
+      deepStrictEqual(decodeMessage(frame.subarray(4)), message, `length ${length}`);
+    }
+  }
+});
