@@ -17,21 +17,25 @@
  * @module
  */
 import {
+  benchCorpora,
+  type Corpus,
+  type CorpusEntry,
   discard,
   formatMiB,
   formatNumber,
   latencyLine,
+  listTree,
   makeTree,
   MiB,
   peerUnavailable,
   percentile,
+  processCpuMs,
   propagationLatency,
   quickMode,
   runPeer,
   summarize,
   syncDisks,
   timeMs,
-  type TreeFile,
 } from "./_lib/mod.ts";
 import { CuttingProxy } from "../tests/replication/_cutting_proxy.ts";
 import { waitFor } from "../tests/_helpers/wait_for.ts";
@@ -85,7 +89,7 @@ export async function run(quick: boolean): Promise<string[]> {
   const base = await Deno.makeTempDir({ prefix: "chronicle-repl-bench-" });
   try {
     lines.push(await durableWriteFloor(base));
-    lines.push(...await initialSync(base, sizes));
+    for (const corpus of corpora(sizes)) lines.push(...await initialSync(base, sizes, corpus));
     lines.push(...await latency(base, sizes, "unix"));
     lines.push(...await latency(base, sizes, "websocket"));
     lines.push(...await oneByteChange(base, sizes));
@@ -140,11 +144,19 @@ async function durableWriteFloor(base: string): Promise<string> {
  * minutes. Every copy goes to a new folder: deleting thousands of files right before a
  * measurement slows file creation for the next half minute (see `discard`).
  */
-async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
-  const source = await fresh(base, "tree");
-  const files = await makeTree(source, { files: sizes.treeFiles, seed: 7, maxSize: 16384 });
+async function initialSync(base: string, sizes: Sizes, corpus: Corpus): Promise<string[]> {
+  const source = await fresh(base, `tree-${corpus.name}`);
+  if (!(await corpus.build(source))) {
+    return [`initial sync of the ${corpus.name} corpus: unavailable (${corpus.unavailable})`];
+  }
+  const entries = await listTree(source);
+  const files = entries.filter((entry) => entry.kind === "file");
   const bytes = files.reduce((sum, f) => sum + f.size, 0);
-  const label = `${formatNumber(files.length)} files, ${formatMiB(bytes)}`;
+  const label = `${corpus.name}: ${formatNumber(files.length)} files, ${
+    formatNumber(entries.length - files.length)
+  } folders and links, ${formatMiB(bytes)}`;
+  const perThousand = 1000 / Math.max(1, entries.length);
+  const cpu = { master: [] as number[], replica: [] as number[] };
   const times = {
     chronicle: [] as number[],
     /** Of each sync, the replica process starting until ready. */
@@ -182,13 +194,16 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
       rsyncDurable.push(performance.now() - start);
       // Each round's sync runs to the master's latest sequence (the last round wrote one).
       const { sequence } = await master.command<{ sequence: number }>("settle");
+      const masterCpuBefore = await cpuMs(master);
       const synced = await replicaSync(base, source, master, sequence, round);
+      cpu.master.push((await cpuMs(master) - masterCpuBefore) * perThousand);
+      cpu.replica.push(synced.cpuMs * perThousand);
       times.chronicle.push(synced.ms);
       times.start.push(synced.startMs);
       times.afterSync.push(synced.nextWriteMs);
       await syncDisks();
       const floorTarget = await fresh(base, `floor-${round}`);
-      times.floor.push(await timeMs(() => durableCopy(source, floorTarget, files)));
+      times.floor.push(await timeMs(() => durableCopy(source, floorTarget, entries)));
     }
   } finally {
     await master.stop();
@@ -217,6 +232,9 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
       : `  rsync: ${peerUnavailable("rsync")}`,
     `  the least a Deno process does for the same durable copy (read, write to a temp name, ` +
     `rename; one sync -f; no record kept, no process started): ${versus("that copy", times.floor)}`,
+    `  CPU time (user + system) per 1,000 entries: master ${
+      formatNumber(median(cpu.master), 1)
+    } ms, replica ${formatNumber(median(cpu.replica), 1)} ms (its start included)`,
     `  a write on the master right after the sync, on the replica's disk in ${
       formatNumber(median(times.afterSync), 1)
     } ms${rounds(times.afterSync)} (the scan that follows a large catch-up runs meanwhile)`,
@@ -229,19 +247,24 @@ async function initialSync(base: string, sizes: Sizes): Promise<string[]> {
  * then flush the file system once. No hashing, no store, no protocol: a floor for what
  * the initial sync's design costs in this runtime, measured beside the peers.
  */
-async function durableCopy(source: string, target: string, files: TreeFile[]): Promise<void> {
-  const folders = new Set<string>();
-  for (const { path } of files) {
-    const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-    if (!folders.has(folder)) {
-      Deno.mkdirSync(`${target}/${folder}`, { recursive: true });
-      folders.add(folder);
-    }
+async function durableCopy(
+  source: string,
+  target: string,
+  entries: CorpusEntry[],
+): Promise<void> {
+  for (const { path, kind } of entries) {
     const from = `${source}/${path}`;
-    const mode = (Deno.lstatSync(from).mode ?? 0o644) & 0o7777;
-    const temp = `${target}/${path}.tmp`;
-    Deno.writeFileSync(temp, Deno.readFileSync(from), { mode, createNew: true });
-    Deno.renameSync(temp, `${target}/${path}`);
+    const to = `${target}/${path}`;
+    if (kind === "dir") {
+      Deno.mkdirSync(to, { recursive: true });
+    } else if (kind === "symlink") {
+      Deno.symlinkSync(Deno.readLinkSync(from), to);
+    } else {
+      const mode = (Deno.lstatSync(from).mode ?? 0o644) & 0o7777;
+      const temp = `${to}.tmp`;
+      Deno.writeFileSync(temp, Deno.readFileSync(from), { mode, createNew: true });
+      Deno.renameSync(temp, to);
+    }
   }
   if (!(await runPeer("sync", ["-f", target]))) await syncDisks(); // durable either way
 }
@@ -256,7 +279,7 @@ async function replicaSync(
   master: Peer,
   sequence: number,
   round: number,
-): Promise<{ ms: number; startMs: number; nextWriteMs: number }> {
+): Promise<{ ms: number; startMs: number; nextWriteMs: number; cpuMs: number }> {
   const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
   const replica = await Peer.start("replica", "_replica.ts", [
@@ -274,9 +297,10 @@ async function replicaSync(
       { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 20 },
     );
     const ms = performance.now() - start;
+    const replicaCpuMs = await cpuMs(replica);
     const nextWriteMs = await nextWrite(source, target, round);
     await waitForSameTrees([source, target], { peers: [master, replica] });
-    return { ms, startMs, nextWriteMs };
+    return { ms, startMs, nextWriteMs, cpuMs: replicaCpuMs };
   } finally {
     await replica.stop();
   }
@@ -413,6 +437,16 @@ async function masterMemory(base: string, sizes: Sizes): Promise<string[]> {
     await Promise.all(replicas.map((replica) => replica.stop()));
     await master.stop();
   }
+}
+
+/** The corpora of a run's size. */
+function corpora(sizes: Sizes): Corpus[] {
+  return benchCorpora(sizes.treeFiles, sizes === QUICK);
+}
+
+/** CPU time (user + system) the peer's process has used so far, in ms. */
+function cpuMs(peer: Peer): Promise<number> {
+  return processCpuMs(peer.info.pid as number);
 }
 
 async function rssBytes(peer: Peer): Promise<number> {

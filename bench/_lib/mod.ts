@@ -6,6 +6,7 @@
  * @module
  */
 export { discoverBenches, isBenchFile } from "./bench_files.ts";
+export { benchCorpora, type Corpus, type CorpusEntry, listTree, processCpuMs } from "./corpora.ts";
 export { discard } from "./discard.ts";
 export { formatMiB, formatNumber, KiB, MiB, rateRatio, sizeRatio } from "./format.ts";
 export { latencyLine, propagationLatency } from "./latency.ts";
