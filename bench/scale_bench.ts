@@ -117,7 +117,9 @@ async function waitReady(dataDir: string, child: Child): Promise<number> {
       return ready?.status === 200;
     },
     { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 50 },
-  );
+  ).catch((error) => {
+    throw new Error(`${error.message}; the master wrote: ${child.output().slice(-2000)}`);
+  });
   return sequence;
 }
 
