@@ -4,6 +4,8 @@ export class ContentNotFoundError extends Error {
   readonly hash: string;
 
   /**
+   * Makes the error for content the store lacks.
+   *
    * @param hash The missing content's hash.
    * @param what What was missing, for the message. @default {"Content"}
    */
@@ -25,6 +27,8 @@ export class CorruptContentError extends Error {
   readonly actual: string | null;
 
   /**
+   * Makes the error for bytes that do not match their hash.
+   *
    * @param hash The expected hash.
    * @param actual The hash the bytes have, when they were hashed.
    * @param reason What is wrong, when it is not a hash mismatch.

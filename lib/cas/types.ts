@@ -10,9 +10,11 @@ export interface ChunkRef {
 
 /** How a file of 4 MiB or more is assembled from chunks; sent as JSON on the wire. */
 export interface ChunkManifest {
+  /** Size of the whole content in bytes. */
   total_size: number;
   /** The chunker's average chunk size, for information only: receivers rely on `chunks`. */
   chunk_size: number;
+  /** The chunks in content order; their sizes add up to `total_size`. */
   chunks: ChunkRef[];
 }
 
@@ -20,6 +22,7 @@ export interface ChunkManifest {
 export interface StoredContent {
   /** Lowercase hex SHA-256 of the whole content. */
   hash: string;
+  /** Size of the whole content in bytes. */
   size: number;
   /** True when stored as chunks plus a manifest (content of 4 MiB and more). */
   chunked: boolean;

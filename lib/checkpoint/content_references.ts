@@ -3,7 +3,9 @@ import { isContentHash } from "../cas/mod.ts";
 
 /** A column that holds CAS content hashes, and which of its rows count. */
 export interface ContentReference {
+  /** Table whose column names content hashes. */
   table: string;
+  /** Column holding a content hash (or `""` for none). */
   column: string;
   /** SQL condition on the row, if only some rows reference content. */
   where?: string;

@@ -9,7 +9,9 @@ export const CHECKPOINT_VERSION = 1;
  * made with objects, `objects/ab/<hash>` and `manifests/ab/<hash>.json` as in the CAS.
  */
 export interface CheckpointInfo {
+  /** Names the file as a Chronicle checkpoint manifest. */
   format: typeof CHECKPOINT_FORMAT;
+  /** Manifest layout version, raised when the layout changes. */
   version: number;
   /** ISO 8601 time the copy was taken. */
   created: string;
@@ -33,6 +35,7 @@ export interface CheckpointInfo {
 
 /** A checkpoint or rehydrate that could not be done, with a one-line reason. */
 export class CheckpointError extends Error {
+  /** Makes the error with a message saying what is wrong. */
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "CheckpointError";

@@ -39,6 +39,8 @@ export class TaskLimiter {
   readonly #waiting: { weight: number; start: () => void }[] = [];
 
   /**
+   * Makes a limit of `limit` tasks and `budget` total weight at once.
+   *
    * @param limit Most tasks at once.
    * @param budget Most total weight at once. @default {Infinity}
    */

@@ -11,6 +11,7 @@ export interface OpenDatabaseOptions {
 
 /** A database that could not be opened or read: a one-line reason for the user. */
 export class DatabaseError extends Error {
+  /** Makes the error with a message saying what is wrong. */
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "DatabaseError";

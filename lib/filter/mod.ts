@@ -4,6 +4,6 @@
  *
  * @module
  */
-export { compilePattern } from "./compile_pattern.ts";
+export { compilePattern, type FastMatcher } from "./compile_pattern.ts";
 export { PathFilter } from "./path_filter.ts";
 export { DirectionalFilter, type DirectionalFilterOptions } from "./directional_filter.ts";

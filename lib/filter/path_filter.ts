@@ -11,7 +11,11 @@ export class PathFilter {
   readonly #patterns: readonly string[];
   #compiled: { fast: FastMatcher[]; full: Ignore | undefined } | undefined;
 
-  /** @param patterns Gitignore lines; blanks and `#` comments are skipped. */
+  /**
+   * Compiles gitignore-style patterns lazily, on the first match.
+   *
+   * @param patterns Gitignore lines; blanks and `#` comments are skipped.
+   */
   constructor(patterns: Iterable<string> = []) {
     this.#patterns = [...patterns];
   }

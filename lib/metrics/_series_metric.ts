@@ -16,6 +16,8 @@ export abstract class SeriesMetric<L extends string, S extends { values: string[
   readonly #series = new Map<string, S>();
 
   /**
+   * Checks and keeps the metric's name, help and label names.
+   *
    * @param options Name, help and label names.
    * @param reservedLabels Label names the metric's own output uses.
    * @throws {TypeError} For an invalid metric or label name.
@@ -27,7 +29,11 @@ export abstract class SeriesMetric<L extends string, S extends { values: string[
     checkNames(this.name, this.labelNames, reservedLabels);
   }
 
-  /** @returns The `# HELP`, `# TYPE` and sample lines, each ending in a newline. */
+  /**
+   * The exposition text of every series.
+   *
+   * @returns The `# HELP`, `# TYPE` and sample lines, each ending in a newline.
+   */
   abstract render(): string;
 
   /** Forgets one series, e.g. of a replica that is gone. */

@@ -4,7 +4,9 @@ import { SeriesMetric } from "./_series_metric.ts";
 
 /** One labelled series of a single-valued metric. */
 export interface ValueSeries {
+  /** Label values, in label-name order. */
   values: string[];
+  /** The series' number. */
   value: number;
 }
 
@@ -13,9 +15,12 @@ export interface ValueSeries {
  * the same way. Subclasses decide how the number may change.
  */
 export abstract class ValueMetric<L extends string> extends SeriesMetric<L, ValueSeries> {
+  /** Counter or gauge. */
   abstract override readonly type: "counter" | "gauge";
 
   /**
+   * Makes the metric with no series yet (an unlabelled one starts at 0).
+   *
    * @param options Name, help and label names.
    * @throws {TypeError} For an invalid metric or label name.
    */
@@ -24,12 +29,20 @@ export abstract class ValueMetric<L extends string> extends SeriesMetric<L, Valu
     this.reset();
   }
 
-  /** @returns The series' value, 0 when it has none yet. */
+  /**
+   * The series' value, 0 when it has none yet.
+   *
+   * @returns The series' value, 0 when it has none yet.
+   */
   get(labels: Labels<L> | Record<string, never> = {}): number {
     return this.lookup(labels).value;
   }
 
-  /** @returns HELP, TYPE and one sample line per series. */
+  /**
+   * The exposition text of every series.
+   *
+   * @returns HELP, TYPE and one sample line per series.
+   */
   render(): string {
     let text = this.header();
     for (const { values, value } of this.allSeries()) {
@@ -38,6 +51,7 @@ export abstract class ValueMetric<L extends string> extends SeriesMetric<L, Valu
     return text;
   }
 
+  /** An empty series for these label values. */
   protected newSeries(values: string[]): ValueSeries {
     return { values, value: 0 };
   }

@@ -16,6 +16,7 @@ import { ValueMetric } from "./_value_metric.ts";
  * ```
  */
 export class Counter<L extends string = never> extends ValueMetric<L> {
+  /** Always `counter`. */
   readonly type = "counter" as const;
 
   /**
@@ -27,6 +28,7 @@ export class Counter<L extends string = never> extends ValueMetric<L> {
    * @throws {RangeError} For a negative or non-finite amount.
    */
   inc(value?: number): void;
+  /** Adds `value` to the series with these labels. */
   inc(labels: Labels<L>, value?: number): void;
   inc(first?: Labels<L> | number, second?: number): void {
     const { labels, value } = splitArgs(first, second, 1);

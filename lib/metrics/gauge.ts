@@ -16,6 +16,7 @@ import { ValueMetric } from "./_value_metric.ts";
  * ```
  */
 export class Gauge<L extends string = never> extends ValueMetric<L> {
+  /** Always `gauge`. */
   readonly type = "gauge" as const;
 
   /**
@@ -24,6 +25,7 @@ export class Gauge<L extends string = never> extends ValueMetric<L> {
    * @throws {TypeError} For missing, extra or non-string labels, or a missing value.
    */
   set(value: number): void;
+  /** Sets the series with these labels to `value`. */
   set(labels: Labels<L>, value: number): void;
   set(first: Labels<L> | number, second?: number): void {
     const { labels, value } = splitArgs(first, second, undefined);
@@ -33,6 +35,7 @@ export class Gauge<L extends string = never> extends ValueMetric<L> {
 
   /** Adds to the series (1 unless given). */
   inc(value?: number): void;
+  /** Adds to the series with these labels (1 unless given). */
   inc(labels: Labels<L>, value?: number): void;
   inc(first?: Labels<L> | number, second?: number): void {
     const { labels, value } = splitArgs(first, second, 1);
@@ -41,6 +44,7 @@ export class Gauge<L extends string = never> extends ValueMetric<L> {
 
   /** Subtracts from the series (1 unless given). */
   dec(value?: number): void;
+  /** Subtracts from the series with these labels (1 unless given). */
   dec(labels: Labels<L>, value?: number): void;
   dec(first?: Labels<L> | number, second?: number): void {
     const { labels, value } = splitArgs(first, second, 1);

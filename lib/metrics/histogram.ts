@@ -29,14 +29,21 @@ export interface HistogramOptions<L extends string> extends MetricOptions<L> {
 export interface HistogramSnapshot {
   /** Observations at or below each bound (cumulative), `+Inf` last. */
   buckets: { le: number; count: number }[];
+  /** Sum of every observation. */
   sum: number;
+  /** How many observations there were. */
   count: number;
 }
 
-interface Series {
+/** One labelled series of a histogram, as kept between renders. */
+export interface HistogramSeries {
+  /** Label values, in label-name order. */
   values: string[];
+  /** Observations per bucket (not cumulative), `+Inf` last. */
   counts: number[];
+  /** Sum of every observation. */
   sum: number;
+  /** How many observations there were. */
   count: number;
 }
 
@@ -55,12 +62,15 @@ interface Series {
  * strictEqual(latency.get().buckets[0]?.count, 1);
  * ```
  */
-export class Histogram<L extends string = never> extends SeriesMetric<L, Series> {
+export class Histogram<L extends string = never> extends SeriesMetric<L, HistogramSeries> {
+  /** Always `histogram`. */
   readonly type = "histogram" as const;
   /** Finite upper bounds, in order. */
   readonly buckets: readonly number[];
 
   /**
+   * Makes a histogram with these bucket bounds.
+   *
    * @param options Name, help, label names and bucket bounds.
    * @throws {TypeError} For an invalid name, a label named `le`, or bad buckets.
    */
@@ -86,6 +96,7 @@ export class Histogram<L extends string = never> extends SeriesMetric<L, Series>
    * @throws {RangeError} For NaN.
    */
   observe(value: number): void;
+  /** Records one observation in the series with these labels. */
   observe(labels: Labels<L>, value: number): void;
   observe(first: Labels<L> | number, second?: number): void {
     const { labels, value } = splitArgs(first, second, undefined);
@@ -114,7 +125,11 @@ export class Histogram<L extends string = never> extends SeriesMetric<L, Series>
     };
   }
 
-  /** @returns The series' cumulative buckets, sum and count (zeros when it has none yet). */
+  /**
+   * The cumulative buckets, sum and count of one series.
+   *
+   * @returns The series' cumulative buckets, sum and count (zeros when it has none yet).
+   */
   get(labels: Labels<L> | Record<string, never> = {}): HistogramSnapshot {
     const series = this.lookup(labels);
     return {
@@ -127,7 +142,11 @@ export class Histogram<L extends string = never> extends SeriesMetric<L, Series>
     };
   }
 
-  /** @returns HELP, TYPE, and per series its `_bucket` lines, `_sum` and `_count`. */
+  /**
+   * The exposition text of every series.
+   *
+   * @returns HELP, TYPE, and per series its `_bucket` lines, `_sum` and `_count`.
+   */
   render(): string {
     let text = this.header();
     const names = [...this.labelNames, "le"];
@@ -144,12 +163,13 @@ export class Histogram<L extends string = never> extends SeriesMetric<L, Series>
     return text;
   }
 
-  #cumulative(series: Series): number[] {
+  #cumulative(series: HistogramSeries): number[] {
     let running = 0;
     return series.counts.map((count) => running += count);
   }
 
-  protected newSeries(values: string[]): Series {
+  /** An empty series for these label values. */
+  protected newSeries(values: string[]): HistogramSeries {
     return { values, counts: new Array(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
   }
 }

@@ -10,6 +10,7 @@ export interface Metric {
   readonly name: string;
   /** One line saying what the metric counts. */
   readonly help: string;
+  /** Counter, gauge or histogram, as `# TYPE` names it. */
   readonly type: MetricType;
   /** Label names every series of this metric carries, in output order. */
   readonly labelNames: readonly string[];

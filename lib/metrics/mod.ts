@@ -17,10 +17,13 @@
  */
 export type { Labels, Metric, MetricOptions, MetricType } from "./metric.ts";
 export { Counter } from "./counter.ts";
+export { SeriesMetric } from "./_series_metric.ts";
+export { ValueMetric, type ValueSeries } from "./_value_metric.ts";
 export { Gauge } from "./gauge.ts";
 export {
   Histogram,
   type HistogramOptions,
+  type HistogramSeries,
   type HistogramSnapshot,
   LATENCY_BUCKETS,
 } from "./histogram.ts";

@@ -51,7 +51,11 @@ export class Registry {
     return this.register(new Histogram<L>(options));
   }
 
-  /** @returns The metric of that name, if registered. */
+  /**
+   * Looks a registered metric up by name.
+   *
+   * @returns The metric of that name, if registered.
+   */
   get(name: string): Metric | undefined {
     return this.#metrics.get(name);
   }

@@ -2,6 +2,7 @@
 export class PathError extends TypeError {
   /** The path as it was given. */
   readonly path: string;
+  /** Makes the error naming the path and what is wrong with it. */
   constructor(path: string, problem: string) {
     super(`Invalid path "${printable(path)}": ${problem}`);
     this.name = "PathError";

@@ -4,7 +4,9 @@ import type { MasterVersion } from "./replica_paths.ts";
 
 /** A master version about to be written to (or removed from) `path`. */
 export interface IntendedWrite {
+  /** Normalized workspace-relative path. */
   path: string;
+  /** The master version that will be there. */
   version: MasterVersion;
 }
 
@@ -28,7 +30,11 @@ export class ApplyIntents {
   /** Every noted version by path, with its batch's row id. */
   readonly #byPath = new Map<string, MasterVersion & { batch: number }>();
 
-  /** @param db The replica's database, already migrated. */
+  /**
+   * Opens the notes on the replica's database, reading what a crash left.
+   *
+   * @param db The replica's database, already migrated.
+   */
   constructor(db: DatabaseSync) {
     this.#statement = statementCache(db);
     const rows = this.#statement("SELECT id, versions FROM replica_applying ORDER BY id")

@@ -40,7 +40,11 @@ const COLUMNS = `id, local_seq AS localSeq, path, operation, reason, kept_hash A
 export class ConflictLog {
   readonly #statement: (sql: string) => StatementSync;
 
-  /** @param db The replica's database, already migrated. */
+  /**
+   * Opens the log on the replica's database.
+   *
+   * @param db The replica's database, already migrated.
+   */
   constructor(db: DatabaseSync) {
     this.#statement = statementCache(db);
   }

@@ -31,11 +31,13 @@ export interface WriteBackOutcome {
 
 /** What an accepted write-back entry writes (or deletes) at one path. */
 export interface AppliedContent {
+  /** Normalized workspace-relative path. */
   path: string;
   /** Content hash, `""` for a deletion. */
   hash: string;
   /** Full `st_mode`, 0 for a deletion. */
   mode: number;
+  /** True when the entry deletes the path. */
   deleted: boolean;
 }
 
@@ -51,6 +53,8 @@ export class MasterState {
   #saves = 0;
 
   /**
+   * Opens the records on the master's database, migrating its tables.
+   *
    * @param db The master's database (the store's connection); its tables are migrated.
    * @throws {DatabaseError} When the database holds a newer schema.
    */

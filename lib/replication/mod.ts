@@ -81,13 +81,20 @@ export {
   isConflictChoice,
   MERGE_ORIGIN,
   resolveConflict,
+  type ResolveContext,
   ResolveError,
   type ResolveOutcome,
 } from "./resolve_conflict.ts";
 export { type MasterVersion, ReplicaPaths, type ReplicaPathState } from "./replica_paths.ts";
 export { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 export { MAX_SANDBOX_ID_BYTES, sandboxIdProblem, validateSandboxId } from "./sandbox_id.ts";
-export { MasterState, type ReplicaRecord, type WriteBackOutcome } from "./master_state.ts";
+export {
+  type AppliedContent,
+  MasterState,
+  type ReplicaRecord,
+  type WriteBackOutcome,
+} from "./master_state.ts";
+export { ApplyIntents, type IntendedWrite } from "./apply_intents.ts";
 export { INLINE_LIMIT, notificationFor } from "./notification_source.ts";
 export { answerContentFetch } from "./content_answer.ts";
 export { diskMatches, type ExpectedState } from "./disk_check.ts";

@@ -47,7 +47,11 @@ type Row = {
 export class ReplicaPaths {
   readonly #statement: (sql: string) => StatementSync;
 
-  /** @param db The replica's database, already migrated. */
+  /**
+   * Opens the table on the replica's database.
+   *
+   * @param db The replica's database, already migrated.
+   */
   constructor(db: DatabaseSync) {
     this.#statement = statementCache(db);
   }

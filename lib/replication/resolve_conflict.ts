@@ -18,15 +18,19 @@ export function isConflictChoice(value: unknown): value is ConflictChoice {
 
 /** What {@linkcode resolveConflict} did. */
 export interface ResolveOutcome {
+  /** The path that was resolved. */
   path: string;
+  /** Which side was kept. */
   keep: ConflictChoice;
   /** `resolved`, or `merging` when a merge left conflict markers for the person to edit. */
   state: "resolved" | "merging";
+  /** What happened, for a person. */
   message: string;
 }
 
 /** A resolution that cannot be done as asked; the message says why. */
 export class ResolveError extends Error {
+  /** Makes the error with a message saying why. */
   constructor(message: string) {
     super(message);
     this.name = "ResolveError";
@@ -35,9 +39,13 @@ export class ResolveError extends Error {
 
 /** What resolution needs of a replica. */
 export interface ResolveContext {
+  /** The replica's workspace, for writing the resolution. */
   workspace: Workspace;
+  /** The replica's store, for the upstream version. */
   store: Store;
+  /** The replica's content store. */
   cas: Cas;
+  /** The replica's conflict and journal tables. */
   tables: ReplicaTables;
 }
 

@@ -63,7 +63,11 @@ export class WriteJournal {
   readonly #openByPath = new Map<string, number>();
   readonly #listeners = new Set<() => void>();
 
-  /** @param db The replica's database, already migrated. */
+  /**
+   * Opens the journal on the replica's database.
+   *
+   * @param db The replica's database, already migrated.
+   */
   constructor(db: DatabaseSync) {
     this.#db = db;
     this.#statement = statementCache(db);

@@ -15,7 +15,9 @@ export const MAX_AGE_DAYS_LIMIT = 36_500;
 
 /** Retention settings as written in `config.yaml` or given as flags (snake_case, unchecked). */
 export interface RawSnapshotConfig {
+  /** Most snapshots kept, as written in the configuration. */
   max_snapshots?: unknown;
+  /** Most days a snapshot is kept, as written in the configuration. */
   max_age_days?: unknown;
 }
 

@@ -9,6 +9,8 @@ export class UnknownIdError extends Error {
   readonly id: string;
 
   /**
+   * Makes the error for an ID that matches nothing.
+   *
    * @param kind What was looked up.
    * @param id The ID or prefix as given.
    */
@@ -30,6 +32,8 @@ export class AmbiguousIdError extends Error {
   readonly matches: readonly string[];
 
   /**
+   * Makes the error for a prefix that matches several IDs.
+   *
    * @param kind What was looked up.
    * @param prefix The prefix as given.
    * @param matches The IDs it matches (a few are named in the message).
@@ -55,6 +59,8 @@ export class TransactionStateError extends Error {
   readonly status: string;
 
   /**
+   * Makes the error for a transaction in the wrong state.
+   *
    * @param id The transaction's ID.
    * @param status Its current status.
    * @param wanted What was asked, e.g. `"commit"`.
@@ -73,6 +79,8 @@ export class CaptureError extends Error {
   readonly path: string;
 
   /**
+   * Makes the error for a path that cannot be snapshotted or restored.
+   *
    * @param path The path that failed.
    * @param reason Why, in a few words.
    */
@@ -93,6 +101,8 @@ export class SnapshotContentError extends Error {
   readonly hash: string;
 
   /**
+   * Makes the error for backed-up content that is missing or corrupt.
+   *
    * @param snapshotId The snapshot's ID.
    * @param path The path whose content is unusable.
    * @param hash Its content hash.

@@ -2,9 +2,11 @@ import type { SnapshotConfig } from "./types.ts";
 
 /** One of the oldest snapshots, as retention sees it. */
 export interface PruneCandidate {
+  /** The snapshot's number in the chain. */
   number: number;
   /** Epoch milliseconds. */
   timestamp: number;
+  /** The transaction it belongs to, or `null`. */
   transactionId: string | null;
 }
 
@@ -18,6 +20,7 @@ export interface PruneInput {
   headNumber: number;
   /** Epoch milliseconds now. */
   now: number;
+  /** The retention limits in force. */
   config: SnapshotConfig;
   /** IDs of transactions still active: their snapshots are never pruned. */
   activeTransactions: ReadonlySet<string>;

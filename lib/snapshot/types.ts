@@ -40,7 +40,9 @@ export type FileStateName = "present" | "absent";
 export interface CapturedFile {
   /** Normalized workspace-relative path. */
   path: string;
+  /** Whether the path existed when captured. */
   state: FileStateName;
+  /** File, symlink or folder. */
   kind: FileKind;
   /** SHA-256 of the content (a link's target for a symlink); `""` for folders and absent paths. */
   hash: string;
@@ -77,7 +79,9 @@ export type ChangeType = "created" | "modified" | "deleted";
 
 /** One difference between a snapshot and the current workspace. */
 export interface FileChange {
+  /** Normalized workspace-relative path. */
   path: string;
+  /** Added, modified or deleted since the snapshot. */
   change: ChangeType;
   /** The kind now, or before for a deletion. */
   kind: FileKind;
@@ -85,14 +89,19 @@ export interface FileChange {
   beforeHash: string | null;
   /** Content hash now; `null` when the path does not exist now. */
   afterHash: string | null;
+  /** Size in the snapshot; `null` when the path did not exist then. */
   beforeSize: number | null;
+  /** Size now; `null` when the path does not exist now. */
   afterSize: number | null;
+  /** Mode in the snapshot; `null` when the path did not exist then. */
   beforeMode: number | null;
+  /** Mode now; `null` when the path does not exist now. */
   afterMode: number | null;
 }
 
 /** The changes between a snapshot and the current workspace. */
 export interface SnapshotDiff {
+  /** The snapshot compared with the workspace. */
   snapshotId: string;
   /** Epoch milliseconds when the diff was computed. */
   computedAt: number;
@@ -107,6 +116,7 @@ export type TransactionStatus = "active" | "committed" | "rolled_back";
 export interface Transaction {
   /** UUID v4. */
   id: string;
+  /** Open, committed or rolled back. */
   status: TransactionStatus;
   /** Epoch milliseconds. */
   startedAt: number;
@@ -140,7 +150,9 @@ export type ApplyStep =
 
 /** A path an executor could not change, and why. */
 export interface ApplyProblem {
+  /** The path that could not be changed. */
   path: string;
+  /** Why, for a person. */
   message: string;
 }
 
@@ -160,6 +172,7 @@ export interface RollbackResult extends ApplyResult {
 
 /** One path a point-in-time restore changes. */
 export interface RestoreChange {
+  /** Normalized workspace-relative path. */
   path: string;
   /** `write` brings the old content back; `remove` deletes a path that did not exist then. */
   action: "write" | "remove";

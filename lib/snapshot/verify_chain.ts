@@ -18,14 +18,17 @@ export type IntegrityProblemKind =
 
 /** One integrity problem, with a sentence for people. */
 export interface IntegrityProblem {
+  /** What kind of problem it is. */
   kind: IntegrityProblemKind;
   /** The snapshot number concerned, when there is one. */
   number?: number;
+  /** What is wrong, for a person. */
   message: string;
 }
 
 /** The head record as stored: its fields and the seal over them. */
 export interface StoredHead extends ChainHead {
+  /** The chain's seal: a hash over every snapshot hash, to compare later. */
   seal: string;
 }
 

@@ -8,6 +8,7 @@ export {
   type FileStateChange,
   isSameState,
   type ListOptions,
+  type RecordListener,
   Store,
 } from "./store.ts";
 export { S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";

@@ -5,11 +5,17 @@ import type { Iteration, NewIteration } from "./types.ts";
 
 /** What the scanner last saw of a file on disk. */
 export interface FileState {
+  /** Normalized workspace-relative path. */
   path: string;
+  /** Size in bytes when last hashed. */
   size: number;
+  /** Modification time (epoch ms) when last hashed. */
   mtimeMs: number;
+  /** Inode number when last hashed. */
   ino: number;
+  /** Full POSIX mode when last hashed. */
   mode: number;
+  /** Content hash the file had then. */
   hash: string;
 }
 
@@ -22,7 +28,8 @@ export interface ListOptions {
 }
 
 type Row = Record<string, SQLInputValue>;
-type Listener = (recorded: Iteration[]) => void;
+/** Called with the iterations of each commit, in sequence order. */
+export type RecordListener = (recorded: Iteration[]) => void;
 
 const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted, origin";
 /** {@linkcode COLUMNS} of the `iterations` table aliased `i`. */
@@ -41,7 +48,7 @@ export class Store {
   /** The open connection; other components migrate their own tables into it. */
   readonly db: DatabaseSync;
   readonly #statement: (sql: string) => StatementSync;
-  readonly #listeners = new Set<Listener>();
+  readonly #listeners = new Set<RecordListener>();
   /** The highest sequence the listeners have been told about. */
   #announced: number;
 
@@ -292,7 +299,7 @@ export class Store {
   }
 
   /** Calls `listener` after every commit that recorded iterations; returns an unsubscribe. */
-  onRecorded(listener: Listener): () => void {
+  onRecorded(listener: RecordListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

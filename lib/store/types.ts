@@ -26,16 +26,24 @@ export interface Iteration {
   mode: number;
   /** True when this iteration records the path's removal. */
   deleted: boolean;
+  /** Who made the change: `local`, `api`, `restore`, `rollback` or a sandbox id. */
   origin: Origin;
 }
 
 /** A change to record; the store assigns iteration, sequence and (unless given) timestamp. */
 export interface NewIteration {
+  /** Normalized workspace-relative path. */
   path: string;
+  /** Lowercase hex SHA-256 of the content; `""` for a deletion. */
   hash: string;
+  /** Content size in bytes. */
   size: number;
+  /** Full POSIX mode including type bits. */
   mode: number;
+  /** True when this records the path's removal. */
   deleted: boolean;
+  /** Who made the change. @default {"local"} */
   origin?: Origin;
+  /** Epoch milliseconds. @default {Date.now()} */
   timestamp?: number;
 }

@@ -50,7 +50,11 @@ export class FrameReader implements Iterable<WireMessage> {
   #max: number;
   #failed: WireError | null = null;
 
-  /** @param options Limits; see {@linkcode FrameReaderOptions}. */
+  /**
+   * Makes a reader with these limits.
+   *
+   * @param options Limits; see {@linkcode FrameReaderOptions}.
+   */
   constructor(options: FrameReaderOptions = {}) {
     this.#max = options.maxPayload ?? MAX_FRAME_PAYLOAD;
   }

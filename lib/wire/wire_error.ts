@@ -45,6 +45,8 @@ export class WireError extends Error {
   readonly code: WireErrorCode;
 
   /**
+   * Makes the error with its code and message.
+   *
    * @param code The kind of problem.
    * @param message Sentence-case description naming the field and byte offset.
    * @param options Standard error options, e.g. a `cause`.

@@ -28,6 +28,7 @@ export class Debouncer<K> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #firstAt = 0;
 
+  /** Makes a debouncer that hands each batch of keys to `flush`. */
   constructor(options: DebouncerOptions<K>, flush: (batch: Set<K>) => void) {
     this.#quietMs = options.quietMs;
     this.#maxWaitMs = options.maxWaitMs ?? options.quietMs * 20;

@@ -4,16 +4,25 @@ import { S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 /** What a path looks like on disk right now (from `lstat`; links are never followed). */
 export type Observation =
   | {
+    /** Normalized workspace-relative path. */
     path: string;
+    /** A regular file or a symbolic link. */
     kind: "file" | "symlink";
+    /** Size in bytes (a link's: its target's length). */
     size: number;
+    /** Modification time, epoch ms. */
     mtimeMs: number;
+    /** Inode number. */
     ino: number;
+    /** Full POSIX mode including type bits. */
     mode: number;
   }
-  | { path: string; kind: "dir" }
-  | { path: string; kind: "absent" }
-  | { path: string; kind: "other" };
+  | {
+    /** Normalized workspace-relative path. */
+    path: string;
+    /** A folder, nothing there, or something else (a socket, a device). */
+    kind: "dir" | "absent" | "other";
+  };
 
 /** Turns an `lstat` result into an observation. */
 export function observe(path: string, info: Deno.FileInfo): Observation {

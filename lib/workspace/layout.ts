@@ -18,12 +18,25 @@ export interface WorkspaceLayout {
 
 /** Options for {@linkcode resolveLayout}; relative paths resolve against the current folder. */
 export interface LayoutOptions {
+  /** The workspace folder. */
   root: string;
-  /** @default {`ROOT/.chronicle`} */
+  /**
+   * Database and CAS folder.
+   *
+   * @default {`ROOT/.chronicle`}
+   */
   dataDir?: string | undefined;
-  /** @default {`DATA/chronicle.db`} */
+  /**
+   * The SQLite database file.
+   *
+   * @default {`DATA/chronicle.db`}
+   */
   database?: string | undefined;
-  /** @default {`DATA/cas`} */
+  /**
+   * The CAS folder.
+   *
+   * @default {`DATA/cas`}
+   */
   casDir?: string | undefined;
 }
 

@@ -58,7 +58,11 @@ export type Connector = () => Promise<Transport>;
 
 /** A send on a connection that is already closed. */
 export class TransportClosedError extends Error {
-  /** @param remote The connection's remote description. */
+  /**
+   * Makes the error naming the connection.
+   *
+   * @param remote The connection's remote description.
+   */
   constructor(remote: string) {
     super(`Connection to "${remote}" is closed`);
     this.name = "TransportClosedError";
