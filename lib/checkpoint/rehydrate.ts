@@ -15,7 +15,7 @@ import type { Iteration } from "../store/mod.ts";
 import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
 import { casPath, copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
 import { lstatOrNull } from "../disk/mod.ts";
-import { resolveLayout } from "../workspace/layout.ts";
+import { resolveLayout } from "../workspace/mod.ts";
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,

@@ -1,5 +1,5 @@
-import { MAX_AGE_DAYS_LIMIT, MAX_SNAPSHOTS_LIMIT } from "../snapshot/config.ts";
-import { MAX_FRAME_PAYLOAD } from "../wire/types.ts";
+import { MAX_AGE_DAYS_LIMIT, MAX_SNAPSHOTS_LIMIT } from "../snapshot/mod.ts";
+import { MAX_FRAME_PAYLOAD } from "../wire/mod.ts";
 import type { ConfigKey } from "./types.ts";
 
 /** How a raw value is read and checked. */

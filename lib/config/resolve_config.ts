@@ -4,7 +4,7 @@ import { parse as parseYaml } from "yaml";
 import { UsageError } from "../cli/errors.ts";
 import { errorMessage } from "../log/mod.ts";
 import { LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
-import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/config.ts";
+import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/mod.ts";
 import { isLoopback, parseHostPort } from "./host_port.ts";
 import { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec } from "./_options.ts";
 import { parseValue, type RawValue } from "./_parse_value.ts";

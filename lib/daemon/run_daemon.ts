@@ -4,7 +4,7 @@ import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
-import { snapshotRoutes } from "../http/snapshot_routes.ts";
+import { snapshotRoutes } from "../http/mod.ts";
 import {
   type MasterHandle,
   type MasterStatus,

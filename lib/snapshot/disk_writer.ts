@@ -2,7 +2,7 @@ import { dirname, join } from "node:path";
 import type { Cas } from "../cas/mod.ts";
 import { isInside, normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import type { Store } from "../store/mod.ts";
-import { type Iteration, type NewIteration, S_IFLNK, S_IFMT, S_IFREG } from "../store/types.ts";
+import { type Iteration, type NewIteration, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 import { linkedAncestor } from "./_fs.ts";
 import { lstatOrNull, syncDir, writeSymlinkAtomic } from "../disk/mod.ts";
 import type { WorkspaceWriter } from "./types.ts";

@@ -1,5 +1,5 @@
 import { isInside } from "../paths/mod.ts";
-import type { Iteration } from "../store/types.ts";
+import type { Iteration } from "../store/mod.ts";
 import { comparePaths } from "./canonical_encoding.ts";
 import type { RestoreChange, RestorePlan } from "./types.ts";
 

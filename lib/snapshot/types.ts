@@ -1,4 +1,4 @@
-import type { Iteration } from "../store/types.ts";
+import type { Iteration } from "../store/mod.ts";
 
 /** The action types that change files and so are snapshotted before they run. */
 export const SNAPSHOT_ACTION_TYPES = [
