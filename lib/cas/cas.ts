@@ -3,6 +3,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
+import type { ContentTier } from "./content_tier.ts";
 import { CHUNKING_THRESHOLD } from "./types.ts";
 import { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
@@ -34,6 +35,12 @@ export interface CasOptions {
    * no file to create and flush. Read-only, it is read but not written to.
    */
   db?: DatabaseSync;
+  /**
+   * Where to look for content this store lacks (see {@linkcode Cas.setTier}).
+   *
+   * @default {undefined}
+   */
+  tier?: ContentTier;
 }
 
 /** Options for {@linkcode Cas.writeTo}. */
@@ -146,6 +153,8 @@ export class Cas {
   #flushing: Promise<unknown> = Promise.resolve();
   /** The table of small objects, when opened with a database that has or may make it. */
   readonly #small: SmallObjects | null;
+  /** Where missing content is looked for, if anywhere. */
+  #tier: ContentTier | null = null;
 
   private constructor(root: string, small: SmallObjects | null) {
     this.root = root;
@@ -168,6 +177,7 @@ export class Cas {
     if (typeof root !== "string" || root === "") throw new TypeError("CAS root must not be empty");
     const small = options.db ? SmallObjects.open(options.db) : null;
     const cas = new Cas(resolve(root), small);
+    cas.#tier = options.tier ?? null;
     for (const dir of [cas.#objects, cas.#manifests, cas.#tmp]) {
       await Deno.mkdir(dir, { recursive: true });
     }
@@ -178,6 +188,17 @@ export class Cas {
       await Deno.remove(join(cas.#tmp, entry.name), { recursive: true }).catch(ignoreNotFound);
     }
     return cas;
+  }
+
+  /**
+   * Sets (or, with `null`, removes) the tier that reads of content this store lacks fall
+   * back to. What the tier answers is verified, then stored here, so each object is
+   * fetched once.
+   *
+   * @param tier The slower store, e.g. an object-store bucket.
+   */
+  setTier(tier: ContentTier | null): void {
+    this.#tier = tier;
   }
 
   /**
@@ -697,12 +718,12 @@ export class Cas {
 
   /** Verified pieces of a content: the whole object, or each chunk then a whole-hash check. */
   async *#pieces(hash: string): AsyncGenerator<Uint8Array> {
-    const whole = await this.#readObject(hash);
+    const whole = await this.#readObject(hash) ?? await this.#objectFromTier(hash);
     if (whole !== null) {
       yield whole;
       return;
     }
-    const manifest = await this.manifest(hash);
+    const manifest = await this.manifest(hash) ?? await this.#manifestFromTier(hash);
     if (manifest === null) throw new ContentNotFoundError(hash);
     const hasher = createHash("sha256");
     for await (const piece of this.#chunkPieces(hash, manifest)) {
@@ -719,7 +740,7 @@ export class Cas {
    */
   async *#chunkPieces(hash: string, manifest: ChunkManifest): AsyncGenerator<Uint8Array> {
     for (const ref of manifest.chunks) {
-      const bytes = await this.#readObject(ref.hash);
+      const bytes = await this.#readObject(ref.hash) ?? await this.#objectFromTier(ref.hash);
       if (bytes === null) throw new ContentNotFoundError(ref.hash, "Chunk");
       if (bytes.length !== ref.size) {
         throw new CorruptContentError(
@@ -730,6 +751,56 @@ export class Cas {
       }
       yield bytes;
     }
+  }
+
+  /**
+   * Fetches an object this store lacks from the tier, verifies it and stores it; `null`
+   * when there is no tier or it lacks the object too.
+   *
+   * @throws {CorruptContentError} When the tier's bytes do not match the hash (reported to
+   * the tier; never stored or returned).
+   */
+  async #objectFromTier(hash: string): Promise<Uint8Array | null> {
+    if (this.#tier === null) return null;
+    const bytes = await this.#tier.getObject(hash);
+    if (bytes === null) return null;
+    const actual = sha256Hex(bytes);
+    if (actual !== hash) {
+      this.#tier.reportCorrupt?.(hash, actual);
+      throw new CorruptContentError(
+        hash,
+        actual,
+        `the copy in the content tier hashes to "${actual}"`,
+      );
+    }
+    await this.#writeObject(hash, bytes);
+    return bytes;
+  }
+
+  /**
+   * Fetches a chunk manifest from the tier; it is stored here only once every chunk is
+   * (see {@linkcode Cas.putManifest}), so a bad one is never kept.
+   */
+  async #manifestFromTier(hash: string): Promise<ChunkManifest | null> {
+    if (this.#tier === null) return null;
+    const value = await this.#tier.getManifest(hash);
+    if (value === null) return null;
+    const problem = manifestProblem(value);
+    if (problem !== null) {
+      throw new CorruptContentError(
+        hash,
+        null,
+        `the content tier's manifest is invalid: ${problem}`,
+      );
+    }
+    const manifest = value as ChunkManifest;
+    for (const ref of await this.missingChunks(manifest)) {
+      if ((await this.#objectFromTier(ref.hash)) === null) {
+        throw new ContentNotFoundError(ref.hash, "Chunk");
+      }
+    }
+    await this.putManifest(hash, manifest);
+    return manifest;
   }
 
   /**

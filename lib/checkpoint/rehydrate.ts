@@ -3,6 +3,7 @@ import { forEachLimited } from "../concurrency/mod.ts";
 import {
   Cas,
   type ChunkManifest,
+  type ContentTier,
   CorruptContentError,
   EMPTY_HASH,
   isContentHash,
@@ -43,6 +44,13 @@ export interface RehydrateOptions {
    * @default {false}
    */
   force?: boolean;
+  /**
+   * Where content neither in the CAS nor in the checkpoint folder is found (an object-store
+   * bucket): it is then not an error, and is fetched when read, the latest tree's at once.
+   *
+   * @default {undefined}
+   */
+  contentTier?: ContentTier;
 }
 
 /** A path that could not be written, and why. */
@@ -59,6 +67,8 @@ export interface RehydrateResult {
   objectsCopied: number;
   /** Objects the CAS already held. */
   objectsPresent: number;
+  /** Objects left to the content tier, fetched when first read. */
+  objectsDeferred: number;
   /** Regular files written. */
   files: number;
   /** Symbolic links made. */
@@ -116,18 +126,26 @@ export async function rehydrate(options: RehydrateOptions): Promise<RehydrateRes
 
   // The copy's database holds the small objects (see CasOptions.db): read, never written.
   const copyDb = openDatabase(copy, { readOnly: true });
-  let completed: { copied: number; present: number };
+  let completed: { copied: number; present: number; deferred: number };
   try {
-    completed = await completeCas(await Cas.open(options.casDir, { db: copyDb }), from, hashes);
+    completed = await completeCas(
+      await Cas.open(options.casDir, { db: copyDb }),
+      from,
+      hashes,
+      options.contentTier !== undefined,
+    );
   } finally {
     copyDb.close();
   }
-  const { copied, present } = completed;
+  const { copied, present, deferred } = completed;
   await installDatabase(copy, database);
 
   const store = Store.open(database);
   try {
-    const cas = await Cas.open(options.casDir, { db: store.db });
+    const cas = await Cas.open(options.casDir, {
+      db: store.db,
+      ...(options.contentTier ? { tier: options.contentTier } : {}),
+    });
     store.saveFileStates(
       [...store.fileStates().keys()].map((path) => ({ path, forget: true as const })),
     );
@@ -136,7 +154,13 @@ export async function rehydrate(options: RehydrateOptions): Promise<RehydrateRes
       dataDir: options.dataDir ?? dirname(database),
     });
     const written = await materialize(store.list(), cas, workspace, dataDir);
-    return { checkpoint: info, objectsCopied: copied, objectsPresent: present, ...written };
+    return {
+      checkpoint: info,
+      objectsCopied: copied,
+      objectsPresent: present,
+      objectsDeferred: deferred,
+      ...written,
+    };
   } finally {
     store.close();
   }
@@ -191,12 +215,16 @@ async function readObjectList(from: string, info: CheckpointInfo): Promise<strin
   return lines;
 }
 
-/** Copies in every listed object the CAS lacks: whole objects and chunks first, then manifests. */
+/**
+ * Copies in every listed object the CAS lacks: whole objects and chunks first, then
+ * manifests. With `deferMissing`, what neither holds is left to the content tier.
+ */
 async function completeCas(
   cas: Cas,
   from: string,
   hashes: string[],
-): Promise<{ copied: number; present: number }> {
+  deferMissing: boolean,
+): Promise<{ copied: number; present: number; deferred: number }> {
   let copied = 0;
   let present = 0;
   const manifests: string[] = [];
@@ -230,6 +258,7 @@ async function completeCas(
       );
     }
   }
+  if (missing.length > 0 && deferMissing) return { copied, present, deferred: missing.length };
   if (missing.length > 0) {
     throw new CheckpointError(
       `${missing.length} object(s) are neither in the CAS nor in the checkpoint, e.g. "${
@@ -237,7 +266,7 @@ async function completeCas(
       }"`,
     );
   }
-  return { copied, present };
+  return { copied, present, deferred: 0 };
 }
 
 async function putChecked(cas: Cas, hash: string, bytes: Uint8Array): Promise<void> {
@@ -276,7 +305,9 @@ async function materialize(
   cas: Cas,
   workspace: string,
   dataDir: string | undefined,
-): Promise<Omit<RehydrateResult, "checkpoint" | "objectsCopied" | "objectsPresent">> {
+): Promise<
+  Omit<RehydrateResult, "checkpoint" | "objectsCopied" | "objectsPresent" | "objectsDeferred">
+> {
   await Deno.mkdir(workspace, { recursive: true });
   const result = { files: 0, symlinks: 0, bytes: 0, problems: [] as RehydrateProblem[] };
   const isLink = (entry: Iteration) => (entry.mode & S_IFMT) === S_IFLNK;

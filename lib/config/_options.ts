@@ -13,7 +13,10 @@ export type ValueKind =
   | "size"
   | "logFormat"
   | "id"
-  | "secret";
+  | "secret"
+  | "s3Url"
+  | "httpUrl"
+  | "duration";
 
 /** One configuration option in its three spellings. */
 export interface OptionSpec {
@@ -158,6 +161,54 @@ export const OPTIONS: readonly OptionSpec[] = [
     min: 1,
     max: MAX_AGE_DAYS_LIMIT,
     unit: "days",
+  },
+  {
+    key: "objectStore",
+    flag: "object-store",
+    env: ["CHRONICLE_OBJECT_STORE"],
+    file: "object_store",
+    kind: "s3Url",
+  },
+  {
+    key: "s3Endpoint",
+    flag: "s3-endpoint",
+    env: ["CHRONICLE_S3_ENDPOINT"],
+    file: "s3_endpoint",
+    kind: "httpUrl",
+  },
+  {
+    key: "s3Region",
+    flag: "s3-region",
+    env: ["CHRONICLE_S3_REGION"],
+    file: "s3_region",
+    kind: "id",
+  },
+  {
+    key: "s3PathStyle",
+    flag: "s3-path-style",
+    env: ["CHRONICLE_S3_PATH_STYLE"],
+    file: "s3_path_style",
+    kind: "boolean",
+  },
+  {
+    key: "checkpointInterval",
+    flag: "checkpoint-interval",
+    env: ["CHRONICLE_CHECKPOINT_INTERVAL"],
+    file: "checkpoint_interval",
+    kind: "duration",
+    min: 1000,
+    max: 7 * 24 * 3_600_000,
+    unit: "milliseconds",
+  },
+  {
+    key: "checkpointKeep",
+    flag: "checkpoint-keep",
+    env: ["CHRONICLE_CHECKPOINT_KEEP"],
+    file: "checkpoint_keep",
+    kind: "integer",
+    min: 1,
+    max: 10_000,
+    unit: "checkpoints",
   },
   {
     key: "noSnapshots",

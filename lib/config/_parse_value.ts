@@ -131,6 +131,39 @@ export function parseValue(spec: OptionSpec, raw: RawValue): unknown {
       }
       return value;
     }
+    case "s3Url": {
+      const value = text();
+      if (!/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(value)) {
+        fail("expected s3://BUCKET/PREFIX with a valid bucket name");
+      }
+      return value;
+    }
+    case "httpUrl": {
+      const value = text();
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        return fail("expected an http:// or https:// URL");
+      }
+      if (url.protocol !== "http:" && url.protocol !== "https:") {
+        fail(`expected an http:// or https:// URL, not ${url.protocol}//`);
+      }
+      return value;
+    }
+    case "duration": {
+      let value: number;
+      if (typeof raw.value === "number") value = raw.value * 1000;
+      else {
+        const match = /^(\d+)\s*(ms|s|m|h|d)?$/.exec(text().trim());
+        const factor = match ? DURATION_UNITS[match[2] ?? "s"] : undefined;
+        if (!match || factor === undefined) {
+          return fail("expected a duration such as 90s, 15m, 1h or 1d");
+        }
+        value = Number(match[1]) * factor;
+      }
+      return inRange(spec, value, fail);
+    }
     case "secret": {
       if (typeof raw.value !== "string") return fail("expected a string");
       if (!/^[\x21-\x7e]+$/.test(raw.value)) {
@@ -140,6 +173,15 @@ export function parseValue(spec: OptionSpec, raw: RawValue): unknown {
     }
   }
 }
+
+/** Milliseconds per duration unit; a bare number is seconds. */
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
 
 function inRange(spec: OptionSpec, value: number, fail: (reason: string) => never): number {
   if (spec.min !== undefined && value < spec.min) fail(`must be at least ${spec.min}`);

@@ -161,6 +161,8 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
       maxAgeDays: take("snapshots.maxAgeDays", DEFAULTS["snapshots.maxAgeDays"]),
     },
     noSnapshots: take("noSnapshots", DEFAULTS.noSnapshots),
+    s3Region: take("s3Region", "us-east-1"),
+    checkpointKeep: take("checkpointKeep", 10),
     sources: {} as Record<ConfigKey, ValueOrigin>,
   };
   for (
@@ -172,12 +174,20 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
       "sandboxId",
       "agentId",
       "token",
+      "objectStore",
+      "s3Endpoint",
     ] as const
   ) {
     const value = takeOptional<string>(key);
     if (value !== undefined) config[key] = value;
     else chosen.set(key, { value: undefined, origin: { source: "default" } });
   }
+  const pathStyle = takeOptional<boolean>("s3PathStyle");
+  if (pathStyle !== undefined) config.s3PathStyle = pathStyle;
+  else chosen.set("s3PathStyle", { value: undefined, origin: { source: "default" } });
+  const interval = takeOptional<number>("checkpointInterval");
+  if (interval !== undefined) config.checkpointInterval = interval;
+  else chosen.set("checkpointInterval", { value: undefined, origin: { source: "default" } });
   if (configFile !== undefined) config.configFile = configFile;
   for (const option of OPTIONS) config.sources[option.key] = chosen.get(option.key)!.origin;
   config.sources.configFile = configOrigin;

@@ -52,6 +52,12 @@ export type ConfigKey =
   | "snapshots.maxSnapshots"
   | "snapshots.maxAgeDays"
   | "noSnapshots"
+  | "objectStore"
+  | "s3Endpoint"
+  | "s3Region"
+  | "s3PathStyle"
+  | "checkpointInterval"
+  | "checkpointKeep"
   | "configFile";
 
 /**
@@ -108,6 +114,18 @@ export interface ChronicleConfig {
   snapshots: SnapshotRetention;
   /** Take no pre-action snapshots. @default {false} */
   noSnapshots: boolean;
+  /** `s3://BUCKET/PREFIX`: the object-store tier of the CAS, and where checkpoints go. */
+  objectStore?: string;
+  /** The S3-compatible service's URL (MinIO, R2, a local server). */
+  s3Endpoint?: string;
+  /** Region for request signing. @default {"us-east-1"} */
+  s3Region: string;
+  /** Address the bucket in the URL's path rather than its host name. @default {false; true with an endpoint} */
+  s3PathStyle?: boolean;
+  /** Milliseconds between periodic checkpoints to the object store (and one at SIGTERM). */
+  checkpointInterval?: number;
+  /** Checkpoints kept in the bucket. @default {10} */
+  checkpointKeep: number;
   /** Absolute path of the `config.yaml` that was read, if any. */
   configFile?: string;
   /** Where each value came from. */

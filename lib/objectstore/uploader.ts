@@ -1,0 +1,239 @@
+import type { DatabaseSync } from "node:sqlite";
+import type { Cas } from "../cas/mod.ts";
+import { referencedHashes } from "../checkpoint/mod.ts";
+import { migrate } from "../db/mod.ts";
+import { errorMessage } from "../log/mod.ts";
+import type { S3Client } from "./s3_client.ts";
+import { sendContent } from "./send_content.ts";
+
+/** Options for {@linkcode Uploader}. */
+export interface UploaderOptions {
+  /** Chronicle's database: what it references is what must reach the bucket. */
+  db: DatabaseSync;
+  /** The local store the bytes are read from. */
+  cas: Cas;
+  /** The bucket. */
+  client: S3Client;
+  /** Key prefix (`""` or ending in `/`). */
+  prefix: string;
+  /** Uploads at once. @default {8} */
+  concurrency?: number;
+  /** First wait after a failed upload; it doubles per failure. @default {500} */
+  retryBaseMs?: number;
+  /** Longest wait between tries. @default {60000} */
+  retryMaxMs?: number;
+  /** How often the database is swept for content not yet uploaded. @default {30000} */
+  sweepIntervalMs?: number;
+}
+
+/** The uploader's state, for `status` and `/metrics`. */
+export interface UploaderStatus {
+  /** Contents waiting to be uploaded. */
+  queuedObjects: number;
+  /** Their bytes, as stored locally. */
+  queuedBytes: number;
+  /** Contents uploaded since the process started. */
+  uploadedObjects: number;
+  /** Bytes sent since the process started. */
+  uploadedBytes: number;
+  /** Objects found in the bucket already (another instance sent them). */
+  alreadyThere: number;
+  /** Failed tries since the process started. */
+  failures: number;
+  /** The last failure, or `null`. */
+  lastError: string | null;
+  /** Bytes per second over the last pass that sent anything. */
+  bytesPerSecond: number;
+  /** True while the last try failed: local work goes on, the queue waits. */
+  degraded: boolean;
+}
+
+const MIGRATIONS = [
+  `CREATE TABLE objectstore_uploaded (
+     hash TEXT PRIMARY KEY,
+     uploaded_at INTEGER NOT NULL
+   ) WITHOUT ROWID`,
+];
+
+/**
+ * Write-behind to the bucket. Content is durable locally first; this sends what the
+ * database references and the bucket lacks, in the background, a bounded number at once,
+ * retrying with capped backoff. The queue is not a list that a crash could lose: it is
+ * the referenced content (`CONTENT_REFERENCES`) minus the table `objectstore_uploaded`,
+ * which an upload joins only once the bucket holds it, so after a `kill -9` the next
+ * start sends exactly what is missing. Objects are keyed by hash: one already in the
+ * bucket is never sent again nor overwritten.
+ */
+export class Uploader {
+  readonly #db: DatabaseSync;
+  readonly #cas: Cas;
+  readonly #client: S3Client;
+  readonly #prefix: string;
+  readonly #concurrency: number;
+  readonly #retryBaseMs: number;
+  readonly #retryMaxMs: number;
+  readonly #sweepIntervalMs: number;
+  readonly #uploaded = new Set<string>();
+  /** Hashes waiting, with their size once known. */
+  #queue = new Map<string, number>();
+  #attempts = 0;
+  #running: Promise<void> | null = null;
+  #stopped = false;
+  #wake: (() => void) | null = null;
+  readonly #status: Omit<UploaderStatus, "queuedObjects" | "queuedBytes"> = {
+    uploadedObjects: 0,
+    uploadedBytes: 0,
+    alreadyThere: 0,
+    failures: 0,
+    lastError: null,
+    bytesPerSecond: 0,
+    degraded: false,
+  };
+
+  /**
+   * Prepares the uploader and its table; nothing is sent before {@linkcode Uploader.start}
+   * or {@linkcode Uploader.syncOnce}.
+   *
+   * @param options The database, the local store, the bucket and the pace.
+   */
+  constructor(options: UploaderOptions) {
+    this.#db = options.db;
+    this.#cas = options.cas;
+    this.#client = options.client;
+    this.#prefix = options.prefix;
+    this.#concurrency = options.concurrency ?? 8;
+    this.#retryBaseMs = options.retryBaseMs ?? 500;
+    this.#retryMaxMs = options.retryMaxMs ?? 60_000;
+    this.#sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
+    migrate(this.#db, "objectstore", MIGRATIONS);
+    for (const row of this.#db.prepare("SELECT hash FROM objectstore_uploaded").all()) {
+      this.#uploaded.add(String(row.hash));
+    }
+  }
+
+  /** Finds what the database references that the bucket may lack, and queues it. */
+  #sweep(): void {
+    for (const hash of referencedHashes(this.#db)) {
+      if (!this.#uploaded.has(hash) && !this.#queue.has(hash)) this.#queue.set(hash, 0);
+    }
+  }
+
+  /**
+   * Queues newly recorded content at once, without waiting for the next sweep.
+   *
+   * @param hashes Content hashes (others, such as a deletion's `""`, are skipped).
+   */
+  notice(hashes: Iterable<string>): void {
+    let added = false;
+    for (const hash of hashes) {
+      if (hash === "" || this.#uploaded.has(hash) || this.#queue.has(hash)) continue;
+      this.#queue.set(hash, 0);
+      added = true;
+    }
+    if (added) this.#wake?.();
+  }
+
+  /**
+   * One pass: sweeps the database, then tries every queued content once.
+   *
+   * @returns How many contents reached the bucket in this pass.
+   */
+  async syncOnce(): Promise<number> {
+    this.#sweep();
+    const batch = [...this.#queue.keys()];
+    const start = performance.now();
+    let sent = 0;
+    let bytes = 0;
+    let failedThisPass = false;
+    let next = 0;
+    const worker = async () => {
+      while (next < batch.length && !this.#stopped) {
+        const hash = batch[next++]!;
+        try {
+          bytes += await this.#uploadContent(hash);
+          this.#markUploaded(hash);
+          sent++;
+        } catch (error) {
+          failedThisPass = true;
+          this.#status.failures++;
+          this.#status.lastError = errorMessage(error);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: this.#concurrency }, worker));
+    const seconds = (performance.now() - start) / 1000;
+    if (bytes > 0 && seconds > 0) this.#status.bytesPerSecond = bytes / seconds;
+    this.#status.degraded = failedThisPass;
+    this.#attempts = failedThisPass ? this.#attempts + 1 : 0;
+    return sent;
+  }
+
+  #markUploaded(hash: string): void {
+    this.#db.prepare(
+      "INSERT OR IGNORE INTO objectstore_uploaded (hash, uploaded_at) VALUES (?, ?)",
+    ).run(hash, Date.now());
+    this.#uploaded.add(hash);
+    this.#queue.delete(hash);
+    this.#status.uploadedObjects++;
+  }
+
+  async #uploadContent(hash: string): Promise<number> {
+    const sent = await sendContent(this.#cas, this.#client, this.#prefix, hash);
+    this.#status.alreadyThere += sent.alreadyThere;
+    this.#status.uploadedBytes += sent.bytes;
+    return sent.bytes;
+  }
+
+  /** The last failure while the last pass failed, else `null`. */
+  get failing(): string | null {
+    return this.#status.degraded ? this.#status.lastError ?? "failing" : null;
+  }
+
+  /** Starts the background loop: passes until stopped, waiting between them. */
+  start(): void {
+    if (this.#running !== null) return;
+    this.#running = (async () => {
+      while (!this.#stopped) {
+        await this.syncOnce();
+        if (this.#stopped) break;
+        const wait = this.#attempts > 0
+          ? Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** (this.#attempts - 1))
+          : this.#queue.size > 0
+          ? 0
+          : this.#sweepIntervalMs;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, wait);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          // New content wakes an idle loop; a failing one keeps its backoff.
+          this.#wake = this.#attempts > 0 ? null : done;
+        });
+        this.#wake = null;
+      }
+    })();
+  }
+
+  /** Stops the loop after the uploads under way; what is queued stays queued (durably). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#running;
+  }
+
+  /**
+   * The queue and the counters.
+   *
+   * @returns A copy, with the queued bytes of what is stored locally.
+   */
+  async status(): Promise<UploaderStatus> {
+    let queuedBytes = 0;
+    for (const [hash, size] of this.#queue) {
+      const known = size > 0 ? size : (await this.#cas.objectSize(hash)) ?? 0;
+      this.#queue.set(hash, known);
+      queuedBytes += known;
+    }
+    return { queuedObjects: this.#queue.size, queuedBytes, ...this.#status };
+  }
+}
