@@ -7,6 +7,41 @@ import { nonEmpty } from "./non_empty.ts";
 import { printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 import { Store } from "../store/mod.ts";
+import {
+  type BucketRehydrateResult,
+  checkpointToBucket,
+  openBucket,
+  type OpenedBucket,
+  rehydrateFromBucket,
+  S3Error,
+} from "../objectstore/mod.ts";
+
+/** The flags that say how to reach an S3-compatible bucket. */
+const S3_ARGS = {
+  "s3-endpoint": { type: "string" },
+  "s3-region": { type: "string" },
+  "s3-path-style": { type: "boolean" },
+} as const;
+
+/** The bucket a `s3://` location names, with credentials from the environment. */
+function bucketFromArgs(
+  location: string,
+  values: { "s3-endpoint"?: string; "s3-region"?: string; "s3-path-style"?: boolean },
+): OpenedBucket {
+  const env = Deno.env.toObject();
+  try {
+    return openBucket({
+      location,
+      endpoint: values["s3-endpoint"] ?? nonEmpty(env.CHRONICLE_S3_ENDPOINT),
+      region: values["s3-region"] ?? nonEmpty(env.CHRONICLE_S3_REGION),
+      pathStyle: values["s3-path-style"],
+      env,
+    });
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(error.message);
+    throw error;
+  }
+}
 
 /**
  * `chronicle checkpoint [-C WS] [--data-dir D] [--output DIR] [--with-objects] [--json]`:
@@ -26,12 +61,48 @@ export async function checkpointCommand(args: string[]): Promise<number> {
     ...LOCATE_ARGS,
     output: { type: "string", short: "o" },
     "with-objects": { type: "boolean" },
+    to: { type: "string" },
+    keep: { type: "string" },
+    ...S3_ARGS,
     json: { type: "boolean" },
   });
   if (positionals.length > 0) {
     throw new UsageError(`chronicle checkpoint takes no arguments, got "${positionals[0]}"`);
   }
   const layout = locateFromArgs(values);
+  if (values.to !== undefined) {
+    if (values.output !== undefined || values["with-objects"]) {
+      throw new UsageError("--to s3://… takes neither --output nor --with-objects");
+    }
+    const keep = values.keep === undefined ? 10 : Number(values.keep);
+    if (!Number.isSafeInteger(keep) || keep < 1) {
+      throw new UsageError(`Invalid --keep "${values.keep}": expected a whole number from 1`);
+    }
+    const { client, prefix } = bucketFromArgs(values.to, values);
+    const result = await translate(() =>
+      checkpointToBucket({
+        database: layout.database,
+        casDir: layout.casDir,
+        client,
+        prefix,
+        keep,
+      })
+    );
+    if (values.json) printJson(result);
+    else {
+      println(`checkpoint ${result.location}`);
+      println(
+        `sequence ${result.sequence}, ${result.paths} paths, ${result.iterations} iterations, ${result.objects} objects`,
+      );
+      println(
+        `uploaded ${result.uploadedBytes} bytes; ${result.alreadyThere} objects were in the bucket already`,
+      );
+      if (result.removed.length > 0) {
+        println(`removed old checkpoints: ${result.removed.join(", ")}`);
+      }
+    }
+    return 0;
+  }
   const output = values.output !== undefined
     ? resolve(values.output)
     : join(layout.dataDir, "checkpoints", `checkpoint-${stamp(new Date())}`);
@@ -77,6 +148,9 @@ export async function rehydrateCommand(args: string[]): Promise<number> {
     ...LOCATE_ARGS,
     from: { type: "string" },
     force: { type: "boolean" },
+    eager: { type: "boolean" },
+    checkpoint: { type: "string" },
+    ...S3_ARGS,
     json: { type: "boolean" },
   });
   if (positionals.length > 0) {
@@ -94,15 +168,26 @@ export async function rehydrateCommand(args: string[]): Promise<number> {
     database: values.database,
     casDir: values["cas-dir"],
   });
+  const fromBucket = values.from.startsWith("s3://");
+  if (!fromBucket && (values.eager || values.checkpoint !== undefined)) {
+    throw new UsageError("--eager and --checkpoint go with --from s3://…");
+  }
+  const options = {
+    database: layout.database,
+    casDir: layout.casDir,
+    workspace: layout.root,
+    dataDir: layout.dataDir,
+    force: values.force ?? false,
+  };
   const result = await translate(() =>
-    rehydrate({
-      from: values.from!,
-      database: layout.database,
-      casDir: layout.casDir,
-      workspace: layout.root,
-      dataDir: layout.dataDir,
-      force: values.force ?? false,
-    })
+    fromBucket
+      ? rehydrateFromBucket({
+        ...bucketFromArgs(values.from!, values),
+        ...options,
+        id: values.checkpoint,
+        eager: values.eager ?? false,
+      })
+      : rehydrate({ from: values.from!, ...options })
   );
   const store = Store.open(layout.database);
   try {
@@ -116,6 +201,13 @@ export async function rehydrateCommand(args: string[]): Promise<number> {
     println(
       `${result.files} files (${result.bytes} bytes), ${result.symlinks} symlinks; objects copied ${result.objectsCopied}, already present ${result.objectsPresent}`,
     );
+    if (fromBucket) {
+      const { fetchedObjects, fetchedBytes } = result as BucketRehydrateResult;
+      println(
+        `fetched from the bucket: ${fetchedObjects} objects (${fetchedBytes} bytes); ` +
+          `${result.objectsDeferred} more stay there until read (run Chronicle with --object-store ${values.from})`,
+      );
+    }
     for (const problem of result.problems) {
       println(`not written: ${problem.path}: ${problem.reason}`);
     }
@@ -130,7 +222,9 @@ async function translate<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof CheckpointError) throw new CliError(error.message, { cause: error });
+    if (error instanceof CheckpointError || error instanceof S3Error) {
+      throw new CliError(error.message, { cause: error });
+    }
     throw error;
   }
 }

@@ -6,6 +6,8 @@ export interface OpsSource {
   role: string;
   sequence(): number;
   ready(): boolean;
+  /** What works only in part (an unreachable object store), shown by `/ready`. */
+  degraded?(): string[];
   status(): Record<string, unknown>;
   /** Starts a graceful shutdown, as SIGTERM does. */
   shutdown(): void;
@@ -29,7 +31,11 @@ export function opsRoutes(source: OpsSource): Hono {
     }));
   app.get("/ready", (c) => {
     const ready = source.ready();
-    return c.json({ ready, role: source.role, sequence: source.sequence() }, ready ? 200 : 503);
+    const degraded = source.degraded?.() ?? [];
+    return c.json(
+      { ready, role: source.role, sequence: source.sequence(), degraded },
+      ready ? 200 : 503,
+    );
   });
   app.get("/status", (c) => c.json(source.status()));
   app.post("/shutdown", (c) => {

@@ -15,6 +15,7 @@ import {
 import { openWorkspaceSnapshots, type Snapshots } from "../snapshot/mod.ts";
 import { EDITOR_NOISE_PATTERNS } from "../localsync/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
+import { type ObjectStoreService, startObjectStore } from "../objectstore/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
 import { type ReplicationHandle, replicationRoutes } from "./replication_routes.ts";
 import { serveUnix } from "./serve_unix.ts";
@@ -66,6 +67,10 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     offTheRecord: config.noSnapshots,
   });
   const services: Service[] = [];
+  const objectStore = openObjectStore(config, workspace);
+  if (objectStore !== null) {
+    workspace.store.onRecorded((recorded) => objectStore.notice(recorded));
+  }
   let ready = false;
   let replication: ReplicationHandle = { kind: "none" };
   const shutdown = shutdownSignal();
@@ -74,6 +79,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     metrics.sequence.set(workspace.store.sequence());
     metrics.bytesStored.set(workspace.store.stats().bytes);
     if (replication.kind === "master") recordReplicaMetrics(replication.master);
+    if (objectStore !== null) recordObjectStoreMetrics(objectStore);
   });
   try {
     const routes: Hono[] = [
@@ -81,6 +87,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         role,
         sequence: () => workspace.store.sequence(),
         ready: () => ready && replicaLive(replication),
+        degraded: () => objectStore?.degraded() ?? [],
         shutdown: () => shutdown.request("POST /shutdown"),
         status: () => {
           // One status() per request: a replica's or master's status is not cheap.
@@ -95,6 +102,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
             ready: ready && state.live,
             ...workspace.store.stats(),
             replication: state.status,
+            object_store: objectStore?.status() ?? null,
           };
         },
       }),
@@ -131,9 +139,12 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     });
     const signal = await shutdown.received;
     log("info", "shutting down", { signal });
+    // Scale to zero: a stopped instance leaves its latest checkpoint in the bucket.
+    await objectStore?.stop(config.checkpointInterval !== undefined);
   } finally {
     shutdown.dispose();
     removeCollector();
+    await objectStore?.stop(false);
     await closeAll(services, workspace);
   }
   return 0;
@@ -227,6 +238,35 @@ function replicationState(
     return { live: status.state === "live", status };
   }
   return { live: true, status: null };
+}
+
+/** Starts the object-store tier when one is configured. */
+function openObjectStore(config: ChronicleConfig, workspace: Workspace): ObjectStoreService | null {
+  if (config.objectStore === undefined) return null;
+  const service = startObjectStore({
+    location: config.objectStore,
+    endpoint: config.s3Endpoint,
+    region: config.s3Region,
+    pathStyle: config.s3PathStyle,
+    env: Deno.env.toObject(),
+    db: workspace.store.db,
+    database: config.database,
+    cas: workspace.cas,
+    casDir: config.casDir,
+    checkpointIntervalMs: config.checkpointInterval,
+    checkpointKeep: config.checkpointKeep,
+  });
+  log("info", "object store tier on", { location: service.status().location });
+  return service;
+}
+
+function recordObjectStoreMetrics(objectStore: ObjectStoreService): void {
+  const { uploads } = objectStore.status();
+  metrics.objectStoreQueuedObjects.set(uploads.queuedObjects);
+  metrics.objectStoreQueuedBytes.set(uploads.queuedBytes);
+  metrics.objectStoreUploadedBytes.set(uploads.uploadedBytes);
+  metrics.objectStoreFailures.set(uploads.failures);
+  metrics.objectStoreRate.set(uploads.bytesPerSecond);
 }
 
 function recordReplicaMetrics(master: MasterHandle): void {

@@ -21,6 +21,16 @@ export interface ChronicleMetrics {
   fetchLatency: Histogram;
   /** `chronicle_sequence`: this workspace's highest sequence. */
   sequence: Gauge;
+  /** `chronicle_objectstore_queued_objects`: contents waiting to be uploaded to the bucket. */
+  objectStoreQueuedObjects: Gauge;
+  /** `chronicle_objectstore_queued_bytes`: their bytes. */
+  objectStoreQueuedBytes: Gauge;
+  /** `chronicle_objectstore_uploaded_bytes`: bytes uploaded since the process started. */
+  objectStoreUploadedBytes: Gauge;
+  /** `chronicle_objectstore_upload_failures`: failed uploads since the process started. */
+  objectStoreFailures: Gauge;
+  /** `chronicle_objectstore_upload_bytes_per_second`: upload rate of the last pass. */
+  objectStoreRate: Gauge;
 }
 
 /**
@@ -66,6 +76,26 @@ export function createChronicleMetrics(registry: Registry): ChronicleMetrics {
     sequence: registry.gauge({
       name: "chronicle_sequence",
       help: "Highest sequence of this workspace.",
+    }),
+    objectStoreQueuedObjects: registry.gauge({
+      name: "chronicle_objectstore_queued_objects",
+      help: "Contents waiting to be uploaded to the object store.",
+    }),
+    objectStoreQueuedBytes: registry.gauge({
+      name: "chronicle_objectstore_queued_bytes",
+      help: "Bytes of the contents waiting to be uploaded to the object store.",
+    }),
+    objectStoreUploadedBytes: registry.gauge({
+      name: "chronicle_objectstore_uploaded_bytes",
+      help: "Bytes uploaded to the object store since the process started.",
+    }),
+    objectStoreFailures: registry.gauge({
+      name: "chronicle_objectstore_upload_failures",
+      help: "Failed uploads to the object store since the process started.",
+    }),
+    objectStoreRate: registry.gauge({
+      name: "chronicle_objectstore_upload_bytes_per_second",
+      help: "Upload rate to the object store over its last pass.",
     }),
   };
   // Both results are always present, so a rate() over either starts from 0.

@@ -88,7 +88,9 @@ export interface ObjectStoreStatus {
 /** The running tier: uploads, read-through, periodic checkpoints. */
 export interface ObjectStoreService {
   /** The state, for `status` and `/metrics`. */
-  status(): Promise<ObjectStoreStatus>;
+  status(): ObjectStoreStatus;
+  /** Queues newly recorded content for upload at once. */
+  notice(contents: Iterable<{ hash: string; size: number }>): void;
   /** What is degraded right now (cheap, for `/ready`). */
   degraded(): string[];
   /** Takes a checkpoint into the bucket now. */
@@ -147,18 +149,17 @@ export function startObjectStore(options: ObjectStoreOptions): ObjectStoreServic
     return problems;
   };
   return {
-    async status() {
-      const uploads = await uploader.status();
-      const problems = degraded();
+    status() {
       return {
         location,
-        uploads,
+        uploads: uploader.status(),
         reads: tier.stats(),
         lastCheckpoint,
         checkpointError,
-        degraded: problems,
+        degraded: degraded(),
       };
     },
+    notice: (contents) => uploader.notice(contents),
     degraded,
     checkpoint,
     async stop(finalCheckpoint) {

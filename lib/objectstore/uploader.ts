@@ -113,21 +113,31 @@ export class Uploader {
 
   /** Finds what the database references that the bucket may lack, and queues it. */
   #sweep(): void {
-    for (const hash of referencedHashes(this.#db)) {
-      if (!this.#uploaded.has(hash) && !this.#queue.has(hash)) this.#queue.set(hash, 0);
+    const missing = referencedHashes(this.#db).filter((hash) =>
+      !this.#uploaded.has(hash) && !this.#queue.has(hash)
+    );
+    if (missing.length === 0) return;
+    // Sizes as the history knows them, for the queue's byte count.
+    const sizes = new Map<string, number>();
+    for (
+      const row of this.#db.prepare("SELECT hash, MAX(size) AS size FROM iterations GROUP BY hash")
+        .all()
+    ) {
+      sizes.set(String(row.hash), Number(row.size));
     }
+    for (const hash of missing) this.#queue.set(hash, sizes.get(hash) ?? 0);
   }
 
   /**
    * Queues newly recorded content at once, without waiting for the next sweep.
    *
-   * @param hashes Content hashes (others, such as a deletion's `""`, are skipped).
+   * @param contents Content hashes with their sizes (a deletion's `""` is skipped).
    */
-  notice(hashes: Iterable<string>): void {
+  notice(contents: Iterable<{ hash: string; size: number }>): void {
     let added = false;
-    for (const hash of hashes) {
+    for (const { hash, size } of contents) {
       if (hash === "" || this.#uploaded.has(hash) || this.#queue.has(hash)) continue;
-      this.#queue.set(hash, 0);
+      this.#queue.set(hash, size);
       added = true;
     }
     if (added) this.#wake?.();
@@ -225,15 +235,11 @@ export class Uploader {
   /**
    * The queue and the counters.
    *
-   * @returns A copy, with the queued bytes of what is stored locally.
+   * @returns A copy; queued bytes count the sizes the history records.
    */
-  async status(): Promise<UploaderStatus> {
+  status(): UploaderStatus {
     let queuedBytes = 0;
-    for (const [hash, size] of this.#queue) {
-      const known = size > 0 ? size : (await this.#cas.objectSize(hash)) ?? 0;
-      this.#queue.set(hash, known);
-      queuedBytes += known;
-    }
+    for (const size of this.#queue.values()) queuedBytes += size;
     return { queuedObjects: this.#queue.size, queuedBytes, ...this.#status };
   }
 }
