@@ -1,0 +1,84 @@
+import { deepStrictEqual, rejects, strictEqual, throws } from "node:assert/strict";
+import { parseS3Location, S3Client, S3Error } from "../../lib/objectstore/mod.ts";
+import { S3_CREDENTIALS, S3Server } from "./_s3_server.ts";
+
+Deno.test("parseS3Location() reads a bucket and a prefix, and refuses the rest", async (t) => {
+  const table: { description: string; input: string; expected: unknown }[] = [
+    { description: "bucket only", input: "s3://fleet", expected: { bucket: "fleet", prefix: "" } },
+    {
+      description: "bucket and /",
+      input: "s3://fleet/",
+      expected: { bucket: "fleet", prefix: "" },
+    },
+    {
+      description: "a prefix",
+      input: "s3://fleet/agents/a1",
+      expected: { bucket: "fleet", prefix: "agents/a1/" },
+    },
+    {
+      description: "a prefix ending in /",
+      input: "s3://fleet/agents/a1/",
+      expected: { bucket: "fleet", prefix: "agents/a1/" },
+    },
+    { description: "not s3", input: "https://fleet/a", expected: TypeError },
+    { description: "uppercase bucket", input: "s3://Fleet/a", expected: TypeError },
+    { description: "a .. segment", input: "s3://fleet/a/../b", expected: TypeError },
+    { description: "an empty segment", input: "s3://fleet/a//b", expected: TypeError },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => {
+      if (expected === TypeError) throws(() => parseS3Location(input), TypeError);
+      else deepStrictEqual(parseS3Location(input), expected);
+    });
+  }
+});
+
+Deno.test("S3Client() refuses missing credentials before anything is sent", () => {
+  throws(
+    () => new S3Client({ bucket: "b", credentials: { accessKeyId: "", secretAccessKey: "" } }),
+    /AWS_ACCESS_KEY_ID/,
+  );
+});
+
+Deno.test("S3Client puts, gets, heads, lists and deletes on a real S3 server", async () => {
+  const server = await S3Server.start();
+  try {
+    const client = server.client();
+    const bytes = new TextEncoder().encode("hello, bucket");
+    await client.putObject("a/one.txt", bytes);
+    await client.putObject("a/two.txt", new Uint8Array(0));
+    await client.putObject("b/three.txt", bytes);
+    deepStrictEqual(await client.getObject("a/one.txt"), bytes);
+    deepStrictEqual(await client.headObject("a/one.txt"), { size: bytes.length });
+    strictEqual(await client.getObject("a/missing"), null);
+    strictEqual(await client.headObject("a/missing"), null);
+    deepStrictEqual(await Array.fromAsync(client.listKeys("a/")), ["a/one.txt", "a/two.txt"]);
+    await client.deleteObject("a/one.txt");
+    await client.deleteObject("a/one.txt"); // deleting what is gone succeeds
+    deepStrictEqual(await Array.fromAsync(client.listKeys("a/")), ["a/two.txt"]);
+
+    const wrong = new S3Client({
+      bucket: server.bucket,
+      endpoint: server.endpoint,
+      credentials: { accessKeyId: "NOT-A-KEY", secretAccessKey: "not-the-secret" },
+    });
+    await rejects(wrong.putObject("x", bytes), (e: S3Error) => {
+      strictEqual(e.status, 403);
+      strictEqual(e.message.includes("not-the-secret"), false, "no secret in the message");
+      return true;
+    });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("S3Client says plainly when nothing answers", async () => {
+  const server = await S3Server.start();
+  const client = server.client();
+  await server.close();
+  await rejects(client.getObject("a"), (error: S3Error) => {
+    strictEqual(error.status, 0);
+    strictEqual(error.message.startsWith("Object store GET a: no answer"), true, error.message);
+    return true;
+  });
+});
