@@ -1,5 +1,3 @@
-import type { ChunkManifest } from "./types.ts";
-
 /**
  * A slower place that may hold content this store lacks, such as an object-store bucket
  * shared by many hosts. The CAS asks it only for what it does not hold, and trusts

@@ -27,6 +27,8 @@ Deno.test("resolveConfig() gives every default", () => {
     maxWritebackBytes: 64 * 1024 * 1024,
     snapshots: { maxSnapshots: 100, maxAgeDays: 30 },
     noSnapshots: false,
+    s3Region: "us-east-1",
+    checkpointKeep: 10,
     sources: config.sources,
   });
   for (const [key, origin] of Object.entries(config.sources)) {
@@ -640,4 +642,58 @@ Deno.test("resolveConfig() gives local-sync its longer debounce unless one is se
   assertEquals(chosen.debounceMs, 20);
   const replica = resolveConfig({ ...base, argv: ["--connect", "/tmp/m.sock"] });
   assertEquals(replica.debounceMs, 50);
+});
+
+Deno.test("resolveConfig() reads the object store's options", async (t) => {
+  const table: { description: string; argv: string[]; expected: unknown }[] = [
+    {
+      description: "an interval in minutes",
+      argv: ["--checkpoint-interval", "15m"],
+      expected: 900_000,
+    },
+    {
+      description: "a bare number is seconds",
+      argv: ["--checkpoint-interval", "90"],
+      expected: 90_000,
+    },
+    { description: "hours", argv: ["--checkpoint-interval", "1h"], expected: 3_600_000 },
+    { description: "too short", argv: ["--checkpoint-interval", "10ms"], expected: UsageError },
+    {
+      description: "not a duration",
+      argv: ["--checkpoint-interval", "soon"],
+      expected: UsageError,
+    },
+    {
+      description: "a bucket location",
+      argv: ["--object-store", "s3://fleet/a1"],
+      expected: "s3://fleet/a1",
+    },
+    { description: "not s3", argv: ["--object-store", "gs://fleet"], expected: UsageError },
+    {
+      description: "an endpoint",
+      argv: ["--s3-endpoint", "http://127.0.0.1:9000"],
+      expected: "http://127.0.0.1:9000",
+    },
+    {
+      description: "an endpoint that is not http",
+      argv: ["--s3-endpoint", "ftp://x"],
+      expected: UsageError,
+    },
+  ];
+  for (const { description, argv, expected } of table) {
+    await t.step(description, () => {
+      const resolve = () => resolveConfig({ argv, env: {}, cwd: "/nonexistent/ws" });
+      if (expected === UsageError) {
+        assertThrows(resolve, UsageError);
+        return;
+      }
+      const config = resolve();
+      const value = argv[0] === "--checkpoint-interval"
+        ? config.checkpointInterval
+        : argv[0] === "--object-store"
+        ? config.objectStore
+        : config.s3Endpoint;
+      assertEquals(value, expected);
+    });
+  }
 });

@@ -1,6 +1,6 @@
 import { deepStrictEqual, rejects, strictEqual, throws } from "node:assert/strict";
-import { parseS3Location, S3Client, S3Error } from "../../lib/objectstore/mod.ts";
-import { S3_CREDENTIALS, S3Server } from "./_s3_server.ts";
+import { parseS3Location, S3Client, type S3Error } from "../../lib/objectstore/mod.ts";
+import { S3Server } from "./_s3_server.ts";
 
 Deno.test("parseS3Location() reads a bucket and a prefix, and refuses the rest", async (t) => {
   const table: { description: string; input: string; expected: unknown }[] = [
