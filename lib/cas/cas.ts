@@ -580,6 +580,40 @@ export class Cas {
   }
 
   /**
+   * Keeps the object files within `limitBytes` by removing the least recently used ones
+   * that `evictable` says are safe elsewhere (in an object-store bucket, where reads
+   * fetch them again). Objects kept in the database and manifests are never removed.
+   * An object's last use is its file's modification time: set when stored, and moved
+   * forward by reads (at most once an hour per object).
+   *
+   * @param limitBytes The most bytes object files may take.
+   * @param evictable Whether an object may go.
+   * @returns How many files and bytes were removed.
+   */
+  async evict(limitBytes: number, evictable: (hash: string) => boolean): Promise<SweepResult> {
+    const files: { hash: string; path: string; info: Deno.FileInfo }[] = [];
+    let total = 0;
+    for await (const file of walkStore(this.#objects, "")) {
+      files.push(file);
+      total += file.info.size;
+    }
+    const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
+    const lastUsed = (info: Deno.FileInfo) => info.mtime?.getTime() ?? 0;
+    files.sort((a, b) => lastUsed(a.info) - lastUsed(b.info));
+    for (const { hash, path, info } of files) {
+      if (total <= limitBytes) break;
+      if (!evictable(hash)) continue;
+      // RACE: a read between the walk and the removal finds the object gone and fetches
+      // it again from the tier: slower, never wrong.
+      await Deno.remove(path).catch(ignoreNotFound);
+      total -= info.size;
+      result.removedObjects++;
+      result.removedBytes += info.size;
+    }
+    return result;
+  }
+
+  /**
    * Counts what the store holds.
    *
    * @returns Object and manifest file counts and their total bytes.
@@ -825,15 +859,20 @@ export class Cas {
     }
     let bytes: Uint8Array;
     let ino: number | null;
+    let mtime: Date | null = null;
     try {
       const info = file.statSync();
       ino = info.ino;
+      mtime = info.mtime;
       bytes = readRest(file, info.size);
     } finally {
       file.close();
     }
     const actual = sha256Hex(bytes);
-    if (actual === hash) return bytes;
+    if (actual === hash) {
+      markUsed(path, mtime);
+      return bytes;
+    }
     // RACE: a good copy renamed in after the check above but before the remove would be
     // lost; comparing inodes first leaves only that tiny window, and the next read would
     // report it missing so it is fetched again.
@@ -841,4 +880,19 @@ export class Cas {
     if (now !== null && now.ino === ino) await Deno.remove(path).catch(ignoreNotFound);
     throw new CorruptContentError(hash, actual);
   }
+}
+
+/** How stale an object's last-use time may get before a read moves it forward. */
+const USE_RESOLUTION_MS = 3_600_000;
+
+/**
+ * Moves an object file's modification time to now when it is over an hour old, so
+ * {@linkcode Cas.evict} sees it as recently used; a failure only costs that hint.
+ */
+function markUsed(path: string, mtime: Date | null): void {
+  const now = Date.now();
+  if (mtime !== null && now - mtime.getTime() < USE_RESOLUTION_MS) return;
+  try {
+    Deno.utimeSync(path, now / 1000, now / 1000);
+  } catch { /* read-only store, or gone: the hint is lost */ }
 }

@@ -201,6 +201,14 @@ export const OPTIONS: readonly OptionSpec[] = [
     unit: "milliseconds",
   },
   {
+    key: "cacheLimit",
+    flag: "cache-limit",
+    env: ["CHRONICLE_CACHE_LIMIT"],
+    file: "cache_limit",
+    kind: "size",
+    min: 1,
+  },
+  {
     key: "checkpointKeep",
     flag: "checkpoint-keep",
     env: ["CHRONICLE_CHECKPOINT_KEEP"],

@@ -185,6 +185,9 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
   const pathStyle = takeOptional<boolean>("s3PathStyle");
   if (pathStyle !== undefined) config.s3PathStyle = pathStyle;
   else chosen.set("s3PathStyle", { value: undefined, origin: { source: "default" } });
+  const cacheLimit = takeOptional<number>("cacheLimit");
+  if (cacheLimit !== undefined) config.cacheLimit = cacheLimit;
+  else chosen.set("cacheLimit", { value: undefined, origin: { source: "default" } });
   const interval = takeOptional<number>("checkpointInterval");
   if (interval !== undefined) config.checkpointInterval = interval;
   else chosen.set("checkpointInterval", { value: undefined, origin: { source: "default" } });
@@ -390,6 +393,18 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
   }
   if (config.localSync && replica === undefined) {
     throw new UsageError("--local-sync needs a master: give --connect PATH or --ws-connect URL");
+  }
+  if (config.objectStore === undefined) {
+    const needing = config.checkpointInterval !== undefined
+      ? "--checkpoint-interval"
+      : config.cacheLimit !== undefined
+      ? "--cache-limit"
+      : null;
+    if (needing !== null) {
+      throw new UsageError(
+        `${needing} needs an object store: give --object-store s3://BUCKET/PREFIX`,
+      );
+    }
   }
   if (role === "sandbox" && replica === undefined) {
     throw new UsageError(

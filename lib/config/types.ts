@@ -58,6 +58,7 @@ export type ConfigKey =
   | "s3PathStyle"
   | "checkpointInterval"
   | "checkpointKeep"
+  | "cacheLimit"
   | "configFile";
 
 /**
@@ -126,6 +127,8 @@ export interface ChronicleConfig {
   checkpointInterval?: number;
   /** Checkpoints kept in the bucket. @default {10} */
   checkpointKeep: number;
+  /** Most bytes of local content files with an object store; older ones safe there are evicted. */
+  cacheLimit?: number;
   /** Absolute path of the `config.yaml` that was read, if any. */
   configFile?: string;
   /** Where each value came from. */

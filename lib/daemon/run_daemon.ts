@@ -255,6 +255,7 @@ function openObjectStore(config: ChronicleConfig, workspace: Workspace): ObjectS
     casDir: config.casDir,
     checkpointIntervalMs: config.checkpointInterval,
     checkpointKeep: config.checkpointKeep,
+    cacheLimitBytes: config.cacheLimit,
   });
   log("info", "object store tier on", { location: service.status().location });
   return service;

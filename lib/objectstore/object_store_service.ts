@@ -67,6 +67,10 @@ export interface ObjectStoreOptions extends ObjectStoreSettings {
   checkpointIntervalMs?: number | undefined;
   /** Checkpoints kept in the bucket. @default {10} */
   checkpointKeep?: number | undefined;
+  /** Most bytes of local object files; older ones safe in the bucket are evicted. */
+  cacheLimitBytes?: number | undefined;
+  /** How often the cache limit is enforced. @default {30000} */
+  evictIntervalMs?: number | undefined;
 }
 
 /** The object-store tier's state, for `status`, `/ready` and `/metrics`. */
@@ -81,6 +85,8 @@ export interface ObjectStoreStatus {
   lastCheckpoint: { id: string; sequence: number; at: string } | null;
   /** The last checkpoint failure, if the last try failed. */
   checkpointError: string | null;
+  /** Local copies evicted under the cache limit since the start. */
+  evicted: { objects: number; bytes: number };
   /** What is degraded, for `/ready` (empty when all is well). */
   degraded: string[];
 }
@@ -95,6 +101,8 @@ export interface ObjectStoreService {
   degraded(): string[];
   /** Takes a checkpoint into the bucket now. */
   checkpoint(): Promise<BucketCheckpointResult>;
+  /** Enforces the cache limit now (nothing without one); returns what went. */
+  evict(): Promise<{ objects: number; bytes: number }>;
   /** Stops the loops; with `finalCheckpoint`, takes one last checkpoint first (SIGTERM). */
   stop(finalCheckpoint: boolean): Promise<void>;
 }
@@ -141,6 +149,20 @@ export function startObjectStore(options: ObjectStoreOptions): ObjectStoreServic
   const timer = options.checkpointIntervalMs === undefined ? undefined : setInterval(() => {
     checkpoint().catch((error) => log("warn", "periodic checkpoint failed", { error }));
   }, options.checkpointIntervalMs);
+  const evicted = { objects: 0, bytes: 0 };
+  const evict = async () => {
+    if (options.cacheLimitBytes === undefined) return { objects: 0, bytes: 0 };
+    const removed = await options.cas.evict(
+      options.cacheLimitBytes,
+      (hash) => uploader.isUploaded(hash),
+    );
+    evicted.objects += removed.removedObjects;
+    evicted.bytes += removed.removedBytes;
+    return { objects: removed.removedObjects, bytes: removed.removedBytes };
+  };
+  const evictTimer = options.cacheLimitBytes === undefined ? undefined : setInterval(() => {
+    evict().catch((error) => log("warn", "cache eviction failed", { error }));
+  }, options.evictIntervalMs ?? 30_000);
   const degraded = (): string[] => {
     const problems: string[] = [];
     if (checkpointError !== null) problems.push(`object store checkpoint: ${checkpointError}`);
@@ -156,14 +178,17 @@ export function startObjectStore(options: ObjectStoreOptions): ObjectStoreServic
         reads: tier.stats(),
         lastCheckpoint,
         checkpointError,
+        evicted: { ...evicted },
         degraded: degraded(),
       };
     },
     notice: (contents) => uploader.notice(contents),
     degraded,
     checkpoint,
+    evict,
     async stop(finalCheckpoint) {
       clearInterval(timer);
+      clearInterval(evictTimer);
       if (finalCheckpoint) {
         await checkpoint().catch((error) => log("warn", "final checkpoint failed", { error }));
       }

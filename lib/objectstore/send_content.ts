@@ -8,6 +8,8 @@ export interface SentContent {
   bytes: number;
   /** Objects the bucket held already, so not sent. */
   alreadyThere: number;
+  /** The chunks of a large content, now all in the bucket (empty for a whole object). */
+  chunks: string[];
 }
 
 /**
@@ -29,7 +31,7 @@ export async function sendContent(
   prefix: string,
   hash: string,
 ): Promise<SentContent> {
-  const sent: SentContent = { bytes: 0, alreadyThere: 0 };
+  const sent: SentContent = { bytes: 0, alreadyThere: 0, chunks: [] };
   const manifest = await cas.manifest(hash);
   if (manifest === null) {
     await sendObject(cas, client, prefix, hash, sent);
@@ -37,6 +39,7 @@ export async function sendContent(
   }
   for (const chunk of new Set(manifest.chunks.map((ref) => ref.hash))) {
     await sendObject(cas, client, prefix, chunk, sent);
+    sent.chunks.push(chunk);
   }
   const key = manifestKey(prefix, hash);
   if ((await client.headObject(key)) !== null) {

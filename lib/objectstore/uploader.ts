@@ -4,7 +4,7 @@ import { referencedHashes } from "../checkpoint/mod.ts";
 import { migrate } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import type { S3Client } from "./s3_client.ts";
-import { sendContent } from "./send_content.ts";
+import { sendContent, type SentContent } from "./send_content.ts";
 
 /** Options for {@linkcode Uploader}. */
 export interface UploaderOptions {
@@ -160,8 +160,9 @@ export class Uploader {
       while (next < batch.length && !this.#stopped) {
         const hash = batch[next++]!;
         try {
-          bytes += await this.#uploadContent(hash);
-          this.#markUploaded(hash);
+          const { bytes: sentBytes, chunks } = await this.#uploadContent(hash);
+          bytes += sentBytes;
+          this.#markUploaded(hash, chunks);
           sent++;
         } catch (error) {
           failedThisPass = true;
@@ -178,20 +179,36 @@ export class Uploader {
     return sent;
   }
 
-  #markUploaded(hash: string): void {
-    this.#db.prepare(
+  /** Notes a content (and a large one's chunks) as safe in the bucket. */
+  #markUploaded(hash: string, chunks: string[]): void {
+    const insert = this.#db.prepare(
       "INSERT OR IGNORE INTO objectstore_uploaded (hash, uploaded_at) VALUES (?, ?)",
-    ).run(hash, Date.now());
-    this.#uploaded.add(hash);
+    );
+    const now = Date.now();
+    for (const safe of [...chunks, hash]) {
+      insert.run(safe, now);
+      this.#uploaded.add(safe);
+    }
     this.#queue.delete(hash);
     this.#status.uploadedObjects++;
   }
 
-  async #uploadContent(hash: string): Promise<number> {
+  async #uploadContent(hash: string): Promise<SentContent> {
     const sent = await sendContent(this.#cas, this.#client, this.#prefix, hash);
     this.#status.alreadyThere += sent.alreadyThere;
     this.#status.uploadedBytes += sent.bytes;
-    return sent.bytes;
+    return sent;
+  }
+
+  /**
+   * Whether an object (a content or a chunk) is known to be in the bucket, so the local
+   * copy may be evicted.
+   *
+   * @param hash The object's hash.
+   * @returns `true` once its upload (or its finding there) was recorded.
+   */
+  isUploaded(hash: string): boolean {
+    return this.#uploaded.has(hash);
   }
 
   /** The last failure while the last pass failed, else `null`. */

@@ -648,15 +648,29 @@ Deno.test("resolveConfig() reads the object store's options", async (t) => {
   const table: { description: string; argv: string[]; expected: unknown }[] = [
     {
       description: "an interval in minutes",
-      argv: ["--checkpoint-interval", "15m"],
+      argv: ["--checkpoint-interval", "15m", "--object-store", "s3://fleet/a"],
       expected: 900_000,
     },
     {
       description: "a bare number is seconds",
-      argv: ["--checkpoint-interval", "90"],
+      argv: ["--checkpoint-interval", "90", "--object-store", "s3://fleet/a"],
       expected: 90_000,
     },
-    { description: "hours", argv: ["--checkpoint-interval", "1h"], expected: 3_600_000 },
+    {
+      description: "hours",
+      argv: ["--checkpoint-interval", "1h", "--object-store", "s3://fleet/a"],
+      expected: 3_600_000,
+    },
+    {
+      description: "an interval without an object store",
+      argv: ["--checkpoint-interval", "1h"],
+      expected: UsageError,
+    },
+    {
+      description: "a cache limit without an object store",
+      argv: ["--cache-limit", "1GiB"],
+      expected: UsageError,
+    },
     { description: "too short", argv: ["--checkpoint-interval", "10ms"], expected: UsageError },
     {
       description: "not a duration",

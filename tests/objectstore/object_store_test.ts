@@ -198,3 +198,55 @@ Deno.test("checkpointToBucket() keeps the newest checkpoints and only complete o
     }
   });
 });
+
+Deno.test("Cas.evict() keeps local copies within the limit, least recently used first, only what the bucket holds", async () => {
+  await withServer(async (server, base) => {
+    const client = server.client();
+    const root = join(base, "a");
+    await Deno.mkdir(root);
+    const contents = Array.from({ length: 8 }, (_, i) => pseudoRandomBytes(100_000, 100 + i));
+    for (const [i, bytes] of contents.entries()) {
+      await Deno.writeFile(join(root, `f${i}.bin`), bytes);
+    }
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      const uploader = new Uploader({
+        db: workspace.store.db,
+        cas: workspace.cas,
+        client,
+        prefix: PREFIX,
+      });
+      const isUploaded = (hash: string) => uploader.isUploaded(hash);
+      // Nothing is in the bucket yet: nothing may go, whatever the limit.
+      deepStrictEqual(await workspace.cas.evict(0, isUploaded), {
+        removedObjects: 0,
+        removedBytes: 0,
+      });
+      await uploader.syncOnce();
+      // The first two were read recently (their last use moved forward); the rest are old.
+      const old = new Date(Date.now() - 7_200_000);
+      for (const bytes of contents) {
+        const path = join(
+          workspace.layout.casDir,
+          "objects",
+          sha256Hex(bytes).slice(0, 2),
+          sha256Hex(bytes),
+        );
+        await Deno.utime(path, old, old);
+      }
+      await workspace.cas.readBytes(sha256Hex(contents[0]!));
+      await workspace.cas.readBytes(sha256Hex(contents[1]!));
+      const removed = await workspace.cas.evict(250_000, isUploaded);
+      strictEqual(removed.removedObjects, 6);
+      strictEqual(await workspace.cas.has(sha256Hex(contents[0]!)), true, "recently read: kept");
+      strictEqual(await workspace.cas.has(sha256Hex(contents[1]!)), true, "recently read: kept");
+      strictEqual(await workspace.cas.has(sha256Hex(contents[2]!)), false, "evicted");
+      // An evicted object is read through the bucket again.
+      workspace.cas.setTier(new ObjectTier(client, PREFIX));
+      deepStrictEqual(await workspace.cas.readBytes(sha256Hex(contents[5]!)), contents[5]);
+    } finally {
+      await workspace.close();
+    }
+  });
+});
