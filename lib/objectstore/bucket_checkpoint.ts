@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
 import { Cas } from "../cas/mod.ts";
 import {
   checkpoint,
@@ -75,11 +76,15 @@ export async function checkpointToBucket(
     let uploadedBytes = 0;
     let alreadyThere = 0;
     try {
+      // What the uploader recorded as in the bucket (at the copy's moment) is not asked again.
+      const known = uploadedIn(db);
+      const missing = hashes.filter((hash) => !known.has(hash));
+      alreadyThere += hashes.length - missing.length;
       const cas = await Cas.open(options.casDir, { db });
       let next = 0;
       const worker = async () => {
-        while (next < hashes.length) {
-          const sent = await sendContent(cas, options.client, options.prefix, hashes[next++]!);
+        while (next < missing.length) {
+          const sent = await sendContent(cas, options.client, options.prefix, missing[next++]!);
           uploadedBytes += sent.bytes;
           alreadyThere += sent.alreadyThere;
         }
@@ -107,6 +112,17 @@ export async function checkpointToBucket(
   } finally {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
   }
+}
+
+/** The objects a database's uploader recorded as safe in the bucket (none without its table). */
+function uploadedIn(db: DatabaseSync): Set<string> {
+  const table = db.prepare(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'objectstore_uploaded'",
+  ).get();
+  if (table === undefined) return new Set();
+  return new Set(
+    db.prepare("SELECT hash FROM objectstore_uploaded").all().map((row) => String(row.hash)),
+  );
 }
 
 /**

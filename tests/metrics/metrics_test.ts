@@ -39,6 +39,11 @@ Deno.test("Chronicle's metrics render as valid Prometheus text with every named 
     ["chronicle_conflicts_total", "counter"],
     ["chronicle_fetch_latency_seconds", "histogram"],
     ["chronicle_sequence", "gauge"],
+    ["chronicle_objectstore_queued_objects", "gauge"],
+    ["chronicle_objectstore_queued_bytes", "gauge"],
+    ["chronicle_objectstore_uploaded_bytes", "gauge"],
+    ["chronicle_objectstore_upload_failures", "gauge"],
+    ["chronicle_objectstore_upload_bytes_per_second", "gauge"],
   ];
   assertEquals([...parsed.keys()], expected.map(([name]) => name));
   for (const [name, type] of expected) {
