@@ -10,6 +10,12 @@ const SHORT_STRING = 64;
 const SMALL = 4096;
 /** Size of one slab. */
 const SLAB = 64 * 1024;
+/**
+ * Room kept past a message's size hint: a short string reserves its worst case (three
+ * bytes per code unit) before it knows it is ASCII, and an exact hint must not make
+ * every such message grow.
+ */
+const SLACK = 8 + SHORT_STRING * 3;
 
 let slab = new Uint8Array(SLAB);
 let slabView = new DataView(slab.buffer);
@@ -38,7 +44,7 @@ export class Writer {
    */
   constructor(capacity: number, start = 0) {
     if (capacity <= SMALL) {
-      if (SLAB - slabUsed < capacity) {
+      if (SLAB - slabUsed < capacity + SLACK) {
         slab = new Uint8Array(SLAB);
         slabView = new DataView(slab.buffer);
         slabUsed = 0;
@@ -48,7 +54,7 @@ export class Writer {
       this.#base = slabUsed;
       this.#inSlab = true;
     } else {
-      this.#buf = new Uint8Array(Math.max(capacity, start));
+      this.#buf = new Uint8Array(Math.max(capacity, start) + SLACK);
       this.#view = new DataView(this.#buf.buffer);
       this.#base = 0;
       this.#inSlab = false;
@@ -76,8 +82,16 @@ export class Writer {
     this.#view.setUint32(this.#base + at, value, true);
   }
 
-  #ensure(n: number): void {
+  /**
+   * Makes room for `n` more bytes and returns the index in `#buf` where they go.
+   *
+   * Making room can move the message to a buffer of its own, so an index into `#buf`
+   * is only valid until the next call: every write method calls this once, first, and
+   * takes all its indexes from the answer (never from a `#pos` read before it).
+   */
+  #reserve(n: number): number {
     if (this.#pos + n > this.#buf.length) this.#grow(n);
+    return this.#pos;
   }
 
   #grow(n: number): void {
@@ -94,9 +108,9 @@ export class Writer {
 
   /** Writes a u32 (used for variant indexes). */
   u32(value: number): void {
-    this.#ensure(4);
-    this.#view.setUint32(this.#pos, value, true);
-    this.#pos += 4;
+    const at = this.#reserve(4);
+    this.#view.setUint32(at, value, true);
+    this.#pos = at + 4;
   }
 
   /** Writes a u64 after checking its type and range. */
@@ -105,9 +119,9 @@ export class Writer {
     if (value < 0n || value > U64_MAX) {
       throw new RangeError(`Field '${field}' is '${value}', outside the u64 range 0..${U64_MAX}`);
     }
-    this.#ensure(8);
-    this.#view.setBigUint64(this.#pos, value, true);
-    this.#pos += 8;
+    const at = this.#reserve(8);
+    this.#view.setBigUint64(at, value, true);
+    this.#pos = at + 8;
   }
 
   /** Writes an i64 after checking its type and range. */
@@ -118,57 +132,61 @@ export class Writer {
         `Field '${field}' is '${value}', outside the i64 range ${I64_MIN}..${I64_MAX}`,
       );
     }
-    this.#ensure(8);
-    this.#view.setBigInt64(this.#pos, value, true);
-    this.#pos += 8;
+    const at = this.#reserve(8);
+    this.#view.setBigInt64(at, value, true);
+    this.#pos = at + 8;
   }
 
-  /** Writes a length as a u64. */
-  #len(n: number): void {
-    this.#view.setUint32(this.#pos, n >>> 0, true);
-    this.#view.setUint32(this.#pos + 4, Math.floor(n / 0x1_0000_0000), true);
-    this.#pos += 8;
+  /** Writes a length as a u64 at `at`, an index just returned by `#reserve`. */
+  #len(at: number, n: number): void {
+    this.#view.setUint32(at, n >>> 0, true);
+    this.#view.setUint32(at + 4, Math.floor(n / 0x1_0000_0000), true);
   }
 
   /** Writes a bool as one byte. */
   bool(value: boolean, field: string): void {
     if (typeof value !== "boolean") throw notA("boolean", field, value);
-    this.#ensure(1);
-    this.#buf[this.#pos++] = value ? 1 : 0;
+    const at = this.#reserve(1);
+    this.#buf[at] = value ? 1 : 0;
+    this.#pos = at + 1;
   }
 
   /** Writes an Option tag: 0 for null, else 1. */
   tag(present: boolean): void {
-    this.#ensure(1);
-    this.#buf[this.#pos++] = present ? 1 : 0;
+    const at = this.#reserve(1);
+    this.#buf[at] = present ? 1 : 0;
+    this.#pos = at + 1;
   }
 
   /** Writes a u64 element count (for `Vec<T>`), checking the value is an array. */
   count(value: readonly unknown[], field: string): void {
     if (!Array.isArray(value)) throw notA("array", field, value);
-    this.#ensure(8);
-    this.#len(value.length);
+    const at = this.#reserve(8);
+    this.#len(at, value.length);
+    this.#pos = at + 8;
   }
 
   /** Writes `Vec<u8>`: u64 length then the bytes. */
   byteVec(value: Uint8Array, field: string): void {
     if (!(value instanceof Uint8Array)) throw notA("Uint8Array", field, value);
     const n = value.length;
-    this.#ensure(8 + n);
-    this.#len(n);
-    this.#buf.set(value, this.#pos);
-    this.#pos += n;
+    const at = this.#reserve(8 + n);
+    this.#len(at, n);
+    this.#buf.set(value, at + 8);
+    this.#pos = at + 8 + n;
   }
 
   /** Writes a `String`: u64 UTF-8 length then the UTF-8 bytes. */
   string(value: string, field: string): void {
     if (typeof value !== "string") throw notA("string", field, value);
     const n = value.length;
-    this.#ensure(8 + n);
-    const lenAt = this.#pos;
-    const start = lenAt + 8;
+    // Room for the worst case at once (at most 3 UTF-8 bytes per UTF-16 code unit), so
+    // that both the ASCII loop and `encodeInto` write at indexes taken after the only
+    // `#reserve`: nothing can move the message between them.
+    const at = this.#reserve(8 + n * 3);
+    const start = at + 8;
+    const buf = this.#buf;
     if (n <= SHORT_STRING) {
-      const buf = this.#buf;
       let i = 0;
       for (; i < n; i++) {
         const c = value.charCodeAt(i);
@@ -176,20 +194,15 @@ export class Writer {
         buf[start + i] = c;
       }
       if (i === n) {
-        this.#view.setUint32(lenAt, n, true);
-        this.#view.setUint32(lenAt + 4, 0, true);
+        this.#len(at, n);
         this.#pos = start + n;
         return;
       }
     }
-    // At most 3 UTF-8 bytes per UTF-16 code unit; lone surrogates become U+FFFD, as a
-    // Rust `String` cannot hold them. Making room may move the message to a buffer of
-    // its own, so every offset is taken again after it (`#pos` is still the length's).
-    this.#ensure(8 + n * 3);
-    const bytesAt = this.#pos + 8;
-    const { written } = encoder.encodeInto(value, this.#buf.subarray(bytesAt));
-    this.#len(written);
-    this.#pos = bytesAt + written;
+    // Lone surrogates become U+FFFD, as a Rust `String` cannot hold them.
+    const { written } = encoder.encodeInto(value, buf.subarray(start, start + n * 3));
+    this.#len(at, written);
+    this.#pos = start + written;
   }
 }
 

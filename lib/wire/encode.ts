@@ -61,7 +61,18 @@ export function encodeFrame(msg: WireMessage): Uint8Array {
     );
   }
   w.patchU32(0, length);
-  return w.bytes();
+  const frame = w.bytes();
+  // The header is read back from the bytes returned: a length written into a buffer the
+  // message has since left would show here, and such a frame must never be sent.
+  const header = frame[0]! | frame[1]! << 8 | frame[2]! << 16 | frame[3]! << 24;
+  if (header >>> 0 !== frame.length - 4) {
+    throw new Error(
+      `Encoder fault: the frame header says '${header >>> 0}' bytes but '${
+        frame.length - 4
+      }' were written`,
+    );
+  }
+  return frame;
 }
 
 /** Exact size for ASCII strings; non-ASCII strings make the writer grow. */
