@@ -1,31 +1,31 @@
 import { isMissing } from "../disk/mod.ts";
-import { S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
+import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 
 /** What a path looks like on disk right now (from `lstat`; links are never followed). */
 export type Observation =
   | {
     path: string;
-    kind: "file" | "symlink";
+    /** A folder is seen like a file of no content whose mode has the folder type bits. */
+    kind: "file" | "symlink" | "dir";
     size: number;
     mtimeMs: number;
     ino: number;
     mode: number;
   }
-  | { path: string; kind: "dir" }
   | { path: string; kind: "absent" }
   | { path: string; kind: "other" };
 
 /** Turns an `lstat` result into an observation. */
 export function observe(path: string, info: Deno.FileInfo): Observation {
-  if (info.isDirectory) return { path, kind: "dir" };
-  if (!info.isFile && !info.isSymlink) return { path, kind: "other" };
-  const typeBits = info.isSymlink ? S_IFLNK : S_IFREG;
+  if (!info.isFile && !info.isSymlink && !info.isDirectory) return { path, kind: "other" };
+  const kind = info.isDirectory ? "dir" : info.isSymlink ? "symlink" : "file";
+  const typeBits = kind === "dir" ? S_IFDIR : kind === "symlink" ? S_IFLNK : S_IFREG;
   // Keep the permission bits from the OS and the type bits we are sure of.
-  const mode = typeBits | ((info.mode ?? 0o644) & ~S_IFMT);
+  const mode = typeBits | ((info.mode ?? (kind === "dir" ? 0o755 : 0o644)) & ~S_IFMT);
   return {
     path,
-    kind: info.isSymlink ? "symlink" : "file",
-    size: info.size,
+    kind,
+    size: kind === "dir" ? 0 : info.size,
     mtimeMs: info.mtime?.getTime() ?? 0,
     ino: info.ino ?? 0,
     mode,
