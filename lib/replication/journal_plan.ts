@@ -1,3 +1,4 @@
+import { ancestorsOf } from "../paths/mod.ts";
 import { isFolderMode, type Iteration } from "../store/mod.ts";
 import type { NewJournalEntry } from "./write_journal.ts";
 
@@ -28,7 +29,9 @@ export interface JournalPlanContext {
  * A folder (PROTOCOL.md §8) is a `write` of its mode, a `chmod` or a `delete`, never one
  * side of a rename (a moved folder is its files' renames, the new folder's creation and
  * the old one's removal); folder removals come after every other entry of the batch,
- * children first, so that the files moved out of a folder have left it when it goes.
+ * children first, so that the files moved out of a folder have left it when it goes;
+ * a write of a path that held a removed folder (a file replacing a folder tree) after
+ * them.
  *
  * `master_rowid_seen` is the path's applied master sequence; for a rename it is the
  * larger of the two paths' (every master change of either path up to it was applied, as
@@ -122,9 +125,16 @@ export function planJournalEntries(
   for (const creation of unpaired) {
     planned.push(journalEntryOf(creation.current, "write", seen(creation.current.path)));
   }
-  const folderRemoval = (entry: NewJournalEntry) =>
-    entry.operation === "delete" && folderRemovals.has(entry.path) ? 1 : 0;
-  return planned.sort((a, b) => folderRemoval(a) - folderRemoval(b) || a.sourceSeq - b.sourceSeq);
+  // Folder removals after the rest, but before a write of a path holding a removed folder
+  // (a file that replaced a folder tree goes once that tree is gone).
+  const holdingRemoved = new Set([...folderRemovals].flatMap((path) => ancestorsOf(path)));
+  const rank = (entry: NewJournalEntry) =>
+    entry.operation === "delete" && folderRemovals.has(entry.path)
+      ? 1
+      : entry.operation === "write" && holdingRemoved.has(entry.path)
+      ? 2
+      : 0;
+  return planned.sort((a, b) => rank(a) - rank(b) || a.sourceSeq - b.sourceSeq);
 }
 
 /** The journal entry of one local iteration: a write, a mode change or a deletion. */
