@@ -11,7 +11,7 @@ import {
 import { openDatabase } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
-import { S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
+import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
 import type { Iteration } from "../store/mod.ts";
 import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
 import { casPath, copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
@@ -335,9 +335,29 @@ async function materialize(
       result.problems.push({ path: entry.path, reason: errorMessage(error) });
     }
   };
+  // Folders (PROTOCOL.md §8) made first; their modes set last, deepest first, so a
+  // read-only folder never refuses what goes inside it.
+  const folders = tree.filter((entry) => isFolderMode(entry.mode));
+  const made: Array<{ entry: Iteration; dest: string }> = [];
+  for (const entry of folders) {
+    try {
+      const path = normalizeWorkspacePath(entry.path, { dataDir });
+      const dest = join(workspace, ...path.split("/"));
+      await makeParents(workspace, `${path}/x`);
+      made.push({ entry, dest });
+    } catch (error) {
+      result.problems.push({ path: entry.path, reason: errorMessage(error) });
+    }
+  }
+  const contents = tree.filter((entry) => !isFolderMode(entry.mode));
   // Regular files first, a few at a time; links last, so a link never redirects a write.
-  await forEachLimited(tree.filter((entry) => !isLink(entry)), PARALLEL_WRITES, write);
-  for (const entry of tree.filter(isLink)) await write(entry);
+  await forEachLimited(contents.filter((entry) => !isLink(entry)), PARALLEL_WRITES, write);
+  for (const entry of contents.filter(isLink)) await write(entry);
+  for (const { entry, dest } of made.reverse()) {
+    await Deno.chmod(dest, entry.mode & 0o7777).catch((error) =>
+      result.problems.push({ path: entry.path, reason: errorMessage(error) })
+    );
+  }
   result.problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return result;
 }

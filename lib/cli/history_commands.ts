@@ -1,5 +1,5 @@
 import { PathError } from "../paths/mod.ts";
-import { type Iteration, Store } from "../store/mod.ts";
+import { isFolderMode, type Iteration, Store } from "../store/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest } from "./control_client.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
@@ -63,7 +63,12 @@ export function lsCommand(args: string[]): Promise<number> {
   else {
     for (
       const line of table(
-        entries.map((i) => [formatMode(i.mode), String(i.size), `#${i.iteration}`, i.path]),
+        entries.map((i) => [
+          formatMode(i.mode),
+          String(i.size),
+          `#${i.iteration}`,
+          isFolderMode(i.mode) ? `${i.path}/` : i.path, // a folder, as `ls -p` shows it
+        ]),
       )
     ) {
       println(line);

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { PathError } from "../paths/mod.ts";
-import { type Iteration, S_IFLNK, S_IFMT } from "../store/mod.ts";
+import { isFolderMode, type Iteration, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { HttpError } from "./errors.ts";
 import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
@@ -135,12 +135,16 @@ function tooLarge(size: number): HttpError {
   return new HttpError(413, "too_large", `Body of ${size} bytes exceeds ${MAX_PUT_BYTES} bytes`);
 }
 
-/** The `/files` listing: files, plus folders implied by deeper paths when `depth` cuts them. */
+/**
+ * The `/files` listing: files, links and recorded folders (type `"dir"`, PROTOCOL.md §8),
+ * plus folders implied by deeper paths when `depth` cuts them.
+ */
 function listEntries(live: Iteration[], dir: string, depth: number | undefined) {
   const base = dir === "" ? 0 : dir.split("/").length;
   const folders = new Set<string>();
   const entries: Array<Record<string, unknown>> = [];
   for (const iteration of live) {
+    if (iteration.path === dir) continue; // the folder listed itself
     const segments = iteration.path.split("/");
     if (depth !== undefined && segments.length - base > depth) {
       const folder = segments.slice(0, base + Math.max(depth, 1)).join("/");
@@ -150,9 +154,11 @@ function listEntries(live: Iteration[], dir: string, depth: number | undefined) 
       }
       continue;
     }
+    const isFolder = isFolderMode(iteration.mode);
+    if (isFolder) folders.add(iteration.path);
     entries.push({
       path: iteration.path,
-      type: (iteration.mode & S_IFMT) === S_IFLNK ? "symlink" : "file",
+      type: isFolder ? "dir" : (iteration.mode & S_IFMT) === S_IFLNK ? "symlink" : "file",
       size: iteration.size,
       iteration: iteration.iteration,
       sequence: iteration.sequence,

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { sha256Hex } from "../cas/mod.ts";
-import { S_IFLNK, S_IFMT } from "../store/mod.ts";
+import { isFolderMode, S_IFLNK, S_IFMT } from "../store/mod.ts";
 
 /** A path's recorded state, to compare with the disk. */
 export interface ExpectedState {
@@ -19,6 +19,8 @@ export interface ExpectedState {
  * type, permission bits and content (hashed; the size is compared first). Used before
  * replacing a file, so that a change nobody has captured yet is never overwritten
  * unseen (it is captured first, and then weighed as a conflict). Links are not followed.
+ * A recorded folder matches a folder with the same permission bits (what it holds is
+ * not its content).
  *
  * @param root The workspace root.
  * @param path A normalized workspace path.
@@ -40,8 +42,11 @@ export async function diskMatches(
     }
     throw error;
   }
-  if (info.isDirectory) return absent;
-  if (absent) return false;
+  if (absent) return info.isDirectory; // an unrecorded folder is looked at by its own capture
+  if (isFolderMode(expected.mode)) {
+    return info.isDirectory && ((info.mode ?? 0) & 0o7777) === (expected.mode & 0o7777);
+  }
+  if (info.isDirectory) return false;
   const isLink = (expected.mode & S_IFMT) === S_IFLNK;
   if (info.isSymlink !== isLink) return false;
   if (isLink) {

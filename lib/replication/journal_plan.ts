@@ -1,4 +1,5 @@
-import type { Iteration } from "../store/mod.ts";
+import { ancestorsOf } from "../paths/mod.ts";
+import { isFolderMode, type Iteration } from "../store/mod.ts";
 import type { NewJournalEntry } from "./write_journal.ts";
 
 /** A local change the replica's capture recorded, with the iteration it replaced. */
@@ -24,6 +25,13 @@ export interface JournalPlanContext {
  * `write`, a changed mode alone a `chmod`, a removal a `delete`, and a removal paired
  * with a creation of the same content in the same batch a `rename`. Filtered paths and
  * changes that change nothing are left out. Pure.
+ *
+ * A folder (PROTOCOL.md §8) is a `write` of its mode, a `chmod` or a `delete`, never one
+ * side of a rename (a moved folder is its files' renames, the new folder's creation and
+ * the old one's removal); folder removals come after every other entry of the batch,
+ * children first, so that the files moved out of a folder have left it when it goes;
+ * a write of a path that held a removed folder (a file replacing a folder tree) after
+ * them.
  *
  * `master_rowid_seen` is the path's applied master sequence; for a rename it is the
  * larger of the two paths' (every master change of either path up to it was applied, as
@@ -56,15 +64,21 @@ export function planJournalEntries(
   const deletions: CapturedChange[] = [];
   const creations: CapturedChange[] = [];
   const planned: NewJournalEntry[] = [];
+  const folderRemovals = new Set<string>();
   for (const change of changes) {
     const { current, previous } = change;
     if (context.filtered.has(current.path)) continue;
     const wasLive = previous !== undefined && !previous.deleted;
     if (current.deleted) {
       if (wasLive) deletions.push(change);
+      if (wasLive && isFolderMode(previous.mode)) folderRemovals.add(current.path);
       continue;
     }
-    if (wasLive && previous.hash === current.hash) {
+    // Same content and type: a mode change (an empty file replacing a folder is a write).
+    if (
+      wasLive && previous.hash === current.hash &&
+      isFolderMode(previous.mode) === isFolderMode(current.mode)
+    ) {
       if (previous.mode !== current.mode) {
         planned.push(journalEntryOf(current, "chmod", seen(current.path)));
       }
@@ -77,13 +91,16 @@ export function planJournalEntries(
   const unpaired = new Set(creations);
   const creationsByHash = new Map<string, CapturedChange[]>();
   for (const creation of creations) {
+    if (isFolderMode(creation.current.mode)) continue; // written, never a rename's target
     const same = creationsByHash.get(creation.current.hash);
     if (same) same.push(creation);
     else creationsByHash.set(creation.current.hash, [creation]);
   }
   for (const removal of deletions) {
     const hash = removal.previous!.hash;
-    const target = creationsByHash.get(hash)?.shift(); // the earliest, as a scan would pair
+    const isFolder = isFolderMode(removal.previous!.mode);
+    // The earliest, as a scan would pair; a folder is never renamed.
+    const target = isFolder ? undefined : creationsByHash.get(hash)?.shift();
     if (!target) {
       planned.push(journalEntryOf(removal.current, "delete", seen(removal.current.path)));
       continue;
@@ -108,7 +125,16 @@ export function planJournalEntries(
   for (const creation of unpaired) {
     planned.push(journalEntryOf(creation.current, "write", seen(creation.current.path)));
   }
-  return planned.sort((a, b) => a.sourceSeq - b.sourceSeq);
+  // Folder removals after the rest, but before a write of a path holding a removed folder
+  // (a file that replaced a folder tree goes once that tree is gone).
+  const holdingRemoved = new Set([...folderRemovals].flatMap((path) => ancestorsOf(path)));
+  const rank = (entry: NewJournalEntry) =>
+    entry.operation === "delete" && folderRemovals.has(entry.path)
+      ? 1
+      : entry.operation === "write" && holdingRemoved.has(entry.path)
+      ? 2
+      : 0;
+  return planned.sort((a, b) => rank(a) - rank(b) || a.sourceSeq - b.sourceSeq);
 }
 
 /** The journal entry of one local iteration: a write, a mode change or a deletion. */

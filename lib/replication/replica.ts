@@ -4,9 +4,9 @@ import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { inTransaction } from "../db/mod.ts";
-import { PathSet, wirePathProblem } from "../paths/mod.ts";
-import type { Iteration, Store } from "../store/mod.ts";
-import type { Workspace } from "../workspace/mod.ts";
+import { ancestorsOf, PathSet, wirePathProblem } from "../paths/mod.ts";
+import { isFolderMode, type Iteration, type Store } from "../store/mod.ts";
+import { FolderNotEmptyError, type Workspace } from "../workspace/mod.ts";
 import type {
   BarrierConfirmationMessage,
   FullResyncRequiredMessage,
@@ -838,16 +838,37 @@ class ReplicaSession {
     const replica = this.#replica;
     const seen = this.#resync!.seen;
     const { journal } = replica.tables;
-    const gone: Array<PendingVersion & { action: "remove" }> = [];
-    for (const { path } of replica.store.list()) {
-      if (seen.has(path) || journal.hasOpen(path)) continue;
-      if (replica.filter.toReplica.ignores(path) || replica.filter.local.ignores(path)) continue;
-      const version = { sequence, hash: "", mode: 0, deleted: true };
-      gone.push({ path, version, inline: null, action: "remove" });
+    const live = replica.store.list();
+    const keep = (path: string) =>
+      seen.has(path) || journal.hasOpen(path) || replica.filter.toReplica.ignores(path) ||
+      replica.filter.local.ignores(path);
+    const holding = new Set<string>(); // folders holding a path kept here
+    for (const { path } of live) {
+      if (keep(path)) {
+        for (const a of ancestorsOf(path)) holding.add(a);
+      }
+    }
+    const version = { sequence, hash: "", mode: 0, deleted: true };
+    const gone = live.filter(({ path }) => !keep(path)).map(({ path, mode }) => ({
+      path,
+      folder: isFolderMode(mode),
+      version,
+      inline: null,
+      action: "remove" as const,
+    }));
+    // Files first, then folders deepest first, a level at a time (paths of one batch are
+    // unrelated); a folder holding a path kept here stays (PROTOCOL.md §8).
+    const batches = [gone.filter((item) => !item.folder)];
+    const folders = gone.filter((item) => item.folder && !holding.has(item.path));
+    const depth = (path: string) => path.split("/").length;
+    for (const level of [...new Set(folders.map((f) => depth(f.path)))].sort((a, b) => b - a)) {
+      batches.push(folders.filter((folder) => depth(folder.path) === level));
     }
     let removed = 0;
-    for (let at = 0; at < gone.length; at += APPLY_BATCH) {
-      removed += (await this.#makeChanges(gone.slice(at, at + APPLY_BATCH))).made;
+    for (const batch of batches) {
+      for (let at = 0; at < batch.length; at += APPLY_BATCH) {
+        removed += (await this.#makeChanges(batch.slice(at, at + APPLY_BATCH))).made;
+      }
     }
     this.#resync = null;
     replica.applied = sequence;
@@ -974,7 +995,9 @@ class ReplicaSession {
     const intent = replica.tables.intents.begin(items);
     const { failed } = await replica.workspace.applyChanges(
       items.map(({ path, action, version, inline, createOnly }) =>
-        action === "remove" ? { path, remove: true } : {
+        // A folder is removed only when empty: what is left in it (a filtered path, a
+        // local file not written back yet) is never lost (PROTOCOL.md §8).
+        action === "remove" ? { path, remove: true, onlyEmptyFolder: true } : {
           path,
           hash: version.hash,
           mode: version.mode,
@@ -991,7 +1014,11 @@ class ReplicaSession {
     for (const { path, error } of failed) {
       const item = byPath.get(path)!;
       byPath.delete(path);
-      if (error instanceof Deno.errors.AlreadyExists) out.taken.push(item);
+      if (error instanceof FolderNotEmptyError) {
+        // Kept with what it holds: the version is applied as far as it goes.
+        log("info", "folder kept: it holds paths the master did not remove", { path });
+        byPath.set(path, item);
+      } else if (error instanceof Deno.errors.AlreadyExists) out.taken.push(item);
       else if (error instanceof CorruptContentError && item.inline !== null) out.corrupt.push(item);
       else problems.set(path, error);
     }

@@ -24,6 +24,12 @@ export interface WriteBackPathFacts {
   filtered: boolean;
   /** The path's iterations newer than the entry's `master_rowid_seen`, oldest first. */
   later: LaterIteration[];
+  /**
+   * Whether the master holds live paths beneath this one (a folder with something in
+   * it): a `Delete` of it is then a conflict, since the replica removes a folder only
+   * after what it held (PROTOCOL.md §8). @default {false}
+   */
+  holdsLive?: boolean;
 }
 
 /** Everything {@linkcode decideWriteBack} needs, gathered by the caller. */
@@ -149,6 +155,9 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
         `"${path}" changed at sequence ${foreign.sequence} by "${foreign.origin}" after ${seen}`,
       );
     }
+  }
+  if (entry.operation.type === "Delete" && facts.paths[paths[0]!]?.holdsLive) {
+    return reject("conflict", `folder "${paths[0]}" holds paths the replica did not remove`);
   }
   return { accept: true, paths };
 }

@@ -190,7 +190,9 @@ export class WriteBackApplier {
 
   /** The workspace change an accepted write or deletion makes. */
   async #change(entry: WriteBackEntry, path: string): Promise<WorkspaceChange> {
-    if (entry.operation.type === "Delete") return { path, remove: true };
+    // A folder goes only once empty: what it holds that the replica did not remove (a
+    // filtered path, a file not recorded yet) is kept, and the entry fails.
+    if (entry.operation.type === "Delete") return { path, remove: true, onlyEmptyFolder: true };
     const hash = entry.content_hash!;
     const mode = fullMode(Number(entry.permissions));
     const bytes = entry.content_bytes;
@@ -239,10 +241,14 @@ export class WriteBackApplier {
       // Looked up only where someone else changed a path since (rarely).
       let own: AppliedContent[] | undefined;
       const ownStates = () => own ??= this.#state.applying(sandboxId, entry.local_seq);
+      const holding = entry.operation.type === "Delete"
+        ? this.#store.withLiveInside(located.paths)
+        : new Set<string>();
       for (const path of located.paths) {
         facts.paths[path] = {
           filtered: this.#filter.toMaster.ignores(path) || this.#filter.local.ignores(path),
           later: this.#laterIterations(path, seen, sandboxId, ownStates),
+          holdsLive: holding.has(path),
         };
       }
     }

@@ -2,7 +2,14 @@ import { dirname, join } from "node:path";
 import type { Cas } from "../cas/mod.ts";
 import { isInside, normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import type { Store } from "../store/mod.ts";
-import { type Iteration, type NewIteration, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
+import {
+  isFolderMode,
+  type Iteration,
+  type NewIteration,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+} from "../store/mod.ts";
 import { linkedAncestor } from "./_fs.ts";
 import { lstatOrNull, syncDir, writeSymlinkAtomic } from "../disk/mod.ts";
 import type { WorkspaceWriter } from "./types.ts";
@@ -43,7 +50,9 @@ export class DiskWriter implements WorkspaceWriter {
   /**
    * Writes content from the CAS to `path` with the full `mode`: a symbolic link when the
    * mode has S_IFLNK bits (the content is its target), else a file with the mode's
-   * permission bits. Creates missing parent folders; a folder in the way is an error.
+   * permission bits; a folder (with its permission bits) when the mode has the folder type
+   * bits (PROTOCOL.md §8), replacing a file or link there. Creates missing parent
+   * folders; a folder in the way of a file is an error.
    *
    * @returns The recorded iteration, or `undefined` without a store or when nothing changed.
    * @throws {PathError} For an unsafe path or one beyond a symbolic link.
@@ -59,7 +68,14 @@ export class DiskWriter implements WorkspaceWriter {
     const absolute = join(this.#root, normalized);
     await Deno.mkdir(dirname(absolute), { recursive: true });
     let size: number;
-    if ((mode & S_IFMT) === S_IFLNK) {
+    if (isFolderMode(mode)) {
+      const found = await lstatOrNull(absolute);
+      if (found && !found.isDirectory) await Deno.remove(absolute);
+      if (!found?.isDirectory) await Deno.mkdir(absolute);
+      await Deno.chmod(absolute, mode & 0o7777);
+      await syncDir(dirname(absolute));
+      size = 0;
+    } else if ((mode & S_IFMT) === S_IFLNK) {
       const target = await this.#cas.readBytes(hash);
       await writeSymlinkAtomic(absolute, new TextDecoder().decode(target));
       size = target.length;
@@ -102,7 +118,7 @@ export class DiskWriter implements WorkspaceWriter {
       await Deno.remove(absolute, { recursive: info.isDirectory });
       await syncDir(dirname(absolute));
     }
-    const gone = this.#livePaths(normalized).map((p) => deletion(p));
+    const gone = this.#livePaths(normalized).reverse().map((p) => deletion(p)); // children first
     const recorded = this.#record(gone, options);
     return recorded.find((iteration) => iteration.path === normalized);
   }
@@ -121,21 +137,23 @@ export class DiskWriter implements WorkspaceWriter {
     await Deno.rename(join(this.#root, source), absolute);
     await syncDir(dirname(absolute));
     if (dirname(source) !== dirname(target)) await syncDir(dirname(join(this.#root, source)));
-    const changes: NewIteration[] = [];
+    const created: NewIteration[] = [];
+    const gone: NewIteration[] = [];
     const store = this.#options.store;
     for (const path of this.#livePaths(source)) {
       const latest = store!.latest(path)!;
       const moved = target + path.slice(source.length);
-      changes.push({
+      created.push({
         path: moved,
         hash: latest.hash,
         size: latest.size,
         mode: latest.mode,
         deleted: false,
       });
-      changes.push(deletion(path));
+      gone.push(deletion(path));
     }
-    return this.#record(changes, options);
+    // Deletions children first, then creations parents first (PROTOCOL.md §8).
+    return this.#record([...gone.reverse(), ...created], options);
   }
 
   async #check(path: string): Promise<string> {

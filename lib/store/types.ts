@@ -4,6 +4,27 @@ export const S_IFMT = 0o170000;
 export const S_IFREG = 0o100000;
 /** Symbolic link type bits; a link's content is its target path as UTF-8. */
 export const S_IFLNK = 0o120000;
+/**
+ * Folder type bits. A folder is recorded as an iteration of its own path with these bits
+ * in `mode`, size 0 and the empty content's hash (it has no content): so its creation,
+ * its permission bits and its removal are versioned and replicated like a file's.
+ */
+export const S_IFDIR = 0o040000;
+
+/**
+ * Whether a full `st_mode` is a folder's.
+ *
+ * @param mode A full mode (type bits included).
+ * @returns `true` for folder type bits.
+ * @example
+ * ```ts
+ * import { isFolderMode } from "./types.ts";
+ * if (!isFolderMode(0o040755) || isFolderMode(0o100644)) throw new Error("wrong");
+ * ```
+ */
+export function isFolderMode(mode: number): boolean {
+  return (mode & S_IFMT) === S_IFDIR;
+}
 
 /** Who made a change: `"local"` for this workspace's own edits, else a replica's sandbox id or `"master"`. */
 export type Origin = string;
@@ -22,7 +43,7 @@ export interface Iteration {
   size: number;
   /** Lowercase hex SHA-256 of the content (`""` for a deletion). */
   hash: string;
-  /** Full POSIX mode including type bits, e.g. `0o100644`; 0 for a deletion. */
+  /** Full POSIX mode including type bits, e.g. `0o100644` (`0o040755` for a folder); 0 for a deletion. */
   mode: number;
   /** True when this iteration records the path's removal. */
   deleted: boolean;

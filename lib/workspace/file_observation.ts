@@ -1,14 +1,14 @@
 import { isMissing } from "../disk/mod.ts";
-import { S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
+import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 
 /** What a path looks like on disk right now (from `lstat`; links are never followed). */
 export type Observation =
   | {
     /** Normalized workspace-relative path. */
     path: string;
-    /** A regular file or a symbolic link. */
-    kind: "file" | "symlink";
-    /** Size in bytes (a link's: its target's length). */
+    /** A regular file, a symbolic link, or a folder (seen like a file of no content whose mode has the folder type bits). */
+    kind: "file" | "symlink" | "dir";
+    /** Size in bytes (a link's: its target's length; a folder's: 0). */
     size: number;
     /** Modification time, epoch ms. */
     mtimeMs: number;
@@ -20,21 +20,21 @@ export type Observation =
   | {
     /** Normalized workspace-relative path. */
     path: string;
-    /** A folder, nothing there, or something else (a socket, a device). */
-    kind: "dir" | "absent" | "other";
+    /** Nothing there, or something else (a socket, a device). */
+    kind: "absent" | "other";
   };
 
 /** Turns an `lstat` result into an observation. */
 export function observe(path: string, info: Deno.FileInfo): Observation {
-  if (info.isDirectory) return { path, kind: "dir" };
-  if (!info.isFile && !info.isSymlink) return { path, kind: "other" };
-  const typeBits = info.isSymlink ? S_IFLNK : S_IFREG;
+  if (!info.isFile && !info.isSymlink && !info.isDirectory) return { path, kind: "other" };
+  const kind = info.isDirectory ? "dir" : info.isSymlink ? "symlink" : "file";
+  const typeBits = kind === "dir" ? S_IFDIR : kind === "symlink" ? S_IFLNK : S_IFREG;
   // Keep the permission bits from the OS and the type bits we are sure of.
-  const mode = typeBits | ((info.mode ?? 0o644) & ~S_IFMT);
+  const mode = typeBits | ((info.mode ?? (kind === "dir" ? 0o755 : 0o644)) & ~S_IFMT);
   return {
     path,
-    kind: info.isSymlink ? "symlink" : "file",
-    size: info.size,
+    kind,
+    size: kind === "dir" ? 0 : info.size,
     mtimeMs: info.mtime?.getTime() ?? 0,
     ino: info.ino ?? 0,
     mode,

@@ -17,6 +17,7 @@ export {
   type ApplyChangesOptions,
   type ApplyChangesResult,
   type CaptureResult,
+  FolderNotEmptyError,
   type WatchOptions,
   Workspace,
   type WorkspaceChange,
@@ -29,6 +30,12 @@ export {
   resolveLayout,
   type WorkspaceLayout,
 } from "./layout.ts";
-export { type CapturePlan, planCapture, RACY_WINDOW_MS, type SeenFile } from "./plan_capture.ts";
+export {
+  type CapturePlan,
+  FOLDER_HASH,
+  planCapture,
+  RACY_WINDOW_MS,
+  type SeenFile,
+} from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
 export type { Observation } from "./file_observation.ts";

@@ -1,14 +1,21 @@
+import { EMPTY_HASH } from "../cas/mod.ts";
 import type { FileState } from "../store/mod.ts";
 import type { Observation } from "./file_observation.ts";
 
-/** A file or link seen on disk. */
-export type SeenFile = Extract<Observation, { kind: "file" | "symlink" }>;
+/** A file, link or folder seen on disk. */
+export type SeenFile = Extract<Observation, { kind: "file" | "symlink" | "dir" }>;
+
+/**
+ * The content hash a folder is recorded with: it has no content, so the empty content's
+ * (PROTOCOL.md §8). Its size is 0 and its mode carries the folder type bits.
+ */
+export const FOLDER_HASH = EMPTY_HASH;
 
 /** What capture must do after looking at the disk. */
 export interface CapturePlan {
   /** Files whose content must be read and stored (new or changed since last seen). */
   toHash: SeenFile[];
-  /** Files unchanged since last seen, with their known hash. */
+  /** Files unchanged since last seen, with their known hash; every folder seen. */
   unchanged: Array<{ file: SeenFile; hash: string }>;
   /** Live paths that are gone from disk. */
   deleted: string[];
@@ -17,7 +24,8 @@ export interface CapturePlan {
 /**
  * Decides, without I/O, which observed files need hashing and which live paths were
  * deleted. A file is trusted unchanged only when size, mtime, inode and mode all match
- * what was last recorded for it.
+ * what was last recorded for it. A folder has no content to read: it is always
+ * "unchanged" with {@linkcode FOLDER_HASH}, and its caller compares its mode with the record.
  *
  * @param seen Files and links found on disk within the captured scope.
  * @param known What the scanner last recorded, by path.
@@ -32,6 +40,10 @@ export function planCapture(
   const present = new Set<string>();
   for (const file of seen) {
     present.add(file.path);
+    if (file.kind === "dir") {
+      plan.unchanged.push({ file, hash: FOLDER_HASH });
+      continue;
+    }
     const state = known.get(file.path);
     if (state && sameStat(state, file)) plan.unchanged.push({ file, hash: state.hash });
     else plan.toHash.push(file);

@@ -12,8 +12,9 @@ import type { SeenFile } from "./plan_capture.ts";
 const ENTRIES_PER_YIELD = 500;
 
 /**
- * Lists every file and link under `start` (a normalized relative folder, `""` for the
- * root), skipping filtered paths and never descending through links.
+ * Lists every file, link and folder under `start` (a normalized relative folder, `""` for
+ * the root; `start` itself is not listed), skipping filtered paths and never descending
+ * through links.
  *
  * @returns The files found, and paths that could not be recorded (with the reason).
  */
@@ -64,7 +65,10 @@ function collect(
   folders: string[],
 ): void {
   if (observation.kind === "dir") {
-    if (!filter.ignores(observation.path, true)) folders.push(observation.path);
+    if (!filter.ignores(observation.path, true)) {
+      folders.push(observation.path);
+      files.push(observation);
+    }
   } else if (observation.kind === "file" || observation.kind === "symlink") {
     if (!filter.ignores(observation.path, false)) files.push(observation);
   }

@@ -1,5 +1,5 @@
 import { dirname } from "node:path";
-import { Cas, sha256Hex } from "../cas/mod.ts";
+import { Cas, EMPTY_HASH, sha256Hex } from "../cas/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
@@ -22,6 +22,7 @@ import {
 import {
   type FileState,
   type FileStateChange,
+  isFolderMode,
   type Iteration,
   type NewIteration,
   S_IFLNK,
@@ -73,10 +74,25 @@ export type WorkspaceChange =
    * already in the CAS, or given as `bytes` (checked against `hash`, and stored). With
    * `createOnly`, it is only created: anything found at `path` (but an empty folder, for a
    * regular file) fails the change with `Deno.errors.AlreadyExists` and is left as it is.
+   * A mode with the folder type bits makes a folder (PROTOCOL.md §8): created if missing
+   * (replacing a file or link there, unless `createOnly`), its permission bits set.
    */
   | { path: string; hash: string; mode: number; bytes?: Uint8Array; createOnly?: boolean }
-  /** `path` removed: a file, a link, or a folder with everything in it. */
-  | { path: string; remove: true };
+  /**
+   * `path` removed: a file, a link, or a folder with everything in it. With
+   * `onlyEmptyFolder`, a folder is removed only when empty; one still holding anything
+   * fails the change with {@linkcode FolderNotEmptyError} and is left as it is.
+   */
+  | { path: string; remove: true; onlyEmptyFolder?: boolean };
+
+/** A folder to remove (`onlyEmptyFolder`) still holds something, so it was kept. */
+export class FolderNotEmptyError extends Error {
+  /** @param path The folder's workspace path. */
+  constructor(readonly path: string) {
+    super(`Folder "${path}" still holds files, so it was kept`);
+    this.name = "FolderNotEmptyError";
+  }
+}
 
 /** What {@linkcode Workspace.applyChanges} did. */
 export interface ApplyChangesResult {
@@ -213,6 +229,9 @@ export class Workspace {
       // Files written through the CAS's tmp folder, which nobody watches, reach the tree
       // by one rename; that needs the CAS on the workspace's file system.
       const sameFileSystem = Deno.statSync(layout.root).dev === Deno.statSync(layout.casDir).dev;
+      // Folders are recorded with the empty content's hash: always to be had, by every
+      // reader of a recorded path's content (a replica, a notification's inline bytes).
+      if (!(await cas.has(EMPTY_HASH))) await cas.putBytes(new Uint8Array(0));
       return new Workspace(layout, store, cas, filter, options.origin ?? "local", sameFileSystem);
     } catch (error) {
       store.close();
@@ -260,9 +279,11 @@ export class Workspace {
     let size = SCAN_SLICE;
     while (at < suspects.length) {
       const slice = suspects.slice(at, at + size);
+      const shallow = new Set(slice);
       at += slice.length;
       const captured = await this.#queue.run(async () =>
-        this.#closed ? { recorded: [], problems: [] } : await this.#capture(slice)
+        // A folder among them is looked at alone: what it holds is among the suspects.
+        this.#closed ? { recorded: [], problems: [] } : await this.#capture(slice, { shallow })
       );
       result.recorded.push(...captured.recorded);
       result.problems.push(...captured.problems);
@@ -281,13 +302,15 @@ export class Workspace {
     const live = new Map<string, Iteration>();
     this.#addLive(this.store.list(), live);
     const plan = planCapture(seen, this.store.fileStates(), live.keys());
+    const otherwise = plan.unchanged.filter(({ file, hash }) =>
+      recordsOtherwise(live.get(file.path), file, hash)
+    ).map(({ file }) => file);
+    // New folders before the files: a slice's files then find their folders recorded.
     return [
       ...plan.deleted,
+      ...otherwise.filter((file) => file.kind === "dir").map((file) => file.path),
       ...plan.toHash.map((file) => file.path),
-      ...plan.unchanged.filter(({ file, hash }) =>
-        recordsOtherwise(live.get(file.path), file, hash)
-      )
-        .map(({ file }) => file.path),
+      ...otherwise.filter((file) => file.kind !== "dir").map((file) => file.path),
     ];
   }
 
@@ -456,7 +479,11 @@ export class Workspace {
       const normalized = this.checkPath(path);
       this.#assertNoLinkedParents(normalized);
       await Deno.chmod(this.#absolute(normalized), mode & 0o7777);
-      const { recorded } = await this.#capture([normalized], { origin: options.origin });
+      // A folder's own mode changed: what is inside it is not this change.
+      const { recorded } = await this.#capture([normalized], {
+        origin: options.origin,
+        shallow: new Set([normalized]),
+      });
       return recorded.find((iteration) => iteration.path === normalized);
     });
   }
@@ -515,6 +542,12 @@ export class Workspace {
       origin?: string | undefined;
       /** Files this workspace just wrote, by path: recorded as written, not looked at again. */
       written?: Map<string, WrittenFile>;
+      /**
+       * Scopes looked at alone even when they are folders: what is inside a folder this
+       * workspace just made or changed the mode of is not its change (a local file in it,
+       * not yet recorded, must not be recorded with this change's origin).
+       */
+      shallow?: ReadonlySet<string>;
     } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
@@ -522,7 +555,8 @@ export class Workspace {
     const live = new Map<string, Iteration>();
     const known = new Map<string, FileState>();
     const written = options.written ?? new Map<string, WrittenFile>();
-    const looked = dedupeScopes(this.#withRecordedFileAncestors(scopes));
+    const { scopes: withAncestors, unrecordedAncestors } = this.#withRecordedFileAncestors(scopes);
+    const looked = dedupeScopes(withAncestors, options.shallow);
     // A path where the store still holds files inside it (a folder removed or replaced
     // unseen) is looked at with all beneath it, so those are recorded as deleted.
     const holdingFiles = this.store.withLiveInside(looked.filter((scope) => scope !== ""));
@@ -534,6 +568,10 @@ export class Workspace {
         seen.set(scope, file); // just written: a file, with nothing live inside
         continue;
       }
+      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen)) {
+        single.push(scope);
+        continue;
+      }
       const walked = await this.#observeScope(scope, seen, problems);
       if (!walked && !holding) {
         single.push(scope);
@@ -541,6 +579,13 @@ export class Workspace {
       }
       this.#addLive(this.store.list({ dir: scope }), live);
       for (const [path, state] of this.store.fileStates(scope)) known.set(path, state);
+    }
+    // Folders a change was made in (created by a write's parents, or by someone else) and
+    // never recorded: recorded now, so every folder on disk has its own record.
+    for (const ancestor of unrecordedAncestors) {
+      if (!looked.some((scope) => isInside(ancestor, scope))) {
+        if (this.#observeFolderAlone(ancestor, seen)) single.push(ancestor);
+      }
     }
     // Looked up together: a scan captures hundreds of single paths at a time.
     this.#addLive(this.store.latestOf(single).values(), live);
@@ -582,9 +627,13 @@ export class Workspace {
     }
     // Deletions first: a file replaced by a folder of the same name (or the reverse) is
     // then never recorded as both present at one sequence, and replicas apply it in order.
-    changes.sort((a, b) =>
-      Number(b.deleted) - Number(a.deleted) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
-    );
+    // Deletions children first (descending: a folder after what was in it), creations
+    // parents first (ascending), as PROTOCOL.md §8 orders them.
+    changes.sort((a, b) => {
+      if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
+      const order = a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+      return a.deleted ? -order : order;
+    });
     await this.cas.syncDeferred(); // the content stored above, durable before it is recorded
     const recorded = this.store.record(changes, states); // one commit for both
     for (const problem of problems) log("warn", "not recorded", problem);
@@ -603,9 +652,12 @@ export class Workspace {
   /**
    * The scopes, plus each ancestor the store holds as a live file: if it is a folder now,
    * the file was replaced, and its deletion must be recorded with (and before) what is
-   * inside, never after it.
+   * inside, never after it. Also the ancestors the store holds no live record of, to be
+   * looked at alone (a folder made by a write of what is inside it).
    */
-  #withRecordedFileAncestors(scopes: string[]): string[] {
+  #withRecordedFileAncestors(
+    scopes: string[],
+  ): { scopes: string[]; unrecordedAncestors: string[] } {
     const ancestors = new Set<string>();
     for (const scope of scopes) {
       for (const ancestor of ancestorsOf(scope)) {
@@ -614,10 +666,27 @@ export class Workspace {
       }
     }
     const out = new Set(scopes);
-    for (const latest of this.store.latestOf([...ancestors]).values()) {
-      if (!latest.deleted) out.add(latest.path);
+    const latest = this.store.latestOf([...ancestors]);
+    const unrecordedAncestors: string[] = [];
+    for (const ancestor of ancestors) {
+      const recorded = latest.get(ancestor);
+      if (!recorded || recorded.deleted) unrecordedAncestors.push(ancestor);
+      else if (!isFolderMode(recorded.mode)) out.add(ancestor);
     }
-    return [...out];
+    return { scopes: [...out], unrecordedAncestors };
+  }
+
+  /**
+   * Looks at one folder, not what is inside, adding it to `seen` when it is one and the
+   * filter lets it through.
+   *
+   * @returns Whether it is a folder (looked at, or filtered).
+   */
+  #observeFolderAlone(path: string, seen: Map<string, SeenFile>): boolean {
+    const observation = observePath(this.root, path);
+    if (observation.kind !== "dir") return false;
+    if (!this.filter.local.ignores(path, true)) seen.set(path, observation);
+    return true;
   }
 
   /**
@@ -633,6 +702,7 @@ export class Workspace {
     if (scope !== "" && this.filter.local.ignores(scope)) return false;
     const observation = scope === "" ? { kind: "dir" as const } : observePath(this.root, scope);
     if (observation.kind === "dir") {
+      if (scope !== "") seen.set(scope, observation as SeenFile); // the folder itself
       const walked = await walkTree(this.root, scope, this.filter.local);
       for (const file of walked.files) seen.set(file.path, file);
       problems.push(...walked.skipped);
@@ -741,6 +811,9 @@ export class Workspace {
     const { recorded } = await this.#capture(made.map((change) => change.path), {
       origin: options.origin,
       written,
+      shallow: new Set(
+        made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
+      ),
     });
     return { recorded, failed };
   }
@@ -793,6 +866,10 @@ export class Workspace {
     const absolute = this.#absolute(change.path);
     if ("remove" in change) {
       this.#assertNoLinkedParents(change.path);
+      if (change.onlyEmptyFolder && lstatOrNullSync(absolute)?.isDirectory) {
+        removeEmptyFolder(absolute, change.path);
+        return null;
+      }
       await Deno.remove(absolute, { recursive: true }).catch((error) => {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
       });
@@ -805,6 +882,10 @@ export class Workspace {
       parents.add(parent);
     }
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
+    if (isFolderMode(fullMode)) {
+      makeFolder(absolute, change.path, fullMode, change.createOnly ?? false);
+      return null;
+    }
     if ((fullMode & S_IFMT) === S_IFLNK) {
       if (change.bytes) await this.cas.putVerified(change.hash, change.bytes);
       const target = new TextDecoder().decode(
@@ -890,6 +971,37 @@ export class Workspace {
 }
 
 /**
+ * Makes a folder with `mode`'s permission bits, or sets them on the folder there. A file
+ * or link in the way is replaced, unless `createOnly`.
+ *
+ * @throws {Deno.errors.AlreadyExists} With `createOnly`, when something else is there.
+ */
+function makeFolder(absolute: string, path: string, mode: number, createOnly: boolean): void {
+  const found = lstatOrNullSync(absolute);
+  if (found && !found.isDirectory) {
+    if (createOnly) throw new Deno.errors.AlreadyExists(`"${path}" exists and is not a folder`);
+    Deno.removeSync(absolute); // a file or link the folder replaces
+  }
+  if (!found?.isDirectory) Deno.mkdirSync(absolute, { mode: mode & 0o7777 });
+  Deno.chmodSync(absolute, mode & 0o7777); // exactly these bits, whatever the umask
+}
+
+/**
+ * Removes a folder only when it is empty.
+ *
+ * @throws {FolderNotEmptyError} When it still holds anything.
+ */
+function removeEmptyFolder(absolute: string, path: string): void {
+  try {
+    Deno.removeSync(absolute);
+  } catch (error) {
+    if (isMissing(error)) return; // RACE: removed since
+    if (lstatOrNullSync(absolute)?.isDirectory) throw new FolderNotEmptyError(path);
+    throw error;
+  }
+}
+
+/**
  * Flushes the file systems holding these folders, once each.
  *
  * @returns `false` when that cannot be done here (see `syncFileSystem` in lib/disk).
@@ -945,13 +1057,19 @@ function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash:
   return recorded?.hash !== hash || recorded.mode !== file.mode;
 }
 
-/** The scopes without those inside another (ancestors are shorter, so they come first). */
-function dedupeScopes(scopes: string[]): string[] {
+/**
+ * The scopes without those inside another (ancestors are shorter, so they come first). A
+ * scope looked at alone (`shallow`) covers nothing.
+ */
+function dedupeScopes(scopes: string[], shallow?: ReadonlySet<string>): string[] {
   const kept = new PathSet();
+  const alone: string[] = [];
   for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {
-    if (!kept.covers(scope)) kept.add(scope);
+    if (kept.covers(scope)) continue;
+    if (shallow?.has(scope)) alone.push(scope);
+    else kept.add(scope);
   }
-  return kept.paths;
+  return [...kept.paths, ...alone];
 }
 
 async function readIgnoreFile(root: string): Promise<string[]> {

@@ -30,10 +30,14 @@ async function entryState(absolute: string, entry: Deno.DirEntry): Promise<strin
   return `${mode} ${sha256Hex(await Deno.readFile(absolute))}`;
 }
 
-/** Every file and link under `root` (Chronicle's data folder and temp files left out), as `path → "mode hash"`. */
+/**
+ * Every file and link under `root` (Chronicle's data folder and temp files left out), as
+ * `path → "mode hash"`; with `folders`, every folder too, as `path → "dir mode"`.
+ */
 export async function treeState(
   root: string,
   exclude: string[] = [],
+  folders = false,
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const walk = async (dir: string, prefix: string) => {
@@ -52,6 +56,10 @@ export async function treeState(
       const absolute = `${dir}/${entry.name}`;
       try {
         if (entry.isDirectory) {
+          if (folders) {
+            const mode = ((await Deno.lstat(absolute)).mode ?? 0) & 0o7777;
+            out.set(path, `dir ${mode.toString(8)}`);
+          }
           await walk(absolute, path);
           continue;
         }
@@ -93,6 +101,8 @@ export interface SameTreesOptions {
   peers?: LogSource[];
   /** Paths (and everything under them) left out of the comparison. */
   exclude?: string[];
+  /** Compare folders too (each one's presence and mode). @default {false} */
+  folders?: boolean;
 }
 
 /**
@@ -107,7 +117,9 @@ export async function waitForSameTrees(
   let different = -1;
   try {
     return await waitFor("the trees to match", async () => {
-      states = await Promise.all(roots.map((root) => treeState(root, options.exclude)));
+      states = await Promise.all(
+        roots.map((root) => treeState(root, options.exclude, options.folders ?? false)),
+      );
       different = states.findIndex((state) => !sameTree(states[0]!, state));
       return different === -1 ? states[0] : undefined;
     }, { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 50 });

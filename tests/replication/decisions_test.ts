@@ -81,7 +81,18 @@ function facts(overrides: Partial<WriteBackFacts> = {}): WriteBackFacts {
   };
 }
 
+const EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
 Deno.test("decideWriteBack() applies the causal rule and the entry checks", () => {
+  const folderRemoval = entry({
+    filepath: "src",
+    operation: { type: "Delete" },
+    content_hash: null,
+    content_bytes: null,
+    size: 0n,
+    permissions: 0n,
+    is_deletion: true,
+  });
   const later = (origin: string, sequence = 11) => ({
     filtered: false,
     later: [{ sequence, origin }],
@@ -202,6 +213,30 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
       facts: facts({ content: "missing" }),
       expected: "accept",
     },
+    {
+      description: "removing a folder the master holds nothing in is accepted (PROTOCOL.md §8)",
+      entry: folderRemoval,
+      facts: facts({ paths: { "src": { filtered: false, later: [], holdsLive: false } } }),
+      expected: "accept",
+    },
+    {
+      description: "removing a folder holding paths the replica did not remove conflicts",
+      entry: folderRemoval,
+      facts: facts({ paths: { "src": { filtered: false, later: [], holdsLive: true } } }),
+      expected: "conflict",
+    },
+    {
+      description: "a folder is written like a file: its mode, the empty content",
+      entry: entry({
+        filepath: "src",
+        content_hash: EMPTY,
+        content_bytes: new Uint8Array(0),
+        size: 0n,
+        permissions: 0o40750n,
+      }),
+      facts: facts({ paths: { "src": { filtered: false, later: [] } } }),
+      expected: "accept",
+    },
   ];
   for (const { description, entry, facts, expected } of table) {
     const verdict = decideWriteBack(entry, facts);
@@ -278,6 +313,8 @@ Deno.test("decideApply() decides how a master version lands on a replica", () =>
     assertEquals(decideApply(facts), expected, description);
   }
 });
+
+const DIR = 0o40755;
 
 function it(path: string, sequence: number, hash: string, mode = 0o100644): Iteration {
   const deleted = hash === "";
@@ -363,6 +400,59 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
       changes: [{ current: it("build/x", 5, "h"), previous: undefined }],
       context: { ...none, filtered: new Set(["build/x"]) },
       expected: [],
+    },
+    {
+      description: "a new folder is a write of its mode",
+      changes: [{ current: it("d", 5, EMPTY, DIR), previous: undefined }],
+      expected: [["write", "d", null, 0]],
+    },
+    {
+      description: "a folder's mode change is a chmod",
+      changes: [{ current: it("d", 5, EMPTY, 0o40700), previous: it("d", 3, EMPTY, DIR) }],
+      expected: [["chmod", "d", null, 0]],
+    },
+    {
+      description: "a folder replaced by an empty file is a write, not a chmod",
+      changes: [{ current: it("d", 5, EMPTY), previous: it("d", 3, EMPTY, DIR) }],
+      expected: [["write", "d", null, 0]],
+    },
+    {
+      description: "a folder removed and another made are never a rename; removals last",
+      changes: [
+        { current: it("d", 5, ""), previous: it("d", 3, EMPTY, DIR) },
+        { current: it("e", 6, EMPTY, DIR), previous: undefined },
+        { current: it("empty.txt", 7, EMPTY), previous: undefined },
+      ],
+      expected: [["write", "e", null, 0], ["write", "empty.txt", null, 0], [
+        "delete",
+        "d",
+        null,
+        0,
+      ]],
+    },
+    {
+      description: "a moved folder: its new folder, its files' renames, then its removal",
+      changes: [
+        { current: it("d/a", 5, ""), previous: it("d/a", 3, "h") },
+        { current: it("d", 6, ""), previous: it("d", 2, EMPTY, DIR) },
+        { current: it("e", 7, EMPTY, DIR), previous: undefined },
+        { current: it("e/a", 8, "h"), previous: undefined },
+      ],
+      expected: [["write", "e", null, 0], ["rename", "d/a", "e/a", 0], ["delete", "d", null, 0]],
+    },
+    {
+      description: "a file replacing a folder tree comes after the tree's removal, children first",
+      changes: [
+        { current: it("x/in/a", 5, ""), previous: it("x/in/a", 3, "h") },
+        { current: it("x/in", 6, ""), previous: it("x/in", 2, EMPTY, DIR) },
+        { current: it("x", 7, "h2"), previous: it("x", 1, EMPTY, DIR) },
+      ],
+      expected: [["delete", "x/in/a", null, 0], ["delete", "x/in", null, 0], [
+        "write",
+        "x",
+        null,
+        0,
+      ]],
     },
   ];
   for (const { description, changes, context, expected } of table) {

@@ -110,11 +110,12 @@ Deno.test("a replica killed in the middle of its initial sync resumes it with no
     const master = await startMaster(m, sock);
     let replica = await startReplica(r, sock);
     try {
-      // Killed once the first batch is recorded: most likely while the next one is being
-      // written, its files on disk and not yet recorded.
+      // Killed once the first batches are recorded (the first are folders, t/0 … t/29):
+      // most likely while the next one is being written, its files on disk and not yet
+      // recorded.
       await waitFor(
-        "the first batch applied",
-        async () => (await replicaStatus(replica)).appliedSequence > 0,
+        "the first batches applied",
+        async () => (await replicaStatus(replica)).appliedSequence > 100,
         { intervalMs: 2 },
       );
       await replica.kill();

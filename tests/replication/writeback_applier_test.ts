@@ -75,7 +75,8 @@ Deno.test("WriteBackApplier applies a batch in order: runs of unrelated paths, r
       entry("gone.txt", { type: "Delete" }, null, seen),
       entry("a.txt", { type: "Write" }, "a two", seen), // same path again: a later run
       entry("dir/b.txt", { type: "Rename", new_path: "dir/c.txt" }, null, seen),
-      entry("dir", { type: "Delete" }, null, seen), // holds c.txt: after the rename
+      entry("dir/c.txt", { type: "Delete" }, null, seen),
+      entry("dir", { type: "Delete" }, null, seen), // the folder, once empty (PROTOCOL.md §8)
       entry("dir", { type: "Write" }, "dir is a file now", seen),
     ];
     const result = await applier.apply("sandbox-1", batch);

@@ -62,8 +62,9 @@ Deno.test("a sandbox's create, edit, rename, chmod and delete reach the master a
       assert(history.every((it) => it.origin === "sb-1"), JSON.stringify(history));
       const answered = await writeBacksAnswered(sandbox);
       assertEquals(answered.journal.rejected, 0);
-      // create ×2, edit, rename, chmod, delete: one entry each, the rename as one entry.
-      assertEquals(answered.journal.accepted, 6);
+      // The folder work, create ×2, edit, rename, chmod, delete: one entry each, the
+      // rename as one entry.
+      assertEquals(answered.journal.accepted, 7);
     } finally {
       await stopPeers(sandbox, other, master);
     }
@@ -178,7 +179,7 @@ Deno.test("a burst of 1,000 sandbox writes arrives complete and in order", async
       assertEquals(tree.size, 1000);
       const changes = await master.command<Iteration[]>("changes 0");
       const order = changes.filter((it) => it.origin === "burst").map((it) => it.path);
-      assertEquals(order, names);
+      assertEquals(order, ["burst", ...names]); // the folder first (PROTOCOL.md §8)
     } finally {
       await stopPeers(sandbox, master);
     }
@@ -226,10 +227,11 @@ Deno.test("no echo loop: exactly one write-back per real change", async () => {
       await sandbox.command("sync-wait 20000");
       await sandbox.command("settle");
       const answered = await writeBacksAnswered(sandbox);
-      assertEquals(answered.journal.accepted, 5);
+      // The five files and their folder.
+      assertEquals(answered.journal.accepted, 5 + 1);
       assertEquals(answered.journal.rejected + answered.journal.refused, 0);
       const changes = await master.command<Iteration[]>("changes 0");
-      assertEquals(changes.filter((it) => it.origin === "echo").length, 5);
+      assertEquals(changes.filter((it) => it.origin === "echo").length, 5 + 1);
     } finally {
       await stopPeers(sandbox, master);
     }
@@ -295,7 +297,8 @@ Deno.test("a master killed while it applies a burst of write-backs takes the res
       for (let i = 0; i < 2000; i++) await put(r, `w/${i % 20}/${i}.txt`, `sandbox ${i}`);
       await waitFor(
         "the burst journaled",
-        async () => (await replicaStatus(sandbox)).journal.pending === 2000,
+        // The files, and their folders w, w/0 … w/19.
+        async () => (await replicaStatus(sandbox)).journal.pending === 2000 + 21,
       );
       master = await startMaster(m, sock);
       // Killed as the first files land: most likely with a batch written and not recorded.
@@ -308,7 +311,7 @@ Deno.test("a master killed while it applies a burst of write-backs takes the res
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
       const answered = await writeBacksAnswered(sandbox);
       assertEquals(answered.conflicts, []);
-      assertEquals(answered.journal.accepted, 2000);
+      assertEquals(answered.journal.accepted, 2000 + 21);
     } finally {
       await stopPeers(sandbox, master);
     }

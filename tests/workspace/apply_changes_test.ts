@@ -29,7 +29,8 @@ Deno.test("Workspace.applyChanges() writes and removes many paths, recorded in o
         { path: "never-there.txt", remove: true },
       ], { origin: "master" });
       assert.deepEqual(failed, []);
-      assert.equal(recorded.length, 40 + 1 + 3);
+      // The folders made (new, new/0 … new/3) and removed (dir) are recorded too.
+      assert.equal(recorded.length, 40 + 1 + 3 + 5 + 1);
       assert.deepEqual(
         recorded.map((iteration) => iteration.sequence),
         recorded.map((_, i) => before + 1 + i),
@@ -47,7 +48,7 @@ Deno.test("Workspace.applyChanges() writes and removes many paths, recorded in o
         workspace.store.list().map((iteration) => iteration.path).filter((p) =>
           !p.startsWith("new/")
         ),
-        ["tool.sh"],
+        ["new", "tool.sh"],
       );
       // What is remembered of each written file is what the disk shows, so the next look
       // compares against the truth (the mtime is untrusted while fresh: racy).
@@ -98,7 +99,7 @@ Deno.test("Workspace.applyChanges() writes and records a batch of copies where t
           env,
         });
         assert.equal(code, 0, stderr);
-        assert.deepEqual(JSON.parse(stdout), { fileSystemSync: false, recorded: 50, failed: 0 });
+        assert.deepEqual(JSON.parse(stdout), { fileSystemSync: false, recorded: 56, failed: 0 });
         for (let i = 0; i < 50; i++) {
           assert.equal(await Deno.readTextFile(`${root}/batch/${i % 5}/f${i}.txt`), `file ${i}`);
         }
@@ -134,7 +135,9 @@ Deno.test("Workspace.applyChanges() flushes a large batch in chunks; one failed 
         });
         assert.equal(code, 0, stderr);
         const result = JSON.parse(stdout);
-        assert.deepEqual([result.recorded, result.failed], [recorded, count - recorded]);
+        // With its files, the folders they were put in (batch, batch/0 … batch/4).
+        const folders = recorded === 0 ? 0 : 6;
+        assert.deepEqual([result.recorded, result.failed], [recorded + folders, count - recorded]);
         // The script's own flush at the end is one more call.
         const flushes = Number(await Deno.readTextFile(`${dir}/calls`)) - 1;
         if (kind === "copies") {
@@ -197,6 +200,7 @@ Deno.test("Workspace.applyChanges() create-only writes refuse whatever is on dis
       );
       assert.deepEqual(recorded.map((iteration) => iteration.path), [
         "empty-folder",
+        "new",
         "new/made.txt",
       ]);
       const refused = Object.fromEntries(failed.map((f) => [f.path, f.error]));
@@ -241,8 +245,8 @@ Deno.test("Workspace.applyChanges() writing a file where a recorded folder was r
       assert.deepEqual(failed, []);
       assert.deepEqual(
         recorded.map((iteration) => [iteration.path, iteration.deleted]),
-        [["p/q.txt", true], ["p/r/s.txt", true], ["p", false]],
-        "deletions first, in the same transaction",
+        [["p/r/s.txt", true], ["p/r", true], ["p/q.txt", true], ["p", false]],
+        "deletions first, children before their folder, in the same transaction",
       );
       assert.deepEqual(workspace.store.list().map((iteration) => iteration.path), ["p"]);
     } finally {
@@ -296,7 +300,7 @@ Deno.test({
             visibleFirst: true,
           });
           assert.deepEqual(failed, []);
-          assert.equal(recorded.length, 40);
+          assert.equal(recorded.length, 40 + 2, "and the folders, local made for its files");
           for (const change of changes) {
             const info = await Deno.lstat(`${root}/${change.path}`);
             assert.equal(info.mode! & 0o777, 0o640, change.path);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { FileState } from "../../lib/store/mod.ts";
-import { planCapture, RACY_WINDOW_MS } from "../../lib/workspace/mod.ts";
+import { FOLDER_HASH, planCapture, RACY_WINDOW_MS } from "../../lib/workspace/mod.ts";
 import { stateToRemember } from "../../lib/workspace/plan_capture.ts";
 
 const H = "a".repeat(64);
@@ -15,6 +15,10 @@ const seen = (
   ino: 7,
   mode: 0o100644,
   ...over,
+});
+const folder = (path: string) => ({
+  ...seen(path, { mode: 0o40755, size: 0 }),
+  kind: "dir" as const,
 });
 const known = (path: string, over: Partial<FileState> = {}): [string, FileState] => [
   path,
@@ -79,9 +83,26 @@ Deno.test("planCapture() hashes only what changed and finds deletions", () => {
       live: ["a"],
       expected: { toHash: [], unchanged: [], deleted: ["a"] },
     },
+    {
+      description: "a folder is never read: unchanged, whatever its stat (PROTOCOL.md §8)",
+      seen: [folder("d"), folder("e")],
+      known: [],
+      live: ["d"],
+      expected: { toHash: [], unchanged: ["d", "e"], deleted: [] },
+    },
+    {
+      description: "a folder gone is deleted, as a file is",
+      seen: [seen("d/a")],
+      known: [known("d/a")],
+      live: ["d", "d/a"],
+      expected: { toHash: [], unchanged: ["d/a"], deleted: ["d"] },
+    },
   ];
   for (const row of table) {
     const plan = planCapture(row.seen, new Map(row.known), row.live);
+    for (const { file, hash } of plan.unchanged) {
+      if (file.kind === "dir") assert.equal(hash, FOLDER_HASH, `${row.description}: ${file.path}`);
+    }
     assert.deepEqual(
       {
         toHash: plan.toHash.map((f) => f.path),

@@ -23,7 +23,7 @@ Deno.test("Workspace.scan() records the tree, then only what changed since, dele
     let workspace = await open(root);
     try {
       const first = await workspace.scan();
-      assert.deepEqual(first.recorded.map((i) => i.path), ["a.txt", "src/b.ts"]);
+      assert.deepEqual(first.recorded.map((i) => i.path), ["a.txt", "src", "src/b.ts"]);
       assert.deepEqual((await workspace.scan()).recorded, [], "nothing changed");
     } finally {
       await workspace.close();
@@ -121,6 +121,7 @@ Deno.test("Workspace move() and chmod() record both sides and the mode", () =>
       const moved = await workspace.move("src/x.sh", "bin/x.sh");
       assert.deepEqual(moved.map((i) => `${i.path}:${i.deleted}`).sort(), [
         "bin/x.sh:false",
+        "bin:false", // the folder the move made
         "src/x.sh:true",
       ]);
       const changed = await workspace.chmod("bin/x.sh", 0o755);
@@ -143,6 +144,7 @@ Deno.test("Workspace honours --ignore patterns and .chronicleignore", () =>
       await workspace.scan();
       assert.deepEqual(workspace.store.list().map((i) => i.path), [
         ".chronicleignore",
+        "src",
         "src/keep.ts",
       ]);
       await assert.rejects(() => workspace.writeBytes("x.log", text("no")), PathError);
@@ -327,11 +329,11 @@ Deno.test("Workspace records a file replaced by a folder as a deletion first, wh
       await Deno.remove(`${root}/x`);
       await put(root, "x/inside.txt", "x is a folder");
       // Told only of the new file (as when its writer closed it before the removal's
-      // event was handled): the replaced file's deletion is recorded with it, first.
+      // event was handled): the replaced file becomes a folder with it, first.
       const { recorded } = await workspace.capture(["x/inside.txt"]);
       assert.deepEqual(
-        recorded.map((i) => `${i.path}${i.deleted ? " deleted" : ""}`),
-        ["x deleted", "x/inside.txt"],
+        recorded.map((i) => `${i.path}${i.deleted ? " deleted" : ""}:${i.mode.toString(8)}`),
+        [`x:${(0o40000 | 0o755).toString(8)}`, "x/inside.txt:100644"],
       );
       assert.equal(recorded[0]!.sequence + 1, recorded[1]!.sequence);
     } finally {
@@ -377,8 +379,9 @@ Deno.test("Workspace.scan() records a large tree in slices, and a write queued m
       const scanned = await workspace.scan();
       stop();
       await write;
-      assert.equal(scanned.recorded.length, files);
-      assert.deepEqual(slices, [SCAN_SLICE, SCAN_SLICE, SCAN_SLICE]);
+      const folders = 1 + 7; // t, t/0 … t/6: recorded first
+      assert.equal(scanned.recorded.length, files + folders);
+      assert.deepEqual(slices, [SCAN_SLICE, SCAN_SLICE, SCAN_SLICE + folders]);
       const between = workspace.store.latest("between.txt")!.sequence;
       const sequences = scanned.recorded.map((iteration) => iteration.sequence);
       assert.ok(
@@ -400,7 +403,7 @@ Deno.test("Workspace.scan() alone takes larger and larger slices: fewer commits"
       const stop = workspace.store.onRecorded((recorded) => slices.push(recorded.length));
       await workspace.scan();
       stop();
-      assert.deepEqual(slices, [SCAN_SLICE, 2 * SCAN_SLICE, 4 * SCAN_SLICE]);
+      assert.deepEqual(slices, [SCAN_SLICE, 2 * SCAN_SLICE, 4 * SCAN_SLICE, 1]); // and u
     } finally {
       await workspace.close();
     }

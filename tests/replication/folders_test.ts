@@ -1,0 +1,212 @@
+/**
+ * Folders replicated both ways (PROTOCOL.md §8), end to end: master and replicas as
+ * separate processes on a real Unix socket, trees compared with their folders and modes.
+ */
+import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { assert, assertEquals } from "./_assert.ts";
+import {
+  type Peer,
+  replicaStatus,
+  startMaster,
+  startReplica,
+  stopPeers,
+  waitForLive,
+  waitForSameTrees,
+  withDirs,
+  writeBacksAnswered,
+} from "./_harness.ts";
+import type { Iteration } from "../../lib/store/mod.ts";
+
+/** Trees equal with their folders and each folder's mode. */
+function sameTrees(roots: string[], peers: Peer[]): Promise<Map<string, string>> {
+  return waitForSameTrees(roots, { peers, folders: true, timeoutMs: 30_000 });
+}
+
+/** Makes a deep folder tree under `root/top`: files, empty folders, several levels. */
+async function deepTree(root: string, top: string): Promise<number> {
+  let folders = 0;
+  for (let a = 0; a < 3; a++) {
+    for (let b = 0; b < 3; b++) {
+      await Deno.mkdir(`${root}/${top}/${a}/${b}/empty`, { recursive: true });
+      folders++;
+      if (b !== 1) await put(root, `${top}/${a}/${b}/file.txt`, `${top} ${a} ${b}`);
+    }
+  }
+  return folders;
+}
+
+/** The folders and files under `top` in a tree state, by path. */
+function under(tree: Map<string, string>, top: string): string[] {
+  return [...tree.keys()].filter((path) => path === top || path.startsWith(`${top}/`));
+}
+
+/**
+ * The three folder operations from `from` (the side the change is made on) to all: an
+ * empty folder with its mode, a mode change, and a deep tree's removal.
+ */
+async function folderOperations(
+  t: Deno.TestContext,
+  from: string,
+  all: string[],
+  peers: Peer[],
+): Promise<void> {
+  await t.step("an empty folder appears with its mode", async () => {
+    await Deno.mkdir(`${from}/emptydir`, { mode: 0o750 });
+    await Deno.chmod(`${from}/emptydir`, 0o750);
+    const tree = await sameTrees(all, peers);
+    assertEquals(tree.get("emptydir"), "dir 750");
+  });
+  await t.step("a mode change travels", async () => {
+    await Deno.chmod(`${from}/emptydir`, 0o701);
+    const tree = await sameTrees(all, peers);
+    assertEquals(tree.get("emptydir"), "dir 701");
+  });
+  await t.step("a deep tree removed leaves nothing behind", async () => {
+    await deepTree(from, "deep");
+    const before = await sameTrees(all, peers);
+    assertEquals(under(before, "deep").length, 1 + 3 + 9 + 9 + 6, "deep, a, a/b, empties, files");
+    await Deno.remove(`${from}/deep`, { recursive: true });
+    const after = await sameTrees(all, peers);
+    assertEquals(under(after, "deep"), []);
+  });
+}
+
+Deno.test("folders from the master: empty ones with their modes, mode changes, a deep tree's removal", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const replica = await startReplica(r, sock);
+    try {
+      await folderOperations(t, m, [m, r], [master, replica]);
+      const history = await master.command<Iteration[]>("history emptydir");
+      assertEquals(
+        history.map((it) => [it.mode.toString(8), it.deleted]),
+        [["40750", false], ["40701", false]],
+        "a folder is iterations of its path with the folder type bits",
+      );
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
+
+Deno.test("folders from a replica: written back to the master and on to another replica", async (t) => {
+  await withDirs(["m", "r1", "r2"], async ({ base, m, r1, r2 }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const sandbox = await startReplica(r1, sock, { name: "sandbox", args: ["--sandbox-id", "sb"] });
+    const other = await startReplica(r2, sock, { name: "other" });
+    const peers = [master, sandbox, other];
+    try {
+      await folderOperations(t, r1, [m, r1, r2], peers);
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.conflicts, []);
+      assertEquals(answered.journal.rejected + answered.journal.refused, 0);
+      const history = await master.command<Iteration[]>("history deep/0/0/empty");
+      assertEquals(history.map((it) => [it.origin, it.deleted]), [["sb", false], ["sb", true]]);
+    } finally {
+      await stopPeers(sandbox, other, master);
+    }
+  });
+});
+
+Deno.test("folders in a catch-up from zero and in a full resync", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    await Deno.mkdir(`${m}/empty/nested`, { recursive: true });
+    await Deno.chmod(`${m}/empty`, 0o711);
+    await deepTree(m, "deep");
+    let master = await startMaster(m, sock);
+    let replica = await startReplica(r, sock);
+    try {
+      await t.step("from zero", async () => {
+        const tree = await sameTrees([m, r], [master, replica]);
+        assertEquals(tree.get("empty"), "dir 711");
+        assertEquals(tree.get("empty/nested"), "dir 755");
+      });
+      await t.step("a full resync removes the folders the master no longer has", async () => {
+        await replica.stop();
+        await Deno.remove(`${m}/deep/1`, { recursive: true });
+        await Deno.mkdir(`${m}/new/empty`, { recursive: true });
+        await Deno.chmod(`${m}/empty`, 0o755);
+        const sequence = await waitFor("the master to record the changes", async () => {
+          const { sequence } = await master.command<{ sequence: number }>("settle");
+          const history = await master.command<Iteration[]>("history new/empty");
+          return history.length === 1 ? sequence : 0;
+        });
+        // A folder only on the replica, with a local file still to be written back: kept.
+        await Deno.mkdir(`${r}/mine`);
+        await put(r, "mine/pending.txt", "the replica's own");
+        await master.stop();
+        master = await startMaster(m, sock);
+        await master.command(`set-floor ${sequence}`);
+        replica = await startReplica(r, sock);
+        const tree = await sameTrees([m, r], [master, replica]);
+        assertEquals(under(tree, "deep/1"), []);
+        assertEquals(tree.get("new/empty"), "dir 755");
+        assertEquals(tree.get("mine/pending.txt")?.split(" ")[0], "644");
+        assert(master.logs().includes("replica must resync"), master.logs());
+      });
+      await t.step("the master's store replaced: local folders it lacks are removed", async () => {
+        await replica.stop();
+        await master.stop();
+        // Recorded by the replica while the master was away: a local change written back.
+        await Deno.mkdir(`${r}/local/empty`, { recursive: true });
+        // Gone from the new master, which never knew it: the resync's sweep removes it.
+        await Deno.remove(`${m}/deep/0`, { recursive: true });
+        await Deno.remove(`${m}/.chronicle`, { recursive: true });
+        master = await startMaster(m, sock);
+        replica = await startReplica(r, sock);
+        const tree = await sameTrees([m, r], [master, replica]);
+        assertEquals(under(tree, "deep/0"), []);
+        assertEquals(tree.get("local/empty"), "dir 755", "a local folder is written back");
+        await waitForLive(replica);
+        const status = await replicaStatus(replica);
+        assertEquals(status.conflicts, []);
+      });
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
+
+Deno.test("a folder replaced by a file and a file replaced by a folder, both ways", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const replica = await startReplica(r, sock);
+    const peers = [master, replica];
+    try {
+      for (const [side, other] of [[m, r], [r, m]] as const) {
+        const name = side === m ? "on the master" : "on the replica";
+        await t.step(`${name}: set up`, async () => {
+          await put(side, "was-folder/inside/a.txt", "inside");
+          await put(side, "was-file", "a file");
+          await sameTrees([m, r], peers);
+        });
+        await t.step(`${name}: replaced`, async () => {
+          await Deno.remove(`${side}/was-folder`, { recursive: true });
+          await put(side, "was-folder", "now a file");
+          await Deno.remove(`${side}/was-file`);
+          await Deno.mkdir(`${side}/was-file/now-a-folder`, { recursive: true });
+          const tree = await sameTrees([m, r], peers);
+          assertEquals(tree.get("was-folder")?.split(" ")[0], "644");
+          assertEquals(tree.get("was-file"), "dir 755");
+          assertEquals(tree.get("was-file/now-a-folder"), "dir 755");
+          assertEquals(under(tree, "was-folder"), ["was-folder"]);
+        });
+        await t.step(`${name}: cleaned up`, async () => {
+          await Deno.remove(`${side}/was-folder`);
+          await Deno.remove(`${side}/was-file`, { recursive: true });
+          const tree = await sameTrees([m, r], peers);
+          assertEquals([...tree.keys()], [], `nothing left ${other === m ? "on the master" : ""}`);
+        });
+      }
+      const status = await writeBacksAnswered(replica);
+      assertEquals(status.conflicts, []);
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
