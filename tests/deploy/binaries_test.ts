@@ -112,7 +112,10 @@ Deno.test("SIGTERM while files pour in loses nothing: a restart holds every file
       data,
     ]);
     strictEqual(code, 0, stderr);
-    const listed = JSON.parse(stdout) as { path: string; hash: string }[];
+    const entries = JSON.parse(stdout) as { path: string; hash: string }[];
+    // The folder itself is recorded too (an entry of its own path), beside its files.
+    const listed = entries.filter((entry) => entry.path !== "burst");
+    strictEqual(entries.length - listed.length, 1, "the folder burst is recorded");
     strictEqual(listed.length, FILES);
     const byPath = new Map(listed.map((entry) => [entry.path, entry.hash]));
     for (let n = 0; n < FILES; n++) {
