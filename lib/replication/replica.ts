@@ -504,6 +504,8 @@ class ReplicaSession {
   #closeReason: string | null = null;
   #closing = false;
   #lastMessageAt = Date.now();
+  #ackInFlight = false;
+  #ackAgain = false;
   #lastAcked = 0;
   #sinceAck = 0;
   #askedForResync = false;
@@ -1055,8 +1057,29 @@ class ReplicaSession {
     // Durable before acknowledged.
     replica.saveApplied();
     this.#lastAcked = replica.applied;
-    await this.#transport.send({ type: "Ack", up_to_sequence: BigInt(replica.applied) })
-      .catch(() => {});
+    this.#sendAck();
+  }
+
+  /**
+   * Sends the latest acknowledgement without waiting for it: applying must go on while
+   * our sends wait (a relay that blocks on writes would otherwise stop both sides). One
+   * Ack is in flight at a time; a newer position is sent once it is out.
+   */
+  #sendAck(): void {
+    if (this.#ackInFlight) {
+      this.#ackAgain = true;
+      return;
+    }
+    this.#ackInFlight = true;
+    this.#transport.send({ type: "Ack", up_to_sequence: BigInt(this.#lastAcked) })
+      .catch(() => {})
+      .finally(() => {
+        this.#ackInFlight = false;
+        if (this.#ackAgain) {
+          this.#ackAgain = false;
+          this.#sendAck();
+        }
+      });
   }
 
   /** Records the master's answers and queues what they release. */
