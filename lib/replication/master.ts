@@ -236,7 +236,7 @@ class Master implements MasterHandle {
       total: options.maxPartialFrameBytes ?? PARTIAL_FRAME_BYTES_TOTAL,
     });
     const onRefused = (remote: string, reason: string) =>
-      log("warn", "replication connection refused", { remote, reason });
+      log("warn", "replica refused", { remote, reason });
     if (this.#options.socketPath) {
       const server = await listenUnix({
         path: this.#options.socketPath,

@@ -698,7 +698,7 @@ class ReplicaSession {
           for (const { path, restore } of item.paths) await this.#release(path, restore);
           break;
       }
-      if (this.#items.size === 0 || this.#sinceAck >= ACK_EVERY) await this.#ack();
+      if (this.#items.size === 0 || this.#sinceAck >= ACK_EVERY) this.#ack();
     }
   }
 
@@ -1050,7 +1050,7 @@ class ReplicaSession {
     }
   }
 
-  async #ack(): Promise<void> {
+  #ack(): void {
     this.#sinceAck = 0;
     const replica = this.#replica;
     if (replica.applied <= this.#lastAcked) return;
