@@ -16,6 +16,9 @@ Options:
   --local-sync              replica that leaves conflicts for a person to resolve
   --sandbox-id ID, --agent-id ID, --ignore PATTERN, --token TOKEN, --insecure
   --log-format text|json, --quiet, --config FILE, --version
+  --max-connections N, --max-listener-connections N   connections in all / per listener
+  --handshake-timeout-ms N, --idle-timeout-ms N        close silent connections
+  --max-partial-frame-bytes N, --max-queued-fetches N  replication memory bounds
 
 Commands:
   ls [DIR] [--at SEQ]       history PATH           cat PATH [--at N]

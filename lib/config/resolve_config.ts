@@ -5,6 +5,7 @@ import { UsageError } from "../cli/errors.ts";
 import { errorMessage } from "../log/mod.ts";
 import { LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/mod.ts";
+import { defaultMaxConnections } from "../net/mod.ts";
 import { isLoopback, parseHostPort } from "./host_port.ts";
 import { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec } from "./_options.ts";
 import { parseValue, type RawValue } from "./_parse_value.ts";
@@ -44,6 +45,10 @@ const DEFAULTS = {
   heartbeatMs: 1000,
   debounceMs: 50,
   maxWritebackBytes: 64 * 1024 * 1024,
+  handshakeTimeoutMs: 10_000,
+  idleTimeoutMs: 60_000,
+  maxPartialFrameBytes: 128 * 1024 * 1024,
+  maxQueuedFetches: 256,
   "snapshots.maxSnapshots": DEFAULT_SNAPSHOT_CONFIG.maxSnapshots,
   "snapshots.maxAgeDays": DEFAULT_SNAPSHOT_CONFIG.maxAgeDays,
   noSnapshots: false,
@@ -156,6 +161,7 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
     // Editors save in bursts: local-sync waits longer unless told otherwise.
     debounceMs: take("debounceMs", localSync ? LOCAL_SYNC_DEBOUNCE_MS : DEFAULTS.debounceMs),
     maxWritebackBytes: take("maxWritebackBytes", DEFAULTS.maxWritebackBytes),
+    ...connectionLimits(take),
     snapshots: {
       maxSnapshots: take("snapshots.maxSnapshots", DEFAULTS["snapshots.maxSnapshots"]),
       maxAgeDays: take("snapshots.maxAgeDays", DEFAULTS["snapshots.maxAgeDays"]),
@@ -197,6 +203,33 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
 
   checkCombination(config, options.role);
   return config;
+}
+
+/** The connection and byte limits; the connection defaults follow the open-file limit. */
+function connectionLimits(
+  take: <T>(key: ConfigKey, fallback: T) => T,
+): Pick<
+  ChronicleConfig,
+  | "maxConnections"
+  | "maxListenerConnections"
+  | "handshakeTimeoutMs"
+  | "idleTimeoutMs"
+  | "maxPartialFrameBytes"
+  | "maxQueuedFetches"
+> {
+  const maxConnections = take("maxConnections", defaultMaxConnections());
+  return {
+    maxConnections,
+    // A flood on one listener leaves the other half for the others.
+    maxListenerConnections: take(
+      "maxListenerConnections",
+      Math.max(1, Math.floor(maxConnections / 2)),
+    ),
+    handshakeTimeoutMs: take("handshakeTimeoutMs", DEFAULTS.handshakeTimeoutMs),
+    idleTimeoutMs: take("idleTimeoutMs", DEFAULTS.idleTimeoutMs),
+    maxPartialFrameBytes: take("maxPartialFrameBytes", DEFAULTS.maxPartialFrameBytes),
+    maxQueuedFetches: take("maxQueuedFetches", DEFAULTS.maxQueuedFetches),
+  };
 }
 
 function spec(key: ConfigKey): OptionSpec {

@@ -49,6 +49,12 @@ export type ConfigKey =
   | "heartbeatMs"
   | "debounceMs"
   | "maxWritebackBytes"
+  | "maxConnections"
+  | "maxListenerConnections"
+  | "handshakeTimeoutMs"
+  | "idleTimeoutMs"
+  | "maxPartialFrameBytes"
+  | "maxQueuedFetches"
   | "snapshots.maxSnapshots"
   | "snapshots.maxAgeDays"
   | "noSnapshots"
@@ -111,6 +117,21 @@ export interface ChronicleConfig {
   debounceMs: number;
   /** Largest content a replica writes back, at most the 100 MiB frame limit. @default {67108864} */
   maxWritebackBytes: number;
+  /**
+   * Connections open at once over every listener (REST, WebSocket, Unix sockets).
+   * @default {1024, or fewer so that they stay under the open-file limit}
+   */
+  maxConnections: number;
+  /** Connections one listener keeps open at once. @default {half of maxConnections} */
+  maxListenerConnections: number;
+  /** Milliseconds a connection has to send its request, upgrade or first frame. @default {10000} */
+  handshakeTimeoutMs: number;
+  /** Milliseconds an HTTP connection may stay idle between requests. @default {60000} */
+  idleTimeoutMs: number;
+  /** Bytes of replication frames not yet complete, over every connection. @default {134217728} */
+  maxPartialFrameBytes: number;
+  /** Content fetches one replica connection may have outstanding. @default {256} */
+  maxQueuedFetches: number;
   /** Retention of pre-action snapshots (file section `chronicle:`). */
   snapshots: SnapshotRetention;
   /** Take no pre-action snapshots. @default {false} */

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
-import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
+import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.ts";
+import { accessPolicy, ConnectionLimits, serveHttp } from "../net/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
@@ -111,7 +112,9 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
     ];
-    services.push(...await startServers(config, workspace.layout.controlSocket, routes));
+    // One count of connections over every listener, so no flood exhausts the descriptors.
+    const limits = new ConnectionLimits({ maxTotal: config.maxConnections });
+    services.push(...await startServers(config, workspace.layout.controlSocket, routes, limits));
     const scan = await workspace.scan();
     log("info", "initial scan done", {
       workspace: workspace.root,
@@ -121,7 +124,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     });
     // Local-sync waits out an editor's whole save; elsewhere a closed file is recorded at once.
     await workspace.watch({ debounceMs: config.debounceMs, captureOnClose: !localSync });
-    replication = await startReplication(config, role, workspace);
+    replication = await startReplication(config, role, workspace, limits);
     if (replication.kind !== "none") {
       services.push({
         name: "replication",
@@ -154,16 +157,22 @@ async function startServers(
   config: ChronicleConfig,
   controlPath: string,
   routes: Hono[],
+  limits: ConnectionLimits,
 ): Promise<Service[]> {
   const services: Service[] = [];
+  const timeouts = {
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
+    idleTimeoutMs: config.idleTimeoutMs,
+  };
   const control = await serveUnix(
     controlPath,
     createApp({ token: config.token, trustedCaller: true, routes }).fetch,
+    { limit: limits.listener(config.maxListenerConnections), ...timeouts },
   );
   services.push({
     name: "control socket",
     close: async () => {
-      await control.shutdown();
+      await control.close();
       await Deno.remove(controlPath).catch(() => undefined);
     },
   });
@@ -171,9 +180,26 @@ async function startServers(
     // resolveConfig has already refused a non-loopback address without a token.
     const { hostname, port } = parseHostPort(config.http);
     const app = createApp({ token: config.token, trustedCaller: false, routes });
-    const server = Deno.serve({ hostname, port, onListen() {} }, app.fetch);
+    const loopback = isLoopback(hostname);
+    const server = await serveHttp({
+      address: { hostname, port },
+      fetch: app.fetch,
+      // Loopback: reads are open to this machine, but only under a loopback Host (a web
+      // page's DNS rebinding names its own). Elsewhere every request needs the token,
+      // except the liveness probes.
+      access: accessPolicy({
+        token: config.token,
+        loopback,
+        tokenForAll: !loopback,
+        open: (request) =>
+          request.method === "GET" && /^\/(health|ready)(\?|$)/.test(request.target),
+      }),
+      limit: limits.listener(config.maxListenerConnections),
+      ...timeouts,
+      onRefused: (remote, reason) => log("warn", "HTTP request refused", { remote, reason }),
+    });
     log("info", "REST API listening", { http: config.http });
-    services.push({ name: "http", close: () => server.shutdown() });
+    services.push({ name: "http", close: () => server.close() });
   }
   return services;
 }
@@ -183,6 +209,7 @@ async function startReplication(
   config: ChronicleConfig,
   role: DaemonRole,
   workspace: Workspace,
+  limits: ConnectionLimits,
 ): Promise<ReplicationHandle> {
   const common = {
     workspace,
@@ -197,6 +224,12 @@ async function startReplication(
       wsListen: config.wsListen,
       insecure: config.insecure,
       agentId: config.agentId,
+      access: config.wsListen ? webSocketAccess(config, config.wsListen) : undefined,
+      limits,
+      maxConnections: config.maxListenerConnections,
+      handshakeTimeoutMs: config.handshakeTimeoutMs,
+      maxPartialFrameBytes: config.maxPartialFrameBytes,
+      maxQueuedFetches: config.maxQueuedFetches,
     });
     log("info", "replication master listening", {
       socket: config.socket,
@@ -215,6 +248,17 @@ async function startReplication(
     return { kind: "replica", replica };
   }
   return { kind: "none" };
+}
+
+/** Who may open a replication WebSocket: the token when one is set; a loopback `Host` on loopback. */
+function webSocketAccess(config: ChronicleConfig, address: string) {
+  const token = config.token || undefined;
+  return accessPolicy({
+    token,
+    tokenForAll: token !== undefined,
+    tokenInQuery: true,
+    loopback: isLoopback(parseHostPort(address).hostname),
+  });
 }
 
 function closeReplication(replication: ReplicationHandle): Promise<void> {

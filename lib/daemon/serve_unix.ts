@@ -1,10 +1,23 @@
+import { type HttpListener, type ListenerLimit, serveHttp } from "../net/mod.ts";
+
+/** Options of {@linkcode serveUnix}. */
+export interface ServeUnixOptions {
+  /** This listener's share of the process's connections. */
+  limit: ListenerLimit;
+  /** Milliseconds to send a request head. */
+  handshakeTimeoutMs: number;
+  /** Milliseconds idle between requests. */
+  idleTimeoutMs: number;
+}
+
 /** A REST server on a Unix socket that only this user may open. */
 export async function serveUnix(
   path: string,
   handler: (request: Request) => Response | Promise<Response>,
-): Promise<Deno.HttpServer<Deno.UnixAddr>> {
+  options: ServeUnixOptions,
+): Promise<HttpListener> {
   await removeStaleSocket(path);
-  const server = Deno.serve({ path, transport: "unix", onListen() {} }, handler);
+  const server = await serveHttp({ address: { path }, fetch: handler, ...options });
   await Deno.chmod(path, 0o600);
   return server;
 }

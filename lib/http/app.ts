@@ -1,6 +1,6 @@
-import { timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import { errorMessage, log } from "../log/mod.ts";
+import { sameSecret } from "../net/mod.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 
 /** Options for {@linkcode createApp}. */
@@ -59,11 +59,4 @@ function authorize(header: string | undefined, token: string | undefined): void 
   const given = header?.startsWith("Bearer ") ? header.slice("Bearer ".length) : undefined;
   if (given === undefined) throw new HttpError(401, "unauthorized", "Missing bearer token");
   if (!sameSecret(given, token)) throw new HttpError(401, "unauthorized", "Wrong bearer token");
-}
-
-/** Compares secrets in constant time. */
-export function sameSecret(given: string, expected: string): boolean {
-  const a = new TextEncoder().encode(given);
-  const b = new TextEncoder().encode(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

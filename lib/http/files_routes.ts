@@ -1,3 +1,4 @@
+import { readBodyLimited } from "./body_limit.ts";
 import { Hono } from "hono";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
@@ -67,10 +68,8 @@ export function filesRoutes(workspace: Workspace): Hono {
       throw new HttpError(400, "bad_request", "Only a file path can be written");
     }
     const path = checked(workspace, route.path);
-    const declared = Number(c.req.header("content-length") ?? "0");
-    if (declared > MAX_PUT_BYTES) throw tooLarge(declared);
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    if (body.length > MAX_PUT_BYTES) throw tooLarge(body.length);
+    // Streamed and refused at the limit, never read whole first.
+    const body = await readBodyLimited(c.req.raw, MAX_PUT_BYTES);
     const modeText = c.req.query("mode");
     const mode = modeText === undefined ? undefined : parseMode(modeText);
     const iteration = await workspace.writeBytes(path, body, mode === undefined ? {} : { mode });
@@ -129,10 +128,6 @@ function parseMode(text: string): number {
     throw new HttpError(400, "bad_parameter", `Invalid mode "${text}": expected octal like 644`);
   }
   return parseInt(text, 8);
-}
-
-function tooLarge(size: number): HttpError {
-  return new HttpError(413, "too_large", `Body of ${size} bytes exceeds ${MAX_PUT_BYTES} bytes`);
 }
 
 /**

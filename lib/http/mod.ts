@@ -3,7 +3,7 @@
  *
  * @module
  */
-export { type AppOptions, createApp, sameSecret } from "./app.ts";
+export { type AppOptions, createApp } from "./app.ts";
 export { errorResponse, HttpError } from "./errors.ts";
 export { filesRoutes, historyEntry, MAX_PUT_BYTES } from "./files_routes.ts";
 export { snapshotRoutes } from "./snapshot_routes.ts";

@@ -1,15 +1,22 @@
 import type { Cas } from "../cas/mod.ts";
-import { parseHostPort } from "../config/mod.ts";
-import { TaskLimiter } from "../concurrency/mod.ts";
+import { isLoopback, parseHostPort } from "../config/mod.ts";
+import {
+  type AccessCheck,
+  accessPolicy,
+  ByteBudget,
+  ConnectionLimits,
+  defaultMaxConnections,
+} from "../net/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
-import type { WireMessage, WriteBackMessage } from "../wire/mod.ts";
+import { MAX_FRAME_PAYLOAD, type WireMessage, type WriteBackMessage } from "../wire/mod.ts";
 import { decideCatchup } from "./catchup_decision.ts";
 import { MasterState } from "./master_state.ts";
 import { NotificationSource } from "./notification_source.ts";
 import { answerContentFetch } from "./content_answer.ts";
+import { type FetchClient, FetchScheduler } from "./fetch_scheduler.ts";
 import { orderedMap } from "./_ordered_map.ts";
 import { PushChannel } from "./push_channel.ts";
 import { sandboxIdProblem } from "./sandbox_id.ts";
@@ -57,6 +64,25 @@ export interface MasterOptions {
   maxQueueBytes?: number;
   /** Milliseconds a barrier waits for a sequence the master has not reached. @default {30000} */
   barrierTimeoutMs?: number;
+  /**
+   * Who may connect over WebSocket, decided by the daemon from its configuration.
+   * @default {the token if one is given (header or `?token=`), and a loopback listener refuses foreign `Host`s}
+   */
+  access?: AccessCheck | undefined;
+  /** Connections of the whole process, shared with its other listeners. @default {its own} */
+  limits?: ConnectionLimits | undefined;
+  /** Connections each replication listener keeps open at once. @default {the process's maximum} */
+  maxConnections?: number | undefined;
+  /**
+   * Milliseconds a new connection has to complete its WebSocket upgrade and send its first
+   * message; past it the connection is closed.
+   * @default {10000}
+   */
+  handshakeTimeoutMs?: number | undefined;
+  /** Bytes of frames not yet complete, per connection and over all. @default {a frame, 128 MiB} */
+  maxPartialFrameBytes?: number | undefined;
+  /** Content fetches one connection may have outstanding. @default {256} */
+  maxQueuedFetches?: number | undefined;
 }
 
 /** One replica as the master's status shows it. */
@@ -137,13 +163,17 @@ export async function startMaster(options: MasterOptions): Promise<MasterHandle>
   return master;
 }
 
-/** Fetch answers prepared at once for one replica (each holds its content in memory). */
-const FETCH_CONCURRENCY = 8;
-/**
- * Fetch requests of one replica waiting or in progress before its other messages wait: a
- * replica has at most 64 in flight, so this bound only holds back one that asks too much.
- */
-const FETCH_BACKLOG = 256;
+/** Fetch answers prepared at once over every replica (each holds its content in memory). */
+const FETCH_CONCURRENCY = 4;
+/** Fetches queued over every connection before an asking one is closed. */
+const FETCH_QUEUE_TOTAL = 4096;
+/** Answer bytes prepared and not yet sent, per connection and in all. */
+const FETCH_SEND_BYTES_PER_CONNECTION = 64 * 1024 * 1024;
+const FETCH_SEND_BYTES_TOTAL = 256 * 1024 * 1024;
+/** Default budget of partial-frame bytes over every connection. */
+const PARTIAL_FRAME_BYTES_TOTAL = 128 * 1024 * 1024;
+/** Write-back batches of one replica applied or waiting to be answered at once. */
+const WRITEBACKS_OUTSTANDING = 64;
 /** Notifications built at once for a batch of new iterations. */
 const BUILD_CONCURRENCY = 16;
 
@@ -157,6 +187,7 @@ class Master implements MasterHandle {
   readonly #sessions = new Set<Session>();
   readonly #servers: TransportServer[] = [];
   readonly #unsubscribe: () => void;
+  readonly fetches: FetchScheduler;
   #publishing: Promise<void> = Promise.resolve();
   #wsAddress: string | null = null;
   wsPort: number | null = null;
@@ -181,24 +212,64 @@ class Master implements MasterHandle {
         : { maxContentBytes: options.maxWritebackBytes }),
     });
     this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
+    this.fetches = new FetchScheduler({
+      answer: (hash, maxPayload) => answerContentFetch(this.#cas, hash, maxPayload),
+      concurrency: FETCH_CONCURRENCY,
+      maxTotal: FETCH_QUEUE_TOTAL,
+      ...(options.maxQueuedFetches === undefined
+        ? {}
+        : { maxPerConnection: options.maxQueuedFetches }),
+      sendBudget: new ByteBudget({
+        perHolder: FETCH_SEND_BYTES_PER_CONNECTION,
+        total: FETCH_SEND_BYTES_TOTAL,
+      }),
+    });
   }
 
   async listen(): Promise<void> {
     const onTransport = (transport: Transport) => this.#accept(transport);
+    const options = this.#options;
+    const limits = options.limits ?? new ConnectionLimits({ maxTotal: defaultMaxConnections() });
+    const perListener = options.maxConnections ?? limits.maxTotal;
+    const budget = new ByteBudget({
+      perHolder: MAX_FRAME_PAYLOAD + 4,
+      total: options.maxPartialFrameBytes ?? PARTIAL_FRAME_BYTES_TOTAL,
+    });
+    const onRefused = (remote: string, reason: string) =>
+      log("warn", "replica refused", { remote, reason });
     if (this.#options.socketPath) {
-      const server = await listenUnix({ path: this.#options.socketPath, onTransport });
+      const server = await listenUnix({
+        path: this.#options.socketPath,
+        onTransport,
+        limit: limits.listener(perListener),
+        budget,
+        onRefused,
+      });
       this.#servers.push(server);
       log("info", "replication listening", { socket: server.address });
     }
     if (this.#options.wsListen) {
       const { hostname, port } = parseHostPort(this.#options.wsListen);
+      const token = options.token || undefined;
+      if (!options.access && !token && !options.insecure && !isLoopback(hostname)) {
+        throw new TypeError(
+          `Refusing to listen on non-loopback address "${hostname}" without a token (give --token or CHRONICLE_TOKEN, or --insecure)`,
+        );
+      }
       const server = await listenWebSocket({
         hostname,
         port,
-        token: this.#options.token,
-        insecure: this.#options.insecure ?? false,
+        access: options.access ?? accessPolicy({
+          token,
+          tokenForAll: token !== undefined,
+          tokenInQuery: true,
+          loopback: isLoopback(hostname),
+        }),
+        limit: limits.listener(perListener),
+        handshakeTimeoutMs: options.handshakeTimeoutMs,
+        partialBudget: budget,
         onTransport,
-        onRefused: (remote, reason) => log("warn", "replica refused", { remote, reason }),
+        onRefused,
       });
       this.#servers.push(server);
       this.#wsAddress = server.address;
@@ -317,11 +388,6 @@ class Master implements MasterHandle {
   applyWriteBack(message: WriteBackMessage, sandboxId: string) {
     return this.#applier.apply(sandboxId, message.entries);
   }
-
-  /** The answer to a replica's `ContentFetchRequest` (see {@linkcode answerContentFetch}). */
-  answerFetch(hash: string, maxPayload: number): Promise<WireMessage> {
-    return answerContentFetch(this.#cas, hash, maxPayload);
-  }
 }
 
 /** One replica connection on the master. */
@@ -333,13 +399,22 @@ class Session {
   acked = 0;
   done: Promise<void> = Promise.resolve();
   #closeReason: string | null = null;
-  #fetches = new Set<Promise<void>>();
-  readonly #fetchLimiter = new TaskLimiter(FETCH_CONCURRENCY);
-  #writeBacks: Promise<void> = Promise.resolve();
+  readonly #fetchClient: FetchClient;
+  /** The write-back batch being applied: the next waits for it (not for its answer's send). */
+  #applying: Promise<void> = Promise.resolve();
+  /** Answers to write-backs, sent in order without holding up reading. */
+  #answering: Promise<void> = Promise.resolve();
+  #writeBacksOutstanding = 0;
 
   constructor(transport: Transport, heartbeatMs: number, master: Master) {
     this.transport = transport;
     this.#master = master;
+    this.#fetchClient = {
+      maxPayload: transport.maxPayload,
+      // Ahead of queued notifications: the replica waits on it to apply them.
+      send: (answer) => transport.send(answer, { ahead: true }),
+      close: (reason) => this.close(reason),
+    };
     const { store, source, options } = master;
     this.channel = new PushChannel({
       transport,
@@ -366,8 +441,16 @@ class Session {
     const sending = this.channel.run().catch((error) => {
       if (!this.#closeReason) this.#closeReason = `send failed: ${errorMessage(error)}`;
     }).finally(() => this.transport.close());
+    // A connection that says nothing (a half-open flood) gives its slot back soon.
+    const handshakeMs = this.#master.options.handshakeTimeoutMs ?? 10_000;
+    let handshake: ReturnType<typeof setTimeout> | undefined = setTimeout(
+      () => this.close(`no message within ${handshakeMs} ms`),
+      handshakeMs,
+    );
     try {
       for await (const msg of this.transport.messages()) {
+        clearTimeout(handshake);
+        handshake = undefined;
         const problem = await this.#handle(msg);
         if (problem) {
           this.close(problem);
@@ -377,11 +460,13 @@ class Session {
     } catch (error) {
       this.#closeReason ??= `protocol error: ${errorMessage(error)}`;
     } finally {
+      clearTimeout(handshake);
       this.channel.close();
       this.transport.close();
+      this.#master.fetches.drop(this.#fetchClient);
       await sending;
-      await Promise.all(this.#fetches);
-      await this.#writeBacks;
+      await this.#applying;
+      await this.#answering;
       const fields = { remote: this.transport.remote, sandbox_id: this.sandboxId };
       if (this.#closeReason) {
         log("warn", "replica disconnected", { ...fields, reason: this.#closeReason });
@@ -428,33 +513,34 @@ class Session {
         return null;
       }
       case "ContentFetchRequest": {
-        if (this.#fetches.size >= FETCH_BACKLOG) await Promise.race(this.#fetches);
-        const fetch: Promise<void> = this.#fetchLimiter.run(async () => {
-          const answer = await this.#master.answerFetch(
-            msg.content_hash,
-            this.transport.maxPayload,
-          );
-          // Ahead of queued notifications: the replica waits on it to apply them.
-          await this.transport.send(answer, { ahead: true });
-        })
-          .catch(() => this.close("send failed"))
-          .finally(() => this.#fetches.delete(fetch));
-        this.#fetches.add(fetch);
+        // Queued, never awaited: reading goes on while answers wait their turn.
+        this.#master.fetches.request(this.#fetchClient, msg.content_hash);
         return null;
       }
       case "WriteBack": {
         const problem = this.#identify(msg.sandbox_id);
         if (problem) return problem;
-        await this.#writeBacks; // one batch at a time per replica: reading waits meanwhile
+        if (this.#writeBacksOutstanding >= WRITEBACKS_OUTSTANDING) {
+          return `more than ${WRITEBACKS_OUTSTANDING} write-back batches unanswered`;
+        }
+        // One batch applied at a time; reading waits for the disk, never for the network:
+        // a replica that cannot take our answers right now must still be read (acks,
+        // heartbeats, its next write-backs), or a relay blocking on writes deadlocks both.
+        await this.#applying;
         const sandboxId = this.sandboxId!;
-        this.#writeBacks = this.#master.applyWriteBack(msg, sandboxId).then(async (result) => {
+        this.#writeBacksOutstanding++;
+        const applied = this.#master.applyWriteBack(msg, sandboxId);
+        this.#applying = applied.then(() => {}, () => {});
+        this.#answering = this.#answering.then(async () => {
+          const result = await applied;
           await this.transport.send({
             type: "WriteBackResult",
             accepted: result.accepted,
             rejected: result.rejected,
           });
           if (result.disconnect) this.close(`hostile write-back: ${result.disconnect}`);
-        }).catch((error) => this.close(`write-back failed: ${errorMessage(error)}`));
+        }).catch((error) => this.close(`write-back failed: ${errorMessage(error)}`))
+          .finally(() => this.#writeBacksOutstanding--);
         return null;
       }
       case "BarrierRequest":

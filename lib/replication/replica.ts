@@ -504,6 +504,8 @@ class ReplicaSession {
   #closeReason: string | null = null;
   #closing = false;
   #lastMessageAt = Date.now();
+  #ackInFlight = false;
+  #ackAgain = false;
   #lastAcked = 0;
   #sinceAck = 0;
   #askedForResync = false;
@@ -696,7 +698,7 @@ class ReplicaSession {
           for (const { path, restore } of item.paths) await this.#release(path, restore);
           break;
       }
-      if (this.#items.size === 0 || this.#sinceAck >= ACK_EVERY) await this.#ack();
+      if (this.#items.size === 0 || this.#sinceAck >= ACK_EVERY) this.#ack();
     }
   }
 
@@ -1075,15 +1077,36 @@ class ReplicaSession {
     }
   }
 
-  async #ack(): Promise<void> {
+  #ack(): void {
     this.#sinceAck = 0;
     const replica = this.#replica;
     if (replica.applied <= this.#lastAcked) return;
     // Durable before acknowledged.
     replica.saveApplied();
     this.#lastAcked = replica.applied;
-    await this.#transport.send({ type: "Ack", up_to_sequence: BigInt(replica.applied) })
-      .catch(() => {});
+    this.#sendAck();
+  }
+
+  /**
+   * Sends the latest acknowledgement without waiting for it: applying must go on while
+   * our sends wait (a relay that blocks on writes would otherwise stop both sides). One
+   * Ack is in flight at a time; a newer position is sent once it is out.
+   */
+  #sendAck(): void {
+    if (this.#ackInFlight) {
+      this.#ackAgain = true;
+      return;
+    }
+    this.#ackInFlight = true;
+    this.#transport.send({ type: "Ack", up_to_sequence: BigInt(this.#lastAcked) })
+      .catch(() => {})
+      .finally(() => {
+        this.#ackInFlight = false;
+        if (this.#ackAgain) {
+          this.#ackAgain = false;
+          this.#sendAck();
+        }
+      });
   }
 
   /** Records the master's answers and queues what they release. */

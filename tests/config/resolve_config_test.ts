@@ -5,6 +5,7 @@ import {
   resolveConfig,
   type ResolveConfigOptions,
 } from "../../lib/config/mod.ts";
+import { defaultMaxConnections } from "../../lib/net/mod.ts";
 import { assertEquals, assertThrows } from "../_helpers/assert.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
@@ -25,6 +26,12 @@ Deno.test("resolveConfig() gives every default", () => {
     heartbeatMs: 1000,
     debounceMs: 50,
     maxWritebackBytes: 64 * 1024 * 1024,
+    maxConnections: defaultMaxConnections(),
+    maxListenerConnections: Math.floor(defaultMaxConnections() / 2),
+    handshakeTimeoutMs: 10_000,
+    idleTimeoutMs: 60_000,
+    maxPartialFrameBytes: 128 * 1024 * 1024,
+    maxQueuedFetches: 256,
     snapshots: { maxSnapshots: 100, maxAgeDays: 30 },
     noSnapshots: false,
     s3Region: "us-east-1",

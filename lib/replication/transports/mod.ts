@@ -17,6 +17,7 @@ export {
   listenUnix,
   type ListenUnixOptions,
   UnixSocketTransport,
+  type UnixTransportOptions,
 } from "./unix_socket.ts";
 export {
   connectWebSocket,

@@ -1,7 +1,14 @@
 import {
+  type BudgetHolder,
+  type ByteBudget,
+  ConnectionLimits,
+  defaultMaxConnections,
+  type ListenerLimit,
+} from "../../net/mod.ts";
+import {
   encodeFrame,
+  FrameReader,
   MAX_FRAME_PAYLOAD,
-  readFrames,
   WireError,
   type WireMessage,
 } from "../../wire/mod.ts";
@@ -35,17 +42,30 @@ export class UnixSocketTransport implements Transport {
   #aheadQueued = 0;
   #waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   #writing = false;
-  #frames: AsyncGenerator<WireMessage, void, undefined> | null = null;
+  readonly #reader = new FrameReader();
+  #pieces: AsyncGenerator<Uint8Array> | null = null;
+  readonly #budget: ByteBudget | undefined;
+  readonly #holder: BudgetHolder;
+  #evicted: string | null = null;
   #isClosed = false;
   #markClosed!: () => void;
 
   /**
    * @param conn A connected Unix socket.
    * @param remote How to name the peer in logs.
+   * @param options `budget`: where the bytes of frames not yet complete are counted (a
+   * connection over it is closed).
    */
-  constructor(conn: Deno.Conn, remote: string) {
+  constructor(conn: Deno.Conn, remote: string, options: UnixTransportOptions = {}) {
     this.#conn = conn;
     this.remote = remote;
+    this.#budget = options.budget;
+    this.#holder = {
+      evict: (reason) => {
+        this.#evicted ??= reason;
+        this.close();
+      },
+    };
     this.closed = new Promise((resolve) => this.#markClosed = resolve);
   }
 
@@ -77,13 +97,27 @@ export class UnixSocketTransport implements Transport {
   }
 
   async #next(): Promise<IteratorResult<WireMessage>> {
-    this.#frames ??= readFrames(readPieces(this.#conn));
+    this.#pieces ??= readPieces(this.#conn);
     try {
-      const result = await this.#frames.next();
-      if (result.done) this.close();
-      return result;
+      for (;;) {
+        const message = this.#reader.nextMessage();
+        if (message !== null) {
+          this.#budget?.set(this.#holder, this.#reader.bufferedBytes);
+          return { done: false, value: message };
+        }
+        const piece = await this.#pieces.next();
+        if (this.#evicted !== null) throw new Error(this.#evicted);
+        if (piece.done) {
+          this.#reader.end();
+          this.close();
+          return { done: true, value: undefined };
+        }
+        this.#reader.push(piece.value);
+        this.#budget?.set(this.#holder, this.#reader.bufferedBytes);
+        if (this.#evicted !== null) throw new Error(this.#evicted);
+      }
     } catch (error) {
-      const ours = this.#isClosed && !(error instanceof WireError);
+      const ours = this.#isClosed && !(error instanceof WireError) && this.#evicted === null;
       this.close();
       // A read interrupted by our own close() is an ordinary end, not a fault.
       if (ours) return { done: true, value: undefined };
@@ -99,6 +133,7 @@ export class UnixSocketTransport implements Transport {
       this.#conn.close();
     } catch { /* already closed by the runtime */ }
     this.#failWaiters(new TransportClosedError(this.remote));
+    this.#budget?.set(this.#holder, 0);
     this.#markClosed();
   }
 
@@ -159,7 +194,9 @@ async function* readPieces(conn: Deno.Conn): AsyncGenerator<Uint8Array> {
     const buffer = new Uint8Array(READ_BYTES);
     const count = await conn.read(buffer);
     if (count === null) return;
-    yield buffer.subarray(0, count);
+    // A small piece is copied: a view would keep the whole 64 KiB buffer alive, and a peer
+    // trickling single bytes would make each of its bytes cost that much memory.
+    yield count < READ_BYTES / 2 ? buffer.slice(0, count) : buffer.subarray(0, count);
   }
 }
 
@@ -173,13 +210,28 @@ function join(frames: Uint8Array[], total: number): Uint8Array {
   return out;
 }
 
+/** Options for {@linkcode UnixSocketTransport}. */
+export interface UnixTransportOptions {
+  /** Budget of bytes of frames not yet complete. @default {undefined} (the frame limit only) */
+  budget?: ByteBudget | undefined;
+}
+
 /** Options for {@linkcode listenUnix}. */
 export interface ListenUnixOptions {
   /** The socket file to create. A stale socket left by a dead process is replaced. */
   path: string;
   /** Called with each accepted connection. */
   onTransport: TransportHandler;
+  /** This listener's share of the process's connections. @default {its own limits} */
+  limit?: ListenerLimit | undefined;
+  /** Budget of bytes of frames not yet complete, shared by every connection. @default {undefined} */
+  budget?: ByteBudget | undefined;
+  /** Called when a connection is refused or accepting fails, with the reason (for logging). */
+  onRefused?: (remote: string, reason: string) => void;
 }
+
+/** Pause after a failed accept (descriptors short), so the loop does not spin. */
+const ACCEPT_RETRY_MS = 50;
 
 /**
  * Listens on a Unix socket created with mode 0600 (PROTOCOL.md §7).
@@ -204,20 +256,39 @@ export async function listenUnix(options: ListenUnixOptions): Promise<TransportS
   // narrowing the umask instead keeps the binaries free of --allow-sys, and avoids changing
   // a process-wide setting while other files are being created.
   await Deno.chmod(path, 0o600);
+  const limit = options.limit ??
+    new ConnectionLimits({ maxTotal: defaultMaxConnections() }).listener(defaultMaxConnections());
   let connections = 0;
+  let closing = false;
   const accepting = (async () => {
-    try {
-      for await (const conn of listener) {
-        connections++;
-        onTransport(new UnixSocketTransport(conn, `unix:${path}#${connections}`));
+    while (!closing) {
+      let conn: Deno.Conn;
+      try {
+        conn = await listener.accept();
+      } catch (error) {
+        if (closing || error instanceof Deno.errors.BadResource) return;
+        // Out of descriptors, or a connection reset before it was taken: wait, go on.
+        options.onRefused?.(`unix:${path}`, `accept failed: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
+        continue;
       }
-    } catch (error) {
-      if (!(error instanceof Deno.errors.BadResource)) throw error;
+      connections++;
+      const remote = `unix:${path}#${connections}`;
+      const slot = limit.admit();
+      if (typeof slot === "string") {
+        options.onRefused?.(remote, slot);
+        conn.close(); // the wire has no refusal message: the close is the answer
+        continue;
+      }
+      const transport = new UnixSocketTransport(conn, remote, { budget: options.budget });
+      transport.closed.then(() => slot.release());
+      onTransport(transport);
     }
   })();
   return {
     address: path,
     async close() {
+      closing = true;
       try {
         listener.close();
       } catch { /* already closed */ }

@@ -1,7 +1,15 @@
-import { isLoopback } from "../../config/mod.ts";
-import { sameSecret } from "../../http/mod.ts";
+import {
+  type AccessCheck,
+  type BudgetHolder,
+  ByteBudget,
+  ConnectionLimits,
+  defaultMaxConnections,
+  type ListenerLimit,
+  serveHttp,
+} from "../../net/mod.ts";
 import { decodeWsMessage, encodeFrame, type WireMessage } from "../../wire/mod.ts";
 import { AsyncQueue } from "./_async_queue.ts";
+import { wsServer } from "./_ws_server.ts";
 import {
   type SendOptions,
   type Transport,
@@ -116,12 +124,19 @@ export interface ListenWebSocketOptions {
   /** Port to bind; 0 picks a free one (see {@linkcode TransportServer.port}). */
   port: number;
   /**
-   * Bearer token every client must present (`Authorization: Bearer …` or `?token=`).
-   * @default {undefined} (no token: allowed only on loopback addresses, or with `insecure`)
+   * Who may connect (token, loopback `Host`), decided by the caller from its
+   * configuration; checked before the upgrade. @default {undefined} (everyone)
    */
-  token?: string | undefined;
-  /** Allow a non-loopback listener without a token. @default {false} */
-  insecure?: boolean;
+  access?: AccessCheck | undefined;
+  /** This listener's share of the process's connections. @default {its own limits} */
+  limit?: ListenerLimit | undefined;
+  /** Milliseconds a connection has to complete its upgrade request. @default {10000} */
+  handshakeTimeoutMs?: number | undefined;
+  /**
+   * Budget of bytes of messages not yet complete, shared with other listeners.
+   * @default {a budget of 64 MiB per connection and 128 MiB in all}
+   */
+  partialBudget?: ByteBudget | undefined;
   /** Called with each accepted connection. */
   onTransport: TransportHandler;
   /** Called when a connection is refused, with the reason (for logging). */
@@ -129,11 +144,11 @@ export interface ListenWebSocketOptions {
 }
 
 /**
- * Listens for replicas over WebSocket (`Deno.serve` + `Deno.upgradeWebSocket`).
+ * Listens for replicas over WebSocket (`node:http` and `ws`, so that every connection is
+ * counted, timed and budgeted from its first byte: see `serveHttp`). Whether a client may
+ * connect (its token, the `Host` it names) is the caller's `access` rule.
  *
  * @returns The listener; its `port` is the bound port.
- * @throws {TypeError} When asked to listen on a non-loopback address without a token
- * and without `insecure` (PROTOCOL.md §7).
  *
  * @example A loopback listener
  * ```ts ignore
@@ -141,44 +156,58 @@ export interface ListenWebSocketOptions {
  * await server.close();
  * ```
  */
-export function listenWebSocket(options: ListenWebSocketOptions): Promise<TransportServer> {
-  const { hostname, token, onTransport } = options;
-  if (!token && !options.insecure && !isLoopback(hostname)) {
-    return Promise.reject(
-      new TypeError(
-        `Refusing to listen on non-loopback address "${hostname}" without a token (give --token or CHRONICLE_TOKEN, or --insecure)`,
-      ),
-    );
-  }
-  const abort = new AbortController();
-  const server = Deno.serve(
-    { hostname, port: options.port, signal: abort.signal, onListen: () => {} },
-    (request, info) => {
-      const remote = `ws://${formatAddress(info.remoteAddr)}`;
-      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-        return new Response("Expected a WebSocket upgrade\n", { status: 426 });
-      }
-      if (token !== undefined && token !== "" && !tokenMatches(request, token)) {
-        options.onRefused?.(remote, "missing or wrong bearer token");
-        return new Response("Missing or wrong bearer token\n", {
-          status: 401,
-          headers: { "www-authenticate": "Bearer" },
+export async function listenWebSocket(options: ListenWebSocketOptions): Promise<TransportServer> {
+  const limit = options.limit ??
+    new ConnectionLimits({ maxTotal: defaultMaxConnections() }).listener(defaultMaxConnections());
+  const budget = options.partialBudget ??
+    new ByteBudget({ perHolder: WEBSOCKET_MAX_PAYLOAD + 4096, total: 128 * 1024 * 1024 });
+  // Deflate stays off: a compressed message could expand past every budget.
+  const wss = wsServer({
+    noServer: true,
+    maxPayload: WEBSOCKET_MAX_PAYLOAD + 4,
+    perMessageDeflate: false,
+  });
+  const server = await serveHttp({
+    address: { hostname: options.hostname, port: options.port },
+    access: options.access,
+    limit,
+    ...(options.handshakeTimeoutMs === undefined
+      ? {}
+      : { handshakeTimeoutMs: options.handshakeTimeoutMs }),
+    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    onUpgrade: (request, socket, head) => {
+      const remote = `ws://${request.socket.remoteAddress}:${request.socket.remotePort}`;
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        // Bytes received since the last whole message count against the budget.
+        let partial = 0;
+        const holder: BudgetHolder = {
+          evict: (reason) => {
+            options.onRefused?.(remote, reason);
+            ws.terminate();
+          },
+        };
+        socket.on("data", (chunk: Uint8Array) => {
+          partial += chunk.length;
+          budget.set(holder, partial);
         });
-      }
-      const { socket, response } = Deno.upgradeWebSocket(request);
-      onTransport(new WebSocketTransport(socket, remote));
-      return response;
-    },
-  );
-  const port = server.addr.port;
-  return Promise.resolve({
-    address: `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
-    port,
-    async close() {
-      abort.abort();
-      await server.finished.catch(() => {});
+        ws.on("message", () => {
+          partial = 0;
+          budget.set(holder, 0);
+        });
+        ws.on("close", () => budget.set(holder, 0));
+        options.onTransport(new WebSocketTransport(ws as unknown as WebSocket, remote));
+      });
     },
   });
+  return {
+    address: server.address,
+    ...(server.port === undefined ? {} : { port: server.port }),
+    async close() {
+      await server.close();
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+    },
+  };
 }
 
 /** Options for {@linkcode connectWebSocket}. */
@@ -231,20 +260,4 @@ export function connectWebSocket(
     socket.addEventListener("error", onFail);
     socket.addEventListener("close", onFail);
   });
-}
-
-function tokenMatches(request: Request, token: string): boolean {
-  const header = request.headers.get("authorization") ?? "";
-  const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
-  const given = bearer ?? new URL(request.url).searchParams.get("token") ?? "";
-  return sameSecret(given, token);
-}
-
-function formatAddress(addr: Deno.Addr): string {
-  if (addr.transport === "tcp" || addr.transport === "udp") {
-    return addr.hostname.includes(":")
-      ? `[${addr.hostname}]:${addr.port}`
-      : `${addr.hostname}:${addr.port}`;
-  }
-  return addr.transport;
 }

@@ -1,3 +1,4 @@
+import { accessPolicy } from "../../../lib/net/mod.ts";
 import { assert, assertEquals, assertRejects } from "../_assert.ts";
 import {
   connectUnix,
@@ -282,7 +283,7 @@ Deno.test("websocket transport checks the bearer token", async (t) => {
   const server = await listenWebSocket({
     hostname: "127.0.0.1",
     port: 0,
-    token: "s3cret",
+    access: accessPolicy({ token: "s3cret", tokenForAll: true, tokenInQuery: true }),
     onTransport: (transport) => accepted.push(transport),
     onRefused: (_remote, reason) => refused.push(reason),
   });
@@ -319,19 +320,4 @@ Deno.test("websocket transport closes on a text message", async () => {
   } finally {
     await h.cleanup();
   }
-});
-
-Deno.test("websocket listener refuses a non-loopback address without a token", async () => {
-  await assertRejects(
-    () => listenWebSocket({ hostname: "0.0.0.0", port: 0, onTransport: (t) => t.close() }),
-    TypeError,
-    "without a token",
-  );
-  const insecure = await listenWebSocket({
-    hostname: "0.0.0.0",
-    port: 0,
-    insecure: true,
-    onTransport: (t) => t.close(),
-  });
-  await insecure.close();
 });

@@ -1,0 +1,243 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { getRequestListener } from "@hono/node-server";
+import type { AccessCheck, Refusal, RequestHead } from "./access.ts";
+import type { ListenerLimit } from "./connection_limits.ts";
+
+/** Where an HTTP listener binds: a TCP address or a Unix socket path. */
+export type HttpAddress = { hostname: string; port: number } | { path: string };
+
+/** Options for {@linkcode serveHttp}. */
+export interface ServeHttpOptions {
+  /** Where to listen. */
+  address: HttpAddress;
+  /** Answers ordinary requests. @default {undefined} (426 or 404 for every request) */
+  fetch?: (request: Request) => Response | Promise<Response>;
+  /** Takes over a connection asking for a protocol upgrade, once it passed `access`. */
+  onUpgrade?: (request: IncomingMessage, socket: Duplex, head: Uint8Array) => void;
+  /** Who may be served; checked before `fetch` and `onUpgrade`. @default {undefined} (everyone) */
+  access?: AccessCheck | undefined;
+  /** This listener's connection count, drawing on the process-wide limits. */
+  limit: ListenerLimit;
+  /**
+   * Milliseconds a connection has to send a complete request head (and, for each later
+   * request, to finish its head) before it is closed.
+   * @default {10000}
+   */
+  handshakeTimeoutMs?: number | undefined;
+  /** Milliseconds a connection may stay silent between requests before it is closed. @default {60000} */
+  idleTimeoutMs?: number | undefined;
+  /** Called when a connection or request is refused, for logging. */
+  onRefused?: (remote: string, reason: string) => void;
+}
+
+/** A running HTTP listener. */
+export interface HttpListener {
+  /** `host:port` or the socket path. */
+  readonly address: string;
+  /** The bound TCP port (useful with port 0), or `undefined` on a Unix socket. */
+  readonly port: number | undefined;
+  /** Connections open on it now. */
+  readonly connections: number;
+  /** Stops listening and closes every connection it still serves. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves HTTP on `node:http`, which, unlike `Deno.serve`, shows each connection as it is
+ * accepted: so every connection counts against the listener's and the process's limits
+ * (beyond them it gets a 503 and is closed at once), one that has not sent its request
+ * head within the handshake timeout is closed, and one idle between requests past the
+ * idle timeout too. Nothing a client does can make the process run out of descriptors.
+ *
+ * @param options See {@linkcode ServeHttpOptions}.
+ * @returns The listener, once bound.
+ * @throws {Error} When the address cannot be bound.
+ *
+ * @example A loopback listener on a free port
+ * ```ts ignore
+ * const limits = new ConnectionLimits({ maxTotal: 100 });
+ * const server = await serveHttp({
+ *   address: { hostname: "127.0.0.1", port: 0 },
+ *   fetch: () => new Response("ok"),
+ *   limit: limits.listener(50),
+ * });
+ * await server.close();
+ * ```
+ */
+export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener> {
+  const handshakeMs = options.handshakeTimeoutMs ?? 10_000;
+  const idleMs = options.idleTimeoutMs ?? 60_000;
+  const server = createServer({
+    headersTimeout: handshakeMs,
+    requestTimeout: 0,
+    keepAliveTimeout: idleMs,
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, handshakeMs / 2)),
+  });
+  const handle = options.fetch
+    ? getRequestListener(options.fetch, { overrideGlobalObjects: false })
+    : null;
+  const sockets = new Set<Socket>();
+  const handshakes = new Map<Socket, ReturnType<typeof setTimeout>>();
+  const active = new Map<Socket, number>();
+  const remoteOf = (socket: Socket) =>
+    socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : "unix";
+  const settle = (socket: Socket) => {
+    clearTimeout(handshakes.get(socket));
+    handshakes.delete(socket);
+  };
+
+  server.on("connection", (socket: Socket) => {
+    socket.on("error", () => {}); // a reset by the peer is an ordinary end here
+    const slot = options.limit.admit();
+    if (typeof slot === "string") {
+      options.onRefused?.(remoteOf(socket), slot);
+      refuseRaw(socket, { status: 503, code: "too_many_connections", message: slot });
+      return;
+    }
+    sockets.add(socket);
+    socket.once("close", () => {
+      slot.release();
+      sockets.delete(socket);
+      settle(socket);
+      active.delete(socket);
+    });
+    const timer = setTimeout(() => {
+      options.onRefused?.(remoteOf(socket), `no request within ${handshakeMs} ms`);
+      socket.destroy();
+    }, handshakeMs);
+    handshakes.set(socket, timer);
+    socket.setTimeout(idleMs, () => {
+      // A request being answered (a long poll) is not idleness.
+      if ((active.get(socket) ?? 0) === 0) socket.destroy();
+    });
+  });
+
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket as Socket;
+    if (!sockets.has(socket)) return void socket.destroy(); // refused at accept
+    settle(socket);
+    active.set(socket, (active.get(socket) ?? 0) + 1);
+    response.once("close", () => active.set(socket, Math.max(0, (active.get(socket) ?? 1) - 1)));
+    const refusal = options.access?.(headOf(request));
+    if (refusal) {
+      options.onRefused?.(remoteOf(socket), refusal.message);
+      refuseResponse(response, refusal);
+      return;
+    }
+    if (!handle) {
+      refuseResponse(response, {
+        status: 426,
+        code: "upgrade_required",
+        message: "Expected a WebSocket upgrade",
+      });
+      return;
+    }
+    void handle(request, response);
+  });
+
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Uint8Array) => {
+    const raw = socket as Socket;
+    if (!sockets.has(raw)) return void raw.destroy(); // refused at accept
+    settle(raw);
+    raw.setTimeout(0);
+    const refusal = options.access?.(headOf(request)) ??
+      (options.onUpgrade ? null : { status: 404, code: "not_found", message: "No upgrade here" });
+    if (refusal) {
+      options.onRefused?.(remoteOf(raw), refusal.message);
+      refuseRaw(raw, refusal);
+      return;
+    }
+    options.onUpgrade!(request, socket, head);
+  });
+  server.on("clientError", (_error: Error, socket: Duplex) => {
+    refuseRaw(socket as Socket, { status: 400, code: "bad_request", message: "Malformed request" });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    const address = options.address;
+    const ready = () => {
+      server.off("error", reject);
+      resolve();
+    };
+    if ("path" in address) server.listen(address.path, ready);
+    else server.listen({ host: address.hostname, port: address.port }, ready);
+  });
+  server.on("error", () => {}); // accept errors (a descriptor shortage) must not end the process
+
+  const bound = server.address();
+  const port = typeof bound === "object" && bound !== null ? bound.port : undefined;
+  const address = "path" in options.address
+    ? options.address.path
+    : `${
+      options.address.hostname.includes(":")
+        ? `[${options.address.hostname}]`
+        : options.address.hostname
+    }:${port}`;
+  return {
+    address,
+    port,
+    get connections() {
+      return sockets.size;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+        for (const timer of handshakes.values()) clearTimeout(timer);
+      }),
+  };
+}
+
+function headOf(request: IncomingMessage): RequestHead {
+  return {
+    method: request.method ?? "GET",
+    target: request.url ?? "/",
+    header: (name) => {
+      const value = request.headers[name.toLowerCase()];
+      return Array.isArray(value) ? value.join(", ") : value;
+    },
+  };
+}
+
+function bodyOf(refusal: Refusal): string {
+  return `${JSON.stringify({ error: { code: refusal.code, message: refusal.message } })}\n`;
+}
+
+function refuseResponse(response: ServerResponse, refusal: Refusal): void {
+  const body = bodyOf(refusal);
+  response.writeHead(refusal.status, {
+    "content-type": "application/json",
+    "content-length": String(new TextEncoder().encode(body).length),
+    ...(refusal.status === 401 ? { "www-authenticate": "Bearer" } : {}),
+  });
+  response.end(body);
+}
+
+/** Writes a whole HTTP response on a socket no HTTP machinery answers, then closes it. */
+function refuseRaw(socket: Socket, refusal: Refusal): void {
+  const body = bodyOf(refusal);
+  const reason = STATUS_TEXT[refusal.status] ?? "Refused";
+  const head = `HTTP/1.1 ${refusal.status} ${reason}\r\nconnection: close\r\n` +
+    `content-type: application/json\r\ncontent-length: ${
+      new TextEncoder().encode(body).length
+    }\r\n` +
+    (refusal.status === 401 ? "www-authenticate: Bearer\r\n" : "") + "\r\n";
+  // Closed as soon as the answer is out (or a second later): refused connections must give
+  // their descriptor back at once, or a flood of them would exhaust the descriptors anyway.
+  const timer = setTimeout(() => socket.destroy(), 1000);
+  socket.once("close", () => clearTimeout(timer));
+  if (socket.writable) socket.end(head + body, () => socket.destroy());
+  else socket.destroy();
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  426: "Upgrade Required",
+  503: "Service Unavailable",
+};
