@@ -208,6 +208,41 @@ export function startReplica(
   ]);
 }
 
+/**
+ * Runs a replica with `--die-after-writeback` to its end: it may exit before it prints
+ * `READY` (its first `WriteBack` can go out while it starts), so it is not a {@linkcode Peer}.
+ *
+ * @returns Its exit code and what it wrote to stderr.
+ */
+export async function runDyingReplica(
+  root: string,
+  socket: string,
+  args: string[] = [],
+): Promise<{ code: number; stderr: string }> {
+  // stdin stays open: the runner exits when it ends.
+  const process = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--no-check",
+      `${HERE}_replica.ts`,
+      "--root",
+      root,
+      "--connect",
+      socket,
+      "--die-after-writeback",
+      ...args,
+    ],
+    stdin: "piped",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(process.stderr).text();
+  const { code } = await process.status;
+  await process.stdin.close().catch(() => {});
+  return { code, stderr: await stderr };
+}
+
 /** Runs `work` with fresh temp folders, removed afterwards whatever happens. */
 export async function withDirs<const N extends string, T>(
   names: N[],

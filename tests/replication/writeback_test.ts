@@ -9,6 +9,7 @@ import { assert, assertEquals } from "./_assert.ts";
 import {
   pseudoRandomBytes,
   replicaStatus,
+  runDyingReplica,
   startMaster,
   startReplica,
   stopPeers,
@@ -263,11 +264,8 @@ Deno.test("a replica killed between journaling and sending, then again after sen
       await sandbox.kill(); // journaled, never sent
       master = await startMaster(m, sock);
       // This run sends both entries and dies before the answer arrives.
-      const dying = await startReplica(r, sock, {
-        name: "dying",
-        args: ["--sandbox-id", "crashy", "--die-after-writeback"],
-      });
-      await dying.process.status;
+      const dying = await runDyingReplica(r, sock, ["--sandbox-id", "crashy"]);
+      assertEquals(dying.code, 137, dying.stderr);
       sandbox = await startReplica(r, sock, { args: ["--sandbox-id", "crashy"] });
       const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
       assertEquals(tree.get("file.txt"), `644 ${sha256OfText("v2")}`);
