@@ -1,5 +1,5 @@
 import { PathError } from "../paths/mod.ts";
-import { type Iteration, Store } from "../store/mod.ts";
+import { type Iteration, ORIGINS, Store } from "../store/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest } from "./control_client.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
@@ -168,7 +168,9 @@ export async function restoreCommand(args: string[]): Promise<number> {
   const found = requireContent(path, n, iteration);
   const workspace = await openWorkspace(layout);
   try {
-    const recorded = await workspace.writeContent(path, found.hash, found.mode);
+    const recorded = await workspace.writeContent(path, found.hash, found.mode, {
+      origin: ORIGINS.restore,
+    });
     const latest = recorded ?? workspace.store.latest(path)!;
     if (values.json) printJson(latest);
     else println(`restored ${path} from #${n} as #${latest.iteration} (seq ${latest.sequence})`);

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { PathError } from "../paths/mod.ts";
-import { type Iteration, S_IFLNK, S_IFMT } from "../store/mod.ts";
+import { type Iteration, ORIGINS, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { HttpError } from "./errors.ts";
 import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
@@ -73,7 +73,10 @@ export function filesRoutes(workspace: Workspace): Hono {
     if (body.length > MAX_PUT_BYTES) throw tooLarge(body.length);
     const modeText = c.req.query("mode");
     const mode = modeText === undefined ? undefined : parseMode(modeText);
-    const iteration = await workspace.writeBytes(path, body, mode === undefined ? {} : { mode });
+    const iteration = await workspace.writeBytes(path, body, {
+      origin: ORIGINS.api,
+      ...(mode === undefined ? {} : { mode }),
+    });
     const latest = iteration ?? store.latest(path)!;
     return c.json(historyEntry(latest), iteration ? 201 : 200);
   });
@@ -86,7 +89,7 @@ export function filesRoutes(workspace: Workspace): Hono {
     const path = checked(workspace, route.path);
     const latest = store.latest(path);
     if (!latest || latest.deleted) throw new HttpError(404, "not_found", `Unknown path "${path}"`);
-    const iteration = await workspace.remove(path);
+    const iteration = await workspace.remove(path, { origin: ORIGINS.api });
     return c.json(historyEntry(iteration ?? store.latest(path)!));
   });
 

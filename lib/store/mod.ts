@@ -10,5 +10,5 @@ export {
   type ListOptions,
   Store,
 } from "./store.ts";
-export { S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";
+export { ORIGINS, RESERVED_ORIGINS, S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";
 export type { Iteration, NewIteration, Origin } from "./types.ts";
