@@ -7,7 +7,6 @@
 import { join } from "node:path";
 import { PathError } from "../paths/mod.ts";
 import {
-  diffToJson,
   loadSnapshotConfig,
   openWorkspaceSnapshots,
   parseRestorePoint,
@@ -24,6 +23,14 @@ import {
   verifyReportToJson,
 } from "../snapshot/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
+import { snapshotPatches } from "../history/mod.ts";
+import {
+  DIFF_USAGE,
+  isPathDiff,
+  pathDiffCommand,
+  printSnapshotDiff,
+  wantsHelp,
+} from "./diff_command.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
@@ -136,33 +143,36 @@ export async function snapshotsCommand(args: string[]): Promise<number> {
 }
 
 /**
- * `chronicle diff ID`: what changed between a snapshot and now.
+ * `chronicle diff ID [--patch]`: what changed between a snapshot and now, with `--patch`
+ * each changed text file's unified diff; `chronicle diff PATH --from N [--to M]` (an
+ * argument is a path when `--from` is given) goes to the path diff (`diff_command.ts`).
  *
  * @param args The arguments after `diff`.
  * @returns The exit code.
  */
 export async function diffCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("diff", args, COMMON);
-  const id = single("diff ID", positionals);
-  return await withSnapshots(values, async (snapshots) => {
-    const diff = await snapshots.diff(id);
-    if (values.json) {
-      printJson(diffToJson(diff));
-      return 0;
-    }
-    if (diff.changes.length === 0) println(`no changes since snapshot ${diff.snapshotId}`);
-    const rows = diff.changes.map((c) => [
-      c.change,
-      c.path,
-      c.kind === "dir" && c.change !== "modified"
-        ? "folder"
-        : c.change === "created"
-        ? size(c.afterSize)
-        : c.change === "deleted"
-        ? size(c.beforeSize)
-        : modified(c.beforeSize, c.afterSize, c.beforeMode, c.afterMode),
-    ]);
-    for (const line of table(rows)) println(line);
+  if (wantsHelp(args)) {
+    println(DIFF_USAGE);
+    return 0;
+  }
+  if (isPathDiff(args)) return await pathDiffCommand(args);
+  const { values, positionals } = parseCommandArgs("diff", args, {
+    ...COMMON,
+    patch: { type: "boolean" },
+  });
+  const id = single("diff SNAPSHOT_ID [--patch] (or PATH --from N)", positionals);
+  return await withSnapshots(values, async (snapshots, workspace) => {
+    const diff = await snapshots.diff(id).catch((error) => {
+      // `diff notes.md` meant a path: say how to ask for that.
+      if (workspace.store.latest(id) === undefined) throw error;
+      throw new UsageError(
+        `chronicle diff: "${id}" is a path, not a snapshot id: add --from N to compare its iterations`,
+      );
+    });
+    const patches = values.patch
+      ? await snapshotPatches(workspace.root, workspace.cas, diff.changes)
+      : null;
+    await printSnapshotDiff(diff, patches, values.json === true);
     return 0;
   });
 }
@@ -444,19 +454,6 @@ function single(usage: string, positionals: string[]): string {
 
 function size(bytes: number | null): string {
   return bytes === null ? "" : `${bytes} bytes`;
-}
-
-function modified(
-  beforeSize: number | null,
-  afterSize: number | null,
-  beforeMode: number | null,
-  afterMode: number | null,
-): string {
-  const parts = [`${size(beforeSize)} -> ${size(afterSize)}`];
-  if (beforeMode !== afterMode && beforeMode !== null && afterMode !== null) {
-    parts.push(`mode ${formatMode(beforeMode)} -> ${formatMode(afterMode)}`);
-  }
-  return parts.join(", ");
 }
 
 function plural(count: number, noun: string): string {

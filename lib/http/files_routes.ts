@@ -1,6 +1,13 @@
 import { Hono } from "hono";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
+import type { Context } from "hono";
 import { errorMessage, log } from "../log/mod.ts";
+import {
+  diffIterations,
+  HistoryError,
+  iterationDiffText,
+  iterationDiffToJson,
+} from "../history/mod.ts";
 import { PathError } from "../paths/mod.ts";
 import { type Iteration, ORIGINS, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
@@ -30,6 +37,7 @@ export function filesRoutes(workspace: Workspace): Hono {
   app.get("/files/*", async (c) => {
     const route = fileRoute(c.req.url);
     const path = checked(workspace, route.path);
+    if (route.op === "diff") return await diffResponse(c, workspace, path);
     if (route.op === "history") {
       const history = store.history(path);
       if (history.length === 0) throw new HttpError(404, "not_found", `Unknown path "${path}"`);
@@ -94,6 +102,38 @@ export function filesRoutes(workspace: Workspace): Hono {
   });
 
   return app;
+}
+
+/**
+ * `GET /files/{path}/diff?from=N&to=M[&format=json]`: the unified diff between two
+ * iterations (`to` defaults to the latest) as `text/x-diff`, or as JSON.
+ */
+async function diffResponse(c: Context, workspace: Workspace, path: string): Promise<Response> {
+  const from = optionalInteger(c.req.query("from"), "from", 1);
+  if (from === undefined) {
+    throw new HttpError(400, "bad_parameter", 'Missing "from": give ?from=N (and ?to=M)');
+  }
+  const to = optionalInteger(c.req.query("to"), "to", 1);
+  const format = c.req.query("format") ?? "diff";
+  if (format !== "diff" && format !== "json") {
+    throw new HttpError(400, "bad_parameter", `Invalid format "${format}": expected diff or json`);
+  }
+  let diff;
+  try {
+    diff = await diffIterations(workspace.store, workspace.cas, path, { from, to });
+  } catch (error) {
+    if (error instanceof HistoryError) {
+      const status = error.code === "not_found" ? 404 : error.code === "deleted" ? 410 : 413;
+      throw new HttpError(status, error.code, error.message);
+    }
+    throw contentError(error, workspace.store.latest(path)!);
+  }
+  if (format === "json") return c.json(iterationDiffToJson(diff));
+  return c.body(iterationDiffText(diff), 200, {
+    "content-type": "text/x-diff; charset=utf-8",
+    "x-chronicle-from": String(diff.from.iteration),
+    "x-chronicle-to": String(diff.to.iteration),
+  });
 }
 
 function fileRoute(url: string): FileRoute {
