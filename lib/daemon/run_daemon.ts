@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
 import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
-import { createApp, filesRoutes } from "../http/mod.ts";
+import { createApp, eventsRoutes, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
@@ -69,6 +69,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   let ready = false;
   let replication: ReplicationHandle = { kind: "none" };
   const shutdown = shutdownSignal();
+  // Ends every GET /events stream at shutdown, so the servers do not wait on them.
+  const events = new AbortController();
   // Gauges that describe the store are read when scraped, not kept up to date.
   const removeCollector = defaultRegistry.addCollector(() => {
     metrics.sequence.set(workspace.store.sequence());
@@ -100,6 +102,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       }),
       metricsRoutes(),
       filesRoutes(workspace),
+      eventsRoutes(workspace.store, { signal: events.signal }),
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
     ];
@@ -132,6 +135,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     const signal = await shutdown.received;
     log("info", "shutting down", { signal });
   } finally {
+    events.abort();
     shutdown.dispose();
     removeCollector();
     await closeAll(services, workspace);

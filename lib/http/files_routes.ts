@@ -221,7 +221,8 @@ export function historyEntry(iteration: Iteration) {
   };
 }
 
-function changeEntry(iteration: Iteration) {
+/** One iteration as `GET /changes` (and `GET /events`) shows it: its path, then as in history. */
+export function changeEntry(iteration: Iteration) {
   return { path: iteration.path, ...historyEntry(iteration) };
 }
 

@@ -5,5 +5,13 @@
  */
 export { type AppOptions, createApp, sameSecret } from "./app.ts";
 export { errorResponse, HttpError } from "./errors.ts";
-export { filesRoutes, historyEntry, MAX_PUT_BYTES } from "./files_routes.ts";
+export { changeEntry, filesRoutes, historyEntry, MAX_PUT_BYTES } from "./files_routes.ts";
+export {
+  EVENT_BATCH,
+  type EventFilter,
+  eventsRoutes,
+  type EventsRoutesOptions,
+  formatEvent,
+  matchesFilter,
+} from "./events_routes.ts";
 export { type FileRoute, parseFileRoute } from "./file_route_path.ts";
