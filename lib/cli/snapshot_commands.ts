@@ -12,7 +12,6 @@ import {
   parseRestorePoint,
   restorePlanToJson,
   restoreResultToJson,
-  type RollbackResult,
   rollbackResultToJson,
   type SnapshotConfig,
   type SnapshotRecord,
@@ -32,6 +31,7 @@ import {
   wantsHelp,
 } from "./diff_command.ts";
 import { CliError, UsageError } from "./errors.ts";
+import { askRunning, type ChangesJson, reportChanges } from "./live_writes.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
@@ -187,10 +187,15 @@ export async function diffCommand(args: string[]): Promise<number> {
 export async function rollbackCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("rollback", args, COMMON);
   const id = single("rollback ID", positionals);
-  return await withSnapshots(values, async (snapshots) => {
+  return await withSnapshots(values, async (snapshots, workspace) => {
     const target = snapshots.get(id);
-    const result = await snapshots.rollback(target.id);
-    return reportRollback(`rolled back snapshot ${target.id}`, result, values.json);
+    const otr = offTheRecord(values) ? "?otr=1" : "";
+    const result = await askRunning<ChangesJson>(
+      workspace.layout,
+      `/snapshots/${target.id}/rollback${otr}`,
+    ) ?? rollbackResultToJson(await snapshots.rollback(target.id)) as ChangesJson;
+    const what = `rolled back snapshot ${target.id}`;
+    return reportChanges((n) => `${what}: ${plural(n, "change")}`, result, values.json);
   });
 }
 
@@ -240,7 +245,7 @@ export async function txnCommand(args: string[]): Promise<number> {
   if (!known || extra !== undefined || (needsId ? id === undefined : id !== undefined)) {
     throw new UsageError(usage);
   }
-  return await withSnapshots(values, async (snapshots) => {
+  return await withSnapshots(values, async (snapshots, workspace) => {
     switch (verb) {
       case "begin": {
         const transaction = snapshots.beginTransaction();
@@ -259,11 +264,17 @@ export async function txnCommand(args: string[]): Promise<number> {
         return 0;
       }
       case "rollback": {
-        const result = await snapshots.rollbackTransaction(id!);
-        const what = `rolled back transaction ${result.transaction.id} (${
-          plural(result.transaction.snapshots.length, "snapshot")
+        const otr = offTheRecord(values) ? "?otr=1" : "";
+        const full = snapshots.transaction(id!).id;
+        const result = await askRunning<ChangesJson>(
+          workspace.layout,
+          `/transactions/${full}/rollback${otr}`,
+        ) ?? rollbackResultToJson(await snapshots.rollbackTransaction(full)) as ChangesJson;
+        const transaction = result.transaction as { id: string; snapshots: string[] };
+        const what = `rolled back transaction ${transaction.id} (${
+          plural(transaction.snapshots.length, "snapshot")
         })`;
-        return reportRollback(what, result, values.json, result.transaction);
+        return reportChanges((n) => `${what}: ${plural(n, "change")}`, result, values.json);
       }
       case "show": {
         const transaction = snapshots.transaction(id!);
@@ -342,16 +353,13 @@ export async function restoreToCommand(args: string[]): Promise<number> {
       println("nothing changed");
       return 1;
     }
-    const result = await snapshots.restoreTo(plan);
-    if (values.json) printJson(restoreResultToJson(result));
-    else {
-      println(`restored ${plural(result.applied.length, "path")} to ${moment}`);
-      if (result.snapshot) println(`undo with: chronicle rollback ${result.snapshot.id}`);
-    }
-    for (const problem of result.problems) {
-      console.error(`error: ${problem.path}: ${problem.message}`);
-    }
-    return result.problems.length === 0 ? 0 : 1;
+    // The running Chronicle restores to the very sequence shown, not to "10m ago" again.
+    const result = await askRunning<ChangesJson>(workspace.layout, "/restore", {
+      to: plan.sequence,
+      paths: positionals,
+      off_the_record: offTheRecord(values),
+    }) ?? restoreResultToJson(await snapshots.restoreTo(plan)) as ChangesJson;
+    return reportChanges((n) => `restored ${plural(n, "path")} to ${moment}`, result, values.json);
   });
 }
 
@@ -376,7 +384,7 @@ async function withSnapshots(
   try {
     const snapshots = openWorkspaceSnapshots(workspace, {
       config,
-      offTheRecord: values["no-snapshots"] === true || isTrue(envValue("CHRONICLE_NO_SNAPSHOTS")),
+      offTheRecord: offTheRecord(values),
     });
     return await work(snapshots, workspace);
   } catch (error) {
@@ -404,24 +412,6 @@ async function retention(values: CommonValues, layout: WorkspaceLayout): Promise
   } catch (error) {
     throw new UsageError(errorMessage(error));
   }
-}
-
-function reportRollback(
-  what: string,
-  result: RollbackResult,
-  json: boolean | undefined,
-  transaction?: Transaction,
-): number {
-  if (json) {
-    printJson(rollbackResultToJson(transaction ? { ...result, transaction } : result));
-  } else {
-    println(`${what}: ${plural(result.applied.length, "change")}`);
-    if (result.snapshot) println(`undo with: chronicle rollback ${result.snapshot.id}`);
-  }
-  for (const problem of result.problems) {
-    console.error(`error: ${problem.path}: ${problem.message}`);
-  }
-  return result.problems.length === 0 ? 0 : 1;
 }
 
 function describeSnapshot(snap: SnapshotRecord): string {
@@ -466,6 +456,11 @@ function envValue(name: string): string | undefined {
   } catch {
     return undefined; // no --allow-env: behave as if unset
   }
+}
+
+/** Whether snapshots are off (`--no-snapshots`, `CHRONICLE_NO_SNAPSHOTS`). */
+function offTheRecord(values: CommonValues): boolean {
+  return values["no-snapshots"] === true || isTrue(envValue("CHRONICLE_NO_SNAPSHOTS"));
 }
 
 function isTrue(value: string | undefined): boolean {

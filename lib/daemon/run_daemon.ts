@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
 import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
-import { createApp, eventsRoutes, filesRoutes } from "../http/mod.ts";
+import { createApp, eventsRoutes, filesRoutes, restoreRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
@@ -103,6 +103,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       metricsRoutes(),
       filesRoutes(workspace),
       eventsRoutes(workspace.store, { signal: events.signal }),
+      restoreRoutes(workspace, snapshots),
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
     ];

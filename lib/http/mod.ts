@@ -14,4 +14,5 @@ export {
   formatEvent,
   matchesFilter,
 } from "./events_routes.ts";
+export { MAX_RESTORE_PATHS, restoreRoutes } from "./restore_routes.ts";
 export { type FileRoute, parseFileRoute } from "./file_route_path.ts";

@@ -109,8 +109,7 @@ Deno.test("chronicle watch --since, --path and --origin choose what is shown; Ct
   withTempDir(async (root) => {
     await put(root, "src/a.ts", "a1");
     await put(root, "docs/readme.md", "r1");
-    // The history is made before Chronicle starts: a restore made beside a running
-    // Chronicle races its watcher for the origin (see lib/store ORIGINS).
+    // The history is made before Chronicle starts, so its sequences are known here.
     const workspace = await Workspace.open({ root });
     try {
       await workspace.scan();

@@ -11,7 +11,8 @@ import { WriteBackApplier } from "../../lib/replication/writeback_applier.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
 import { ORIGINS, RESERVED_ORIGINS } from "../../lib/store/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
-import { runChronicle } from "../_helpers/processes.ts";
+import { runChronicle, spawnChronicle } from "../_helpers/processes.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 
 /** One writer: it changes `notes.md` (v1, then v2 on disk, both recorded locally first). */
@@ -206,3 +207,46 @@ Deno.test("sandboxIdProblem() refuses every origin Chronicle gives itself", asyn
   }
   assert.equal(sandboxIdProblem("sandbox-7"), null);
 });
+
+Deno.test("beside a running Chronicle, restore and rollback commands are done by it, with their origins", () =>
+  withTempDir(async (root) => {
+    await put(root, "notes.md", "v1");
+    const chronicle = spawnChronicle([root]);
+    try {
+      await waitFor("Chronicle running", async () => {
+        const status = await runChronicle(["status", "--json", "-C", root]);
+        return status.code === 0 && JSON.parse(status.stdout).running === true;
+      }, { timeoutMs: 30_000 });
+      const latestOrigin = async () => {
+        const history = await runChronicle(["history", "notes.md", "--json", "-C", root]);
+        return JSON.parse(history.stdout).at(-1) as { iteration: number; origin: string };
+      };
+      await put(root, "notes.md", "v2");
+      await waitFor("v2 recorded", async () => (await latestOrigin()).iteration === 2);
+      const snap = await runChronicle([
+        "snapshot",
+        "write_file",
+        "--path",
+        "notes.md",
+        "--json",
+        "-C",
+        root,
+      ]);
+      assert.equal(snap.code, 0, snap.stderr);
+      const steps: Array<{ args: string[]; expected: string; content: string }> = [
+        { args: ["restore", "notes.md", "--at", "1"], expected: "restore", content: "v1" },
+        { args: ["rollback", JSON.parse(snap.stdout).id], expected: "rollback", content: "v2" },
+        { args: ["restore", "--to", "1", "--yes"], expected: "restore", content: "v1" },
+      ];
+      for (const { args, expected, content } of steps) {
+        const before = (await latestOrigin()).iteration;
+        const run = await runChronicle([...args, "-C", root], { env: { CHRONICLE_TXN: "" } });
+        assert.equal(run.code, 0, run.stdout + run.stderr);
+        const after = await latestOrigin();
+        assert.deepEqual([after.iteration, after.origin], [before + 1, expected], args.join(" "));
+        assert.equal(await Deno.readTextFile(`${root}/notes.md`), content);
+      }
+    } finally {
+      assert.equal(await chronicle.stop(), 0, chronicle.output());
+    }
+  }));
