@@ -56,10 +56,8 @@ export function eventsRoutes(store: Store, options: EventsRoutesOptions = {}): H
   const maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
   let open = 0;
   app.get("/events", (c) => {
-    const lastEventId = c.req.header("last-event-id");
-    const since = lastEventId !== undefined
-      ? sequenceParameter(lastEventId, "Last-Event-ID")
-      : sequenceParameter(c.req.query("since"), "since") ?? store.sequence();
+    const since = sequenceParameter(c.req.header("last-event-id"), "Last-Event-ID") ??
+      sequenceParameter(c.req.query("since"), "since") ?? store.sequence();
     const filter = { pathPrefix: c.req.query("path"), origin: c.req.query("origin") };
     if (open >= maxStreams) {
       throw new HttpError(
@@ -69,7 +67,7 @@ export function eventsRoutes(store: Store, options: EventsRoutesOptions = {}): H
       );
     }
     open++;
-    const body = iterationEvents(store, since ?? 0, filter, {
+    const body = iterationEvents(store, since, filter, {
       ...options,
       onClose: () => open--,
     });
@@ -77,7 +75,7 @@ export function eventsRoutes(store: Store, options: EventsRoutesOptions = {}): H
       headers: {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
-        "x-chronicle-sequence": String(since ?? 0),
+        "x-chronicle-sequence": String(since),
       },
     });
   });
