@@ -1,7 +1,8 @@
 import { PathError } from "../paths/mod.ts";
-import { isFolderMode, type Iteration, Store } from "../store/mod.ts";
+import { isFolderMode, type Iteration, ORIGINS, Store } from "../store/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest } from "./control_client.ts";
+import { askRunning } from "./live_writes.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
@@ -171,16 +172,29 @@ export async function restoreCommand(args: string[]): Promise<number> {
   }
   const iteration = withStore(layout, (store) => store.iteration(path, n));
   const found = requireContent(path, n, iteration);
+  // The running Chronicle restores it when there is one: its watcher then never takes the
+  // restored file for an edit on disk (origin "local") before it is recorded.
+  const live = await askRunning<Omit<Iteration, "path">>(layout, "/restore", { path, at: n });
+  const latest = live ? { path, ...live } : await restoreHere(layout, path, found);
+  if (values.json) printJson(latest);
+  else println(`restored ${path} from #${n} as #${latest.iteration} (seq ${latest.sequence})`);
+  return 0;
+}
+
+async function restoreHere(
+  layout: WorkspaceLayout,
+  path: string,
+  found: Iteration,
+): Promise<Iteration> {
   const workspace = await openWorkspace(layout);
   try {
-    const recorded = await workspace.writeContent(path, found.hash, found.mode);
-    const latest = recorded ?? workspace.store.latest(path)!;
-    if (values.json) printJson(latest);
-    else println(`restored ${path} from #${n} as #${latest.iteration} (seq ${latest.sequence})`);
+    const recorded = await workspace.writeContent(path, found.hash, found.mode, {
+      origin: ORIGINS.restore,
+    });
+    return recorded ?? workspace.store.latest(path)!;
   } finally {
     await workspace.close();
   }
-  return 0;
 }
 
 /** `chronicle status`: role, sequence, replicas, pending write-backs, conflicts. */

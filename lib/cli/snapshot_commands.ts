@@ -7,13 +7,11 @@
 import { join } from "node:path";
 import { PathError } from "../paths/mod.ts";
 import {
-  diffToJson,
   loadSnapshotConfig,
   openWorkspaceSnapshots,
   parseRestorePoint,
   restorePlanToJson,
   restoreResultToJson,
-  type RollbackResult,
   rollbackResultToJson,
   type SnapshotConfig,
   type SnapshotRecord,
@@ -24,7 +22,16 @@ import {
   verifyReportToJson,
 } from "../snapshot/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
+import { snapshotPatches } from "../history/mod.ts";
+import {
+  DIFF_USAGE,
+  isPathDiff,
+  pathDiffCommand,
+  printSnapshotDiff,
+  wantsHelp,
+} from "./diff_command.ts";
 import { CliError, UsageError } from "./errors.ts";
+import { askRunning, type ChangesJson, reportChanges } from "./live_writes.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
@@ -136,33 +143,36 @@ export async function snapshotsCommand(args: string[]): Promise<number> {
 }
 
 /**
- * `chronicle diff ID`: what changed between a snapshot and now.
+ * `chronicle diff ID [--patch]`: what changed between a snapshot and now, with `--patch`
+ * each changed text file's unified diff; `chronicle diff PATH --from N [--to M]` (an
+ * argument is a path when `--from` is given) goes to the path diff (`diff_command.ts`).
  *
  * @param args The arguments after `diff`.
  * @returns The exit code.
  */
 export async function diffCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("diff", args, COMMON);
-  const id = single("diff ID", positionals);
-  return await withSnapshots(values, async (snapshots) => {
-    const diff = await snapshots.diff(id);
-    if (values.json) {
-      printJson(diffToJson(diff));
-      return 0;
-    }
-    if (diff.changes.length === 0) println(`no changes since snapshot ${diff.snapshotId}`);
-    const rows = diff.changes.map((c) => [
-      c.change,
-      c.path,
-      c.kind === "dir" && c.change !== "modified"
-        ? "folder"
-        : c.change === "created"
-        ? size(c.afterSize)
-        : c.change === "deleted"
-        ? size(c.beforeSize)
-        : modified(c.beforeSize, c.afterSize, c.beforeMode, c.afterMode),
-    ]);
-    for (const line of table(rows)) println(line);
+  if (wantsHelp(args)) {
+    println(DIFF_USAGE);
+    return 0;
+  }
+  if (isPathDiff(args)) return await pathDiffCommand(args);
+  const { values, positionals } = parseCommandArgs("diff", args, {
+    ...COMMON,
+    patch: { type: "boolean" },
+  });
+  const id = single("diff SNAPSHOT_ID [--patch] (or PATH --from N)", positionals);
+  return await withSnapshots(values, async (snapshots, workspace) => {
+    const diff = await snapshots.diff(id).catch((error) => {
+      // `diff notes.md` meant a path: say how to ask for that.
+      if (workspace.store.latest(id) === undefined) throw error;
+      throw new UsageError(
+        `chronicle diff: "${id}" is a path, not a snapshot id: add --from N to compare its iterations`,
+      );
+    });
+    const patches = values.patch
+      ? await snapshotPatches(workspace.root, workspace.cas, diff.changes)
+      : null;
+    await printSnapshotDiff(diff, patches, values.json === true);
     return 0;
   });
 }
@@ -177,10 +187,15 @@ export async function diffCommand(args: string[]): Promise<number> {
 export async function rollbackCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("rollback", args, COMMON);
   const id = single("rollback ID", positionals);
-  return await withSnapshots(values, async (snapshots) => {
+  return await withSnapshots(values, async (snapshots, workspace) => {
     const target = snapshots.get(id);
-    const result = await snapshots.rollback(target.id);
-    return reportRollback(`rolled back snapshot ${target.id}`, result, values.json);
+    const otr = offTheRecord(values) ? "?otr=1" : "";
+    const result = await askRunning<ChangesJson>(
+      workspace.layout,
+      `/snapshots/${target.id}/rollback${otr}`,
+    ) ?? rollbackResultToJson(await snapshots.rollback(target.id)) as ChangesJson;
+    const what = `rolled back snapshot ${target.id}`;
+    return reportChanges((n) => `${what}: ${plural(n, "change")}`, result, values.json);
   });
 }
 
@@ -230,7 +245,7 @@ export async function txnCommand(args: string[]): Promise<number> {
   if (!known || extra !== undefined || (needsId ? id === undefined : id !== undefined)) {
     throw new UsageError(usage);
   }
-  return await withSnapshots(values, async (snapshots) => {
+  return await withSnapshots(values, async (snapshots, workspace) => {
     switch (verb) {
       case "begin": {
         const transaction = snapshots.beginTransaction();
@@ -249,11 +264,17 @@ export async function txnCommand(args: string[]): Promise<number> {
         return 0;
       }
       case "rollback": {
-        const result = await snapshots.rollbackTransaction(id!);
-        const what = `rolled back transaction ${result.transaction.id} (${
-          plural(result.transaction.snapshots.length, "snapshot")
+        const otr = offTheRecord(values) ? "?otr=1" : "";
+        const full = snapshots.transaction(id!).id;
+        const result = await askRunning<ChangesJson>(
+          workspace.layout,
+          `/transactions/${full}/rollback${otr}`,
+        ) ?? rollbackResultToJson(await snapshots.rollbackTransaction(full)) as ChangesJson;
+        const transaction = result.transaction as { id: string; snapshots: string[] };
+        const what = `rolled back transaction ${transaction.id} (${
+          plural(transaction.snapshots.length, "snapshot")
         })`;
-        return reportRollback(what, result, values.json, result.transaction);
+        return reportChanges((n) => `${what}: ${plural(n, "change")}`, result, values.json);
       }
       case "show": {
         const transaction = snapshots.transaction(id!);
@@ -332,16 +353,13 @@ export async function restoreToCommand(args: string[]): Promise<number> {
       println("nothing changed");
       return 1;
     }
-    const result = await snapshots.restoreTo(plan);
-    if (values.json) printJson(restoreResultToJson(result));
-    else {
-      println(`restored ${plural(result.applied.length, "path")} to ${moment}`);
-      if (result.snapshot) println(`undo with: chronicle rollback ${result.snapshot.id}`);
-    }
-    for (const problem of result.problems) {
-      console.error(`error: ${problem.path}: ${problem.message}`);
-    }
-    return result.problems.length === 0 ? 0 : 1;
+    // The running Chronicle restores to the very sequence shown, not to "10m ago" again.
+    const result = await askRunning<ChangesJson>(workspace.layout, "/restore", {
+      to: plan.sequence,
+      paths: positionals,
+      off_the_record: offTheRecord(values),
+    }) ?? restoreResultToJson(await snapshots.restoreTo(plan)) as ChangesJson;
+    return reportChanges((n) => `restored ${plural(n, "path")} to ${moment}`, result, values.json);
   });
 }
 
@@ -366,7 +384,7 @@ async function withSnapshots(
   try {
     const snapshots = openWorkspaceSnapshots(workspace, {
       config,
-      offTheRecord: values["no-snapshots"] === true || isTrue(envValue("CHRONICLE_NO_SNAPSHOTS")),
+      offTheRecord: offTheRecord(values),
     });
     return await work(snapshots, workspace);
   } catch (error) {
@@ -394,24 +412,6 @@ async function retention(values: CommonValues, layout: WorkspaceLayout): Promise
   } catch (error) {
     throw new UsageError(errorMessage(error));
   }
-}
-
-function reportRollback(
-  what: string,
-  result: RollbackResult,
-  json: boolean | undefined,
-  transaction?: Transaction,
-): number {
-  if (json) {
-    printJson(rollbackResultToJson(transaction ? { ...result, transaction } : result));
-  } else {
-    println(`${what}: ${plural(result.applied.length, "change")}`);
-    if (result.snapshot) println(`undo with: chronicle rollback ${result.snapshot.id}`);
-  }
-  for (const problem of result.problems) {
-    console.error(`error: ${problem.path}: ${problem.message}`);
-  }
-  return result.problems.length === 0 ? 0 : 1;
 }
 
 function describeSnapshot(snap: SnapshotRecord): string {
@@ -446,19 +446,6 @@ function size(bytes: number | null): string {
   return bytes === null ? "" : `${bytes} bytes`;
 }
 
-function modified(
-  beforeSize: number | null,
-  afterSize: number | null,
-  beforeMode: number | null,
-  afterMode: number | null,
-): string {
-  const parts = [`${size(beforeSize)} -> ${size(afterSize)}`];
-  if (beforeMode !== afterMode && beforeMode !== null && afterMode !== null) {
-    parts.push(`mode ${formatMode(beforeMode)} -> ${formatMode(afterMode)}`);
-  }
-  return parts.join(", ");
-}
-
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
@@ -469,6 +456,11 @@ function envValue(name: string): string | undefined {
   } catch {
     return undefined; // no --allow-env: behave as if unset
   }
+}
+
+/** Whether snapshots are off (`--no-snapshots`, `CHRONICLE_NO_SNAPSHOTS`). */
+function offTheRecord(values: CommonValues): boolean {
+  return values["no-snapshots"] === true || isTrue(envValue("CHRONICLE_NO_SNAPSHOTS"));
 }
 
 function isTrue(value: string | undefined): boolean {

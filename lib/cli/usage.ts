@@ -28,6 +28,8 @@ Commands:
   snapshot ACTION --path P [--destination D]       snapshots   diff ID   rollback ID
   verify                    txn begin|commit|rollback
   checkpoint                rehydrate              config      wire decode|encode
+  diff PATH --from N [--to M]    diff SNAPSHOT_ID [--patch]    (--from makes it a path)
+  watch [--since SEQ] [--path PREFIX] [--origin ORIGIN]       live tail of iterations
 
 Each command finds the workspace from the current folder upwards, or takes -C WORKSPACE.
 Exit status: 0 success, 1 failure, 2 bad usage.`;

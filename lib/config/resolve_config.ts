@@ -6,6 +6,7 @@ import { errorMessage } from "../log/mod.ts";
 import { LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/mod.ts";
 import { defaultMaxConnections } from "../net/mod.ts";
+import { RESERVED_ORIGINS } from "../store/mod.ts";
 import { isLoopback, parseHostPort } from "./host_port.ts";
 import { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec } from "./_options.ts";
 import { parseValue, type RawValue } from "./_parse_value.ts";
@@ -464,7 +465,7 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
       );
     }
   }
-  if (config.sandboxId === "local" || config.sandboxId === "master") {
+  if (config.sandboxId !== undefined && RESERVED_ORIGINS.includes(config.sandboxId)) {
     throw new UsageError(`Sandbox id "${config.sandboxId}" is reserved for origins`);
   }
 }

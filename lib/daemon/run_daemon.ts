@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
 import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.ts";
 import { accessPolicy, ConnectionLimits, serveHttp } from "../net/mod.ts";
-import { createApp, filesRoutes } from "../http/mod.ts";
+import { createApp, eventsRoutes, filesRoutes, restoreRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/mod.ts";
@@ -75,6 +75,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   let ready = false;
   let replication: ReplicationHandle = { kind: "none" };
   const shutdown = shutdownSignal();
+  // Ends every GET /events stream at shutdown, so the servers do not wait on them.
+  const events = new AbortController();
   // Gauges that describe the store are read when scraped, not kept up to date.
   const removeCollector = defaultRegistry.addCollector(() => {
     metrics.sequence.set(workspace.store.sequence());
@@ -109,6 +111,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       }),
       metricsRoutes(),
       filesRoutes(workspace),
+      eventsRoutes(workspace.store, { signal: events.signal }),
+      restoreRoutes(workspace, snapshots),
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
     ];
@@ -145,6 +149,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     // Scale to zero: a stopped instance leaves its latest checkpoint in the bucket.
     await objectStore?.stop(config.checkpointInterval !== undefined);
   } finally {
+    events.abort();
     shutdown.dispose();
     removeCollector();
     await objectStore?.stop(false);

@@ -2,11 +2,12 @@
 export type FileRoute =
   | { op: "content"; path: string }
   | { op: "history"; path: string }
+  | { op: "diff"; path: string }
   | { op: "at"; path: string; iteration: number };
 
 /**
  * Splits the raw (still percent-encoded) part of a URL after `/files/`. A trailing
- * `/history` or `/at/{n}` is always the operation; a file whose own name ends that way
+ * `/history`, `/diff` or `/at/{n}` is always the operation; a file whose own name ends that way
  * is reached with its slashes sent as `%2F` (SURFACES.md). Pure.
  *
  * @throws {TypeError} For malformed percent-encoding or a bad iteration number.
@@ -22,6 +23,9 @@ export function parseFileRoute(rawTail: string): FileRoute {
   }
   if (rawTail.endsWith("/history")) {
     return { op: "history", path: decode(rawTail.slice(0, -"/history".length)) };
+  }
+  if (rawTail.endsWith("/diff")) {
+    return { op: "diff", path: decode(rawTail.slice(0, -"/diff".length)) };
   }
   return { op: "content", path: decode(rawTail) };
 }

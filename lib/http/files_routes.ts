@@ -1,9 +1,16 @@
 import { readBodyLimited } from "./body_limit.ts";
 import { Hono } from "hono";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
+import type { Context } from "hono";
 import { errorMessage, log } from "../log/mod.ts";
+import {
+  diffIterations,
+  HistoryError,
+  iterationDiffText,
+  iterationDiffToJson,
+} from "../history/mod.ts";
 import { PathError } from "../paths/mod.ts";
-import { isFolderMode, type Iteration, S_IFLNK, S_IFMT } from "../store/mod.ts";
+import { isFolderMode, type Iteration, ORIGINS, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { HttpError } from "./errors.ts";
 import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
@@ -31,6 +38,7 @@ export function filesRoutes(workspace: Workspace): Hono {
   app.get("/files/*", async (c) => {
     const route = fileRoute(c.req.url);
     const path = checked(workspace, route.path);
+    if (route.op === "diff") return await diffResponse(c, workspace, path);
     if (route.op === "history") {
       const history = store.history(path);
       if (history.length === 0) throw new HttpError(404, "not_found", `Unknown path "${path}"`);
@@ -72,7 +80,10 @@ export function filesRoutes(workspace: Workspace): Hono {
     const body = await readBodyLimited(c.req.raw, MAX_PUT_BYTES);
     const modeText = c.req.query("mode");
     const mode = modeText === undefined ? undefined : parseMode(modeText);
-    const iteration = await workspace.writeBytes(path, body, mode === undefined ? {} : { mode });
+    const iteration = await workspace.writeBytes(path, body, {
+      origin: ORIGINS.api,
+      ...(mode === undefined ? {} : { mode }),
+    });
     const latest = iteration ?? store.latest(path)!;
     return c.json(historyEntry(latest), iteration ? 201 : 200);
   });
@@ -85,11 +96,43 @@ export function filesRoutes(workspace: Workspace): Hono {
     const path = checked(workspace, route.path);
     const latest = store.latest(path);
     if (!latest || latest.deleted) throw new HttpError(404, "not_found", `Unknown path "${path}"`);
-    const iteration = await workspace.remove(path);
+    const iteration = await workspace.remove(path, { origin: ORIGINS.api });
     return c.json(historyEntry(iteration ?? store.latest(path)!));
   });
 
   return app;
+}
+
+/**
+ * `GET /files/{path}/diff?from=N&to=M[&format=json]`: the unified diff between two
+ * iterations (`to` defaults to the latest) as `text/x-diff`, or as JSON.
+ */
+async function diffResponse(c: Context, workspace: Workspace, path: string): Promise<Response> {
+  const from = optionalInteger(c.req.query("from"), "from", 1);
+  if (from === undefined) {
+    throw new HttpError(400, "bad_parameter", 'Missing "from": give ?from=N (and ?to=M)');
+  }
+  const to = optionalInteger(c.req.query("to"), "to", 1);
+  const format = c.req.query("format") ?? "diff";
+  if (format !== "diff" && format !== "json") {
+    throw new HttpError(400, "bad_parameter", `Invalid format "${format}": expected diff or json`);
+  }
+  let diff;
+  try {
+    diff = await diffIterations(workspace.store, workspace.cas, path, { from, to });
+  } catch (error) {
+    if (error instanceof HistoryError) {
+      const status = error.code === "not_found" ? 404 : error.code === "deleted" ? 410 : 413;
+      throw new HttpError(status, error.code, error.message);
+    }
+    throw contentError(error, workspace.store.latest(path)!);
+  }
+  if (format === "json") return c.json(iterationDiffToJson(diff));
+  return c.body(iterationDiffText(diff), 200, {
+    "content-type": "text/x-diff; charset=utf-8",
+    "x-chronicle-from": String(diff.from.iteration),
+    "x-chronicle-to": String(diff.to.iteration),
+  });
 }
 
 function fileRoute(url: string): FileRoute {
@@ -179,7 +222,8 @@ export function historyEntry(iteration: Iteration) {
   };
 }
 
-function changeEntry(iteration: Iteration) {
+/** One iteration as `GET /changes` (and `GET /events`) shows it: its path, then as in history. */
+export function changeEntry(iteration: Iteration) {
   return { path: iteration.path, ...historyEntry(iteration) };
 }
 

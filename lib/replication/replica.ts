@@ -5,7 +5,7 @@ import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { ancestorsOf, PathSet, wirePathProblem } from "../paths/mod.ts";
-import { isFolderMode, type Iteration, type Store } from "../store/mod.ts";
+import { isFolderMode, type Iteration, ORIGINS, type Store } from "../store/mod.ts";
 import { FolderNotEmptyError, type Workspace } from "../workspace/mod.ts";
 import type {
   BarrierConfirmationMessage,
@@ -1008,7 +1008,7 @@ class ReplicaSession {
         }
       ),
       // A replica's files are copies: visible before their fsync (recorded after it).
-      { origin: "master", visibleFirst: true },
+      { origin: ORIGINS.master, visibleFirst: true },
     );
     const byPath = new Map(items.map((item) => [item.path, item]));
     const out: MadeChanges = { made: items.length - failed.length, taken: [], corrupt: [] };

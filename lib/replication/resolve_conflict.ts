@@ -1,6 +1,6 @@
 import type { Cas } from "../cas/mod.ts";
 import { hasConflictMarkers, threeWayMerge } from "../localsync/mod.ts";
-import type { Store } from "../store/mod.ts";
+import { ORIGINS, type Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { journalEntryOf } from "./journal_plan.ts";
 import type { ReplicaTables } from "./replica_tables.ts";
@@ -53,7 +53,7 @@ export interface ResolveContext {
  * Origin of a merged file that still holds conflict markers: written for the person to
  * edit, never journaled for write-back (only the settled file is).
  */
-export const MERGE_ORIGIN = "local-sync-merge";
+export const MERGE_ORIGIN = ORIGINS.localSyncMerge;
 
 /**
  * Settles the open conflicts of `path` on a local-sync replica (seed 004, PROTOCOL.md §6):
@@ -207,8 +207,10 @@ async function writeVersion(
   path: string,
   version: MasterVersion,
 ): Promise<void> {
-  if (version.deleted) await context.workspace.remove(path, { origin: "master" });
-  else await context.workspace.writeContent(path, version.hash, version.mode, { origin: "master" });
+  if (version.deleted) await context.workspace.remove(path, { origin: ORIGINS.master });
+  else {await context.workspace.writeContent(path, version.hash, version.mode, {
+      origin: ORIGINS.master,
+    });}
 }
 
 async function mergeVersions(

@@ -1,3 +1,5 @@
+import { RESERVED_ORIGINS } from "../store/mod.ts";
+
 /** Longest sandbox id, in UTF-8 bytes. */
 export const MAX_SANDBOX_ID_BYTES = 128;
 
@@ -7,7 +9,9 @@ export const MAX_SANDBOX_ID_BYTES = 128;
  * A sandbox id names a replica in the master's records, logs and status. Any printable
  * UTF-8 text is accepted (the test vectors carry `"песочница-🧪"`): 1 to 128 bytes, no
  * control characters (C0, DEL, C1), no `/` or `\`, no leading or trailing whitespace,
- * and not `.` or `..`.
+ * not `.` or `..`, and not an origin Chronicle gives iterations itself (`local`, `api`,
+ * `restore`, `rollback`, `master`, `local-sync-merge`): the master records a write-back
+ * with its sandbox id as origin, and tells a replica's own changes from others' by it.
  *
  * @param id The id as received.
  * @returns A sentence-case problem, or `null`.
@@ -29,6 +33,7 @@ export function sandboxIdProblem(id: string): string | null {
   if (/[\/\\]/.test(id)) return "it contains a slash or backslash";
   if (id.trim() !== id) return "it starts or ends with whitespace";
   if (id === "." || id === "..") return `it is "${id}"`;
+  if (RESERVED_ORIGINS.includes(id)) return `"${id}" is reserved for Chronicle's own origins`;
   if (id.isWellFormed && !id.isWellFormed()) return "it contains a lone surrogate";
   return null;
 }

@@ -3,7 +3,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { type Cas, ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
 import { DatabaseError, inTransaction, migrate, statementCache } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
-import { S_IFLNK, S_IFMT, type Store } from "../store/mod.ts";
+import { ORIGINS, S_IFLNK, S_IFMT, type Store } from "../store/mod.ts";
 import { affectedPaths, type CaptureTarget, resolveActionPath } from "./affected_paths.ts";
 import { applySteps } from "./apply_steps.ts";
 import { type ChainHead, headSeal, snapshotHash } from "./canonical_encoding.ts";
@@ -63,7 +63,10 @@ export interface SnapshotsOptions {
   config?: Partial<SnapshotConfig> | undefined;
   /** Off the record: take no snapshots at all (the seed's OTR mode). @default {false} */
   offTheRecord?: boolean | undefined;
-  /** Origin given to rollback and restore changes. @default {the writer's own} */
+  /**
+   * Origin given to every rollback and restore change instead of the usual ones.
+   * @default {"rollback" for a rollback, "restore" for a point-in-time restore}
+   */
   origin?: string | undefined;
   /** The clock for timestamps and retention, epoch milliseconds. @default {Date.now} */
   clock?: (() => number) | undefined;
@@ -608,7 +611,7 @@ export class Snapshots {
     const { applied, problems } = await applySteps(plan.changes.map(restoreStep), {
       root: this.root,
       writer: this.#writer,
-      origin: this.#origin,
+      origin: this.#origin ?? ORIGINS.restore,
     });
     return { plan, snapshot, applied: applied.map((step) => step.path), problems };
   }
@@ -747,7 +750,7 @@ export class Snapshots {
     const result = await applySteps(steps, {
       root: this.root,
       writer: this.#writer,
-      origin: this.#origin,
+      origin: this.#origin ?? ORIGINS.rollback,
     });
     return { snapshot, ...result };
   }

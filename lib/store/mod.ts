@@ -11,5 +11,13 @@ export {
   type RecordListener,
   Store,
 } from "./store.ts";
-export { isFolderMode, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";
+export {
+  isFolderMode,
+  ORIGINS,
+  RESERVED_ORIGINS,
+  S_IFDIR,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+} from "./types.ts";
 export type { Iteration, NewIteration, Origin } from "./types.ts";

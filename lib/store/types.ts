@@ -26,8 +26,34 @@ export function isFolderMode(mode: number): boolean {
   return (mode & S_IFMT) === S_IFDIR;
 }
 
-/** Who made a change: `"local"` for this workspace's own edits, else a replica's sandbox id or `"master"`. */
+/**
+ * Who made a change: one of {@linkcode ORIGINS} (`"local"` for what the scan or watcher saw
+ * on disk, `"api"`, `"restore"`, `"rollback"`, and on a replica `"master"`), or the sandbox
+ * id of the replica whose write-back the master accepted.
+ */
 export type Origin = string;
+
+/**
+ * The origins Chronicle itself gives iterations. A replica's sandbox id may be none of
+ * these (nor {@linkcode RESERVED_ORIGINS}), so a write-back is never taken for one of them.
+ */
+export const ORIGINS = {
+  /** Seen on disk by the scan or the watcher: an edit nobody told Chronicle about. */
+  local: "local",
+  /** Written through the REST API (`PUT`/`DELETE /files/…`) or MCP. */
+  api: "api",
+  /** Brought back by `chronicle restore` (one path, or a point-in-time restore). */
+  restore: "restore",
+  /** Put back by a snapshot rollback (of one snapshot or of a transaction). */
+  rollback: "rollback",
+  /** On a replica: applied from the master. */
+  master: "master",
+  /** On a local-sync replica: a merge left with conflict markers for a person to edit. */
+  localSyncMerge: "local-sync-merge",
+} as const;
+
+/** Every origin name a sandbox id may not take. */
+export const RESERVED_ORIGINS: readonly string[] = Object.values(ORIGINS);
 
 /** One immutable version of one path. */
 export interface Iteration {
@@ -47,7 +73,7 @@ export interface Iteration {
   mode: number;
   /** True when this iteration records the path's removal. */
   deleted: boolean;
-  /** Who made the change: `local`, `api`, `restore`, `rollback` or a sandbox id. */
+  /** Who made the change (see {@linkcode Origin}). */
   origin: Origin;
 }
 
