@@ -3,6 +3,7 @@ import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
 import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
+import { mcpRoutes } from "../mcp/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
 import {
@@ -75,6 +76,21 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     metrics.bytesStored.set(workspace.store.stats().bytes);
     if (replication.kind === "master") recordReplicaMetrics(replication.master);
   });
+  const statusOf = () => {
+    // One status() per request: a replica's or master's status is not cheap.
+    const state = replicationState(replication);
+    return {
+      running: true,
+      role,
+      version: VERSION,
+      workspace: workspace.root,
+      agent_id: config.agentId ?? null,
+      sequence: workspace.store.sequence(),
+      ready: ready && state.live,
+      ...workspace.store.stats(),
+      replication: state.status,
+    };
+  };
   try {
     const routes: Hono[] = [
       opsRoutes({
@@ -82,26 +98,19 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         sequence: () => workspace.store.sequence(),
         ready: () => ready && replicaLive(replication),
         shutdown: () => shutdown.request("POST /shutdown"),
-        status: () => {
-          // One status() per request: a replica's or master's status is not cheap.
-          const state = replicationState(replication);
-          return {
-            running: true,
-            role,
-            version: VERSION,
-            workspace: workspace.root,
-            agent_id: config.agentId ?? null,
-            sequence: workspace.store.sequence(),
-            ready: ready && state.live,
-            ...workspace.store.stats(),
-            replication: state.status,
-          };
-        },
+        status: () => statusOf(),
       }),
       metricsRoutes(),
       filesRoutes(workspace),
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
+      mcpRoutes({
+        workspace,
+        snapshots,
+        status: () => statusOf(),
+        syncWait: (timeoutMs) =>
+          replication.kind === "replica" ? replication.replica.syncWait(timeoutMs) : undefined,
+      }, { version: VERSION }),
     ];
     services.push(...await startServers(config, workspace.layout.controlSocket, routes));
     const scan = await workspace.scan();
@@ -161,7 +170,8 @@ async function startServers(
     const { hostname, port } = parseHostPort(config.http);
     const app = createApp({ token: config.token, trustedCaller: false, routes });
     const server = Deno.serve({ hostname, port, onListen() {} }, app.fetch);
-    log("info", "REST API listening", { http: config.http });
+    // The bound port, not the asked one: with port 0 this is how a caller learns it.
+    log("info", "REST API listening", { http: config.http, port: server.addr.port });
     services.push({ name: "http", close: () => server.shutdown() });
   }
   return services;
