@@ -5,7 +5,7 @@
  * @module
  */
 // @ts-types="@modelcontextprotocol/sdk/client/index"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { type Child, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
