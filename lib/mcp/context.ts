@@ -19,7 +19,7 @@ export interface McpContext {
 
 /** The server name and version MCP clients see. */
 export interface McpIdentity {
-  /** @default {"chronicle"} */
+  /** The server name. @default {"chronicle"} */
   name?: string;
   /** Chronicle's version. */
   version: string;
