@@ -6,7 +6,10 @@
  */
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { type Child, spawnChronicle } from "../_helpers/processes.ts";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { BINARY_PERMISSIONS } from "../../lib/cli/sync_commands.ts";
+import { type Child, MAIN, PROJECT_ROOT, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
 /** A Chronicle running in a child process, with its REST port when `--http` was asked. */
@@ -82,4 +85,15 @@ export async function until(
     const answer = await call(client, name, args);
     return check(answer) ? answer : undefined;
   }, { timeoutMs: 30_000 });
+}
+
+/** `chronicle mcp -C ROOT` as an MCP client spawns it: `deno run` with the binaries' permissions. */
+export function stdioTransport(root: string): StdioClientTransport {
+  return new StdioClientTransport({
+    command: Deno.execPath(),
+    args: ["run", ...BINARY_PERMISSIONS, MAIN, "mcp", "-C", root],
+    cwd: PROJECT_ROOT,
+    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" },
+    stderr: "pipe",
+  });
 }

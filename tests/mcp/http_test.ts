@@ -64,6 +64,18 @@ Deno.test("POST /mcp on --http refuses a missing or wrong token, even to list to
       });
       assertEquals(answered.status, 200);
       assert(((await answered.json()).result.tools as unknown[]).length > 10);
+      const huge = await fetch(url, {
+        method: "POST",
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "ping",
+          params: { pad: "x".repeat(2 << 20) },
+        }),
+        headers: { ...headers, authorization: `Bearer ${TOKEN}` },
+      });
+      assertEquals(huge.status, 413);
+      assert((await huge.json()).error.message.includes("exceeds"));
       for (const token of [undefined, "wrong-token"]) {
         const { client, transport } = httpClient(running.port, token);
         await client.connect(transport).then(

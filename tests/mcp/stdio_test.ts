@@ -1,13 +1,11 @@
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="@modelcontextprotocol/sdk/client/stdio"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { BINARY_PERMISSIONS } from "../../lib/cli/sync_commands.ts";
 import { Store } from "../../lib/store/mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { MAIN, PROJECT_ROOT, runChronicle } from "../_helpers/processes.ts";
+import { runChronicle } from "../_helpers/processes.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
-import { startChronicle } from "./_mcp.ts";
+import { call, ok, startChronicle, stdioTransport } from "./_mcp.ts";
 import {
   badInputIsAToolError,
   deletedFileComesBack,
@@ -16,17 +14,6 @@ import {
   restoreWorkspaceDryRunFirst,
   snapshotEditDiffRollback,
 } from "./_scenarios.ts";
-
-/** `chronicle mcp -C ROOT` as an MCP client spawns it: `deno run` with the binaries' permissions. */
-function stdioTransport(root: string): StdioClientTransport {
-  return new StdioClientTransport({
-    command: Deno.execPath(),
-    args: ["run", ...BINARY_PERMISSIONS, MAIN, "mcp", "-C", root],
-    cwd: PROJECT_ROOT,
-    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" },
-    stderr: "pipe",
-  });
-}
 
 Deno.test("chronicle mcp over stdio: an agent's tools and resources on the running Chronicle", () =>
   withTempDir(async (root) => {
@@ -42,6 +29,23 @@ Deno.test("chronicle mcp over stdio: an agent's tools and resources on the runni
       await restoreWorkspaceDryRunFirst(client, root);
       await badInputIsAToolError(client, root);
       await largeOutputPages(client);
+    } finally {
+      await client.close();
+      await running.child.stop();
+    }
+  }));
+
+Deno.test("chronicle mcp answers a tool error when Chronicle stops during the session", () =>
+  withTempDir(async (root) => {
+    const running = await startChronicle(root);
+    const client = new Client({ name: "stdio-test", version: "1.0.0" });
+    try {
+      await client.connect(stdioTransport(root));
+      assertEquals((await ok(client, "status")).json.running, true);
+      await running.child.stop();
+      const answer = await call(client, "status");
+      assert(answer.isError, answer.text);
+      assert(answer.text.includes(`No Chronicle is running on "${root}"`), answer.text);
     } finally {
       await client.close();
       await running.child.stop();
