@@ -2,6 +2,7 @@ import type { Role } from "../config/mod.ts";
 import { checkpointCommand, rehydrateCommand } from "./checkpoint_commands.ts";
 import { configCommand } from "./config_command.ts";
 import { healthCommand } from "./health_command.ts";
+import { mcpCommand } from "./mcp_command.ts";
 import {
   catCommand,
   historyCommand,
@@ -34,6 +35,7 @@ export const COMMANDS: Record<string, Command> = {
   wire: (args) => wireCommand(args),
   conflicts: conflictsCommand,
   sync: syncCommand,
+  mcp: mcpCommand,
   ...snapshotCommands,
   // cli-history: `diff` is snapshotCommands.diff (DIFF_USAGE in diff_command.ts: PATH --from N, or ID [--patch]).
   watch: watchCommand, // WATCH_USAGE in watch_command.ts

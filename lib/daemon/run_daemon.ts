@@ -4,6 +4,7 @@ import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.t
 import { accessPolicy, ConnectionLimits, serveHttp } from "../net/mod.ts";
 import { createApp, eventsRoutes, filesRoutes, restoreRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
+import { mcpRoutes } from "../mcp/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/mod.ts";
 import {
@@ -84,6 +85,22 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     if (replication.kind === "master") recordReplicaMetrics(replication.master);
     if (objectStore !== null) recordObjectStoreMetrics(objectStore);
   });
+  const statusOf = () => {
+    // One status() per request: a replica's or master's status is not cheap.
+    const state = replicationState(replication);
+    return {
+      running: true,
+      role,
+      version: VERSION,
+      workspace: workspace.root,
+      agent_id: config.agentId ?? null,
+      sequence: workspace.store.sequence(),
+      ready: ready && state.live,
+      ...workspace.store.stats(),
+      replication: state.status,
+      object_store: objectStore?.status() ?? null,
+    };
+  };
   try {
     const routes: Hono[] = [
       opsRoutes({
@@ -92,22 +109,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         ready: () => ready && replicaLive(replication),
         degraded: () => objectStore?.degraded() ?? [],
         shutdown: () => shutdown.request("POST /shutdown"),
-        status: () => {
-          // One status() per request: a replica's or master's status is not cheap.
-          const state = replicationState(replication);
-          return {
-            running: true,
-            role,
-            version: VERSION,
-            workspace: workspace.root,
-            agent_id: config.agentId ?? null,
-            sequence: workspace.store.sequence(),
-            ready: ready && state.live,
-            ...workspace.store.stats(),
-            replication: state.status,
-            object_store: objectStore?.status() ?? null,
-          };
-        },
+        status: () => statusOf(),
       }),
       metricsRoutes(),
       filesRoutes(workspace),
@@ -115,6 +117,13 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       restoreRoutes(workspace, snapshots),
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
+      mcpRoutes({
+        workspace,
+        snapshots,
+        status: () => statusOf(),
+        syncWait: (timeoutMs) =>
+          replication.kind === "replica" ? replication.replica.syncWait(timeoutMs) : undefined,
+      }, { version: VERSION }),
     ];
     // One count of connections over every listener, so no flood exhausts the descriptors.
     const limits = new ConnectionLimits({ maxTotal: config.maxConnections });
@@ -203,7 +212,8 @@ async function startServers(
       ...timeouts,
       onRefused: (remote, reason) => log("warn", "HTTP request refused", { remote, reason }),
     });
-    log("info", "REST API listening", { http: config.http });
+    // The bound port, not the asked one: with port 0 this is how a caller learns it.
+    log("info", "REST API listening", { http: config.http, port: server.port });
     services.push({ name: "http", close: () => server.close() });
   }
   return services;

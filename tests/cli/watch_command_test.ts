@@ -126,7 +126,10 @@ Deno.test("chronicle watch --since, --path and --origin choose what is shown; Ct
       const restores = spawnWatch(root, "--since", "0", "--origin", "restore", "--json");
       try {
         await waitFor("src/ iterations", () => watch.lines.length === 3);
-        assert.match(watch.lines[0]!, /^\d\d:\d\d:\d\d\.\d{3} {2}seq 2 {2}local {2}src\/a\.ts {2}2 B$/);
+        assert.match(
+          watch.lines[0]!,
+          /^\d\d:\d\d:\d\d\.\d{3} {2}seq 2 {2}local {2}src\/a\.ts {2}2 B$/,
+        );
         assert.deepEqual(
           watch.lines.map((l) => l.split("  ").slice(1, 3).join(" ")),
           ["seq 2 local", "seq 3 local", "seq 4 restore"],
