@@ -13,6 +13,7 @@ import {
 import { conflictsCommand } from "./replication_commands.ts";
 import { snapshotCommands } from "./snapshot_commands.ts";
 import { syncCommand } from "./sync_commands.ts";
+import { uiCommand } from "./ui_command.ts";
 import { wireCommand } from "./wire_command.ts";
 
 /** A subcommand: its arguments in (and the binary's role, if any), its exit code out. */
@@ -33,5 +34,6 @@ export const COMMANDS: Record<string, Command> = {
   wire: (args) => wireCommand(args),
   conflicts: conflictsCommand,
   sync: syncCommand,
+  ui: uiCommand,
   ...snapshotCommands,
 };

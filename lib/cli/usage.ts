@@ -25,6 +25,7 @@ Commands:
   snapshot ACTION --path P [--destination D]       snapshots   diff ID   rollback ID
   verify                    txn begin|commit|rollback
   checkpoint                rehydrate              config      wire decode|encode
+  ui [--open]               the timeline web UI on a loopback address with a one-time token
 
 Each command finds the workspace from the current folder upwards, or takes -C WORKSPACE.
 Exit status: 0 success, 1 failure, 2 bad usage.`;

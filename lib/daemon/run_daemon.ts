@@ -15,6 +15,7 @@ import {
 import { openWorkspaceSnapshots, type Snapshots } from "../snapshot/mod.ts";
 import { EDITOR_NOISE_PATTERNS } from "../localsync/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
+import { uiApiRoutes, uiControlRoutes, uiListener, uiStaticRoutes } from "../ui/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
 import { type ReplicationHandle, replicationRoutes } from "./replication_routes.ts";
 import { serveUnix } from "./serve_unix.ts";
@@ -102,8 +103,15 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       filesRoutes(workspace),
       snapshotRoutes({ snapshots }),
       replicationRoutes(() => replication),
+      uiStaticRoutes(),
+      uiApiRoutes({ workspace, snapshots }),
     ];
-    services.push(...await startServers(config, workspace.layout.controlSocket, routes));
+    // `chronicle ui` opens a loopback listener with a token of its own, on request.
+    const ui = uiListener((token) => createApp({ token, trustedCaller: false, routes }).fetch);
+    services.push({ name: "ui listener", close: () => ui.close() });
+    services.push(
+      ...await startServers(config, workspace.layout.controlSocket, routes, [uiControlRoutes(ui)]),
+    );
     const scan = await workspace.scan();
     log("info", "initial scan done", {
       workspace: workspace.root,
@@ -143,11 +151,13 @@ async function startServers(
   config: ChronicleConfig,
   controlPath: string,
   routes: Hono[],
+  controlOnly: Hono[] = [],
 ): Promise<Service[]> {
   const services: Service[] = [];
   const control = await serveUnix(
     controlPath,
-    createApp({ token: config.token, trustedCaller: true, routes }).fetch,
+    createApp({ token: config.token, trustedCaller: true, routes: [...controlOnly, ...routes] })
+      .fetch,
   );
   services.push({
     name: "control socket",

@@ -12,3 +12,15 @@ export {
 } from "./store.ts";
 export { S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";
 export type { Iteration, NewIteration, Origin } from "./types.ts";
+export {
+  folderPage,
+  type FolderEntry,
+  type FolderPage,
+  historyPage,
+  MAX_PAGE,
+  origins,
+  searchPaths,
+  timelineNewer,
+  timelinePage,
+  type TimelinePageOptions,
+} from "./browse_queries.ts";
