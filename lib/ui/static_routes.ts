@@ -27,7 +27,11 @@ export const UI_HEADERS: Readonly<Record<string, string>> = {
   "cache-control": "no-cache",
 };
 
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">` +
+  `<circle cx="8" cy="8" r="7" fill="#2f5fd0"/><path d="M8 4v4l3 2" stroke="#fff" fill="none"/></svg>`;
+
 const ASSETS: Record<string, [string, string]> = {
+  "/ui/favicon.svg": [FAVICON, "image/svg+xml"],
   "/ui/": [INDEX_HTML, "text/html; charset=utf-8"],
   "/ui/app.js": [APP_JS, "text/javascript; charset=utf-8"],
   "/ui/app.css": [APP_CSS, "text/css; charset=utf-8"],

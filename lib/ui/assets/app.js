@@ -414,15 +414,35 @@ async function openFile(path, iteration) {
       h("h2", { id: "file-path" }, path),
       h("div", { class: "filters" }, split, unified),
       history,
-      file.next
-        ? h("p", { class: "muted" }, "older iterations: scroll with the REST history")
-        : null,
+      olderButton(history),
       h("div", { id: "content", class: "panel" }),
     );
     await showContent(path, iteration ?? file.items[0]?.iteration);
   } catch (error) {
     fail(error);
   }
+}
+
+/** Loads the path's older iterations, a page at a time, into the history table. */
+function olderButton(history) {
+  const more = h(
+    "button",
+    { type: "button", id: "history-more", hidden: !file.next },
+    "older iterations…",
+  );
+  more.addEventListener("click", async () => {
+    try {
+      const page = await getJson(
+        api(`history?${q({ path: file.path, limit: PAGE, before: file.next })}`),
+      );
+      for (const item of page.items) history.append(historyRow(item, file.items.push(item) - 1));
+      file.next = page.next_before;
+      more.hidden = !file.next;
+    } catch (error) {
+      fail(error);
+    }
+  });
+  return more;
 }
 
 function historyRow(item, i) {
@@ -694,7 +714,7 @@ async function snapshotDiff(snap, confirming) {
         try {
           const result = await postJson(rest(`snapshots/${snap.id}/rollback`));
           say(
-            `Rolled back snapshot #${snap.number}: ${result.applied.length} paths restored${
+            `Rolled back snapshot #${snap.number}: ${result.applied.length} path(s) restored${
               result.problems.length ? `, ${result.problems.length} problems` : ""
             }.`,
           );
@@ -764,7 +784,7 @@ async function previewRestore(text) {
     apply.addEventListener("click", async () => {
       try {
         const result = await postJson(api("restore"), { sequence: plan.sequence });
-        say(`Restored to sequence ${plan.sequence}: ${result.applied.length} paths changed.`);
+        say(`Restored to sequence ${plan.sequence}: ${result.applied.length} path(s) changed.`);
         box.replaceChildren();
       } catch (error) {
         fail(error);
