@@ -1,5 +1,5 @@
 // Chronicle's timeline UI: plain modern JavaScript, no framework, no build step, no
-// innerHTML (every name shown comes from the workspace, so text is set as text).
+// HTML parsed from strings (every name shown comes from the workspace, so text is set as text).
 // Reads and writes go through fetch with the token as a bearer header, never a cookie.
 
 const TOKEN_KEY = "chronicle-token";
