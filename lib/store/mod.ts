@@ -13,9 +13,9 @@ export {
 export { S_IFLNK, S_IFMT, S_IFREG } from "./types.ts";
 export type { Iteration, NewIteration, Origin } from "./types.ts";
 export {
-  folderPage,
   type FolderEntry,
   type FolderPage,
+  folderPage,
   historyPage,
   MAX_PAGE,
   origins,

@@ -49,7 +49,7 @@ export interface UiApiDeps {
  * | `GET /ui/api/timeline?before=SEQ&limit=N&origin=O&prefix=P&from=MS&to=MS` | `{"sequence","items":[{…, "burst_start"}],"next_before"}`, newest first |
  * | `GET /ui/api/origins` | `{"origins":[…]}` |
  * | `GET /ui/api/events?since=SEQ` | Server-Sent Events: `iterations` batches, `reset` when behind |
- * | `GET /ui/api/tree?dir=D&offset=N&limit=N` | `{"dir","total","entries":[…]}`, folders first |
+ * | `GET /ui/api/tree?dir=D&cursor=C&limit=N` | `{"dir","entries":[…],"next"}`, in path order |
  * | `GET /ui/api/search?q=TEXT&limit=N` | `{"paths":[…]}` |
  * | `GET /ui/api/history?path=P&before=N&limit=N` | `{"path","items":[…],"next_before"}`, newest first |
  * | `GET /ui/api/file?path=P&at=N` | `{"path","iteration","kind","text"?}`: `text`, `image`, `binary`, `symlink`, `deleted`, `too_large` |
@@ -97,13 +97,19 @@ export function uiApiRoutes(deps: UiApiDeps): Hono {
   app.get("/ui/api/tree", (c) => {
     const dirText = c.req.query("dir") ?? "";
     const dir = dirText === "" ? "" : checked(workspace, dirText);
-    const page = folderPage(store, dir, {
-      offset: integer(c.req.query("offset"), "offset", 0) ?? 0,
-      limit: integer(c.req.query("limit"), "limit", 1) ?? 200,
-    });
+    let page;
+    try {
+      page = folderPage(store, dir, {
+        cursor: c.req.query("cursor") ?? "",
+        limit: integer(c.req.query("limit"), "limit", 1) ?? 200,
+      });
+    } catch (error) {
+      if (error instanceof RangeError) throw new HttpError(400, "bad_parameter", error.message);
+      throw error;
+    }
     return c.json({
       dir: page.dir,
-      total: page.total,
+      next: page.next,
       entries: page.entries.map((e) =>
         e.type === "dir" ? e : ({ type: "file", name: e.name, ...entry(e.latest) })
       ),
