@@ -183,8 +183,16 @@ function cdpPage(socket: WebSocket): Page {
     send,
     evaluate,
     async goto(url) {
+      const target = new URL(url);
+      target.hash = "";
       await send("Page.navigate", { url });
-      await page.waitFor(`${url} to load`, "document.readyState === 'complete'");
+      // The new document, not the one navigated away from: compare the address too.
+      await page.waitFor(
+        `${url} to load`,
+        `document.readyState === 'complete' && location.href.split('#')[0] === ${
+          JSON.stringify(target.href)
+        }`,
+      );
     },
     waitFor: <T>(what: string, expression: string, timeoutMs = 20_000) =>
       waitFor(what, () => evaluate<T>(expression), { timeoutMs, intervalMs: 25 }) as Promise<T>,

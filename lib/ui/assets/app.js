@@ -931,6 +931,10 @@ async function keptDiff(conflict) {
 loaders.snapshots = loadSnapshots;
 loaders.restore = loadRestore;
 loaders.replicas = loadReplicas;
+// The replicas' acked sequence and lag move: refresh them while they are shown.
+setInterval(() => {
+  if (!$("#view-replicas").hidden) void loadReplicas();
+}, 2000);
 for (const button of document.querySelectorAll("#nav button")) {
   button.addEventListener("click", () => show(button.dataset.view));
 }
