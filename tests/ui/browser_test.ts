@@ -120,11 +120,16 @@ Deno.test("the UI in Chromium: find, diff, roll back, live timeline, restore, to
       );
       await page.screenshot(`${shots}/live.png`);
 
-      // Point in time: preview the plan, apply it, live.txt is gone again.
+      // Point in time: pick the moment just before live.txt on the timeline, preview the
+      // plan, apply it, live.txt is gone again.
       const liveSeq = await waitForIterations(data, "live.txt", 1);
-      await page.click('#nav button[data-view="restore"]');
-      await page.type("#moment", String(liveSeq - 1));
-      await page.click('#view-restore button[type="submit"]');
+      await page.click(`#timeline li[data-sequence="${liveSeq - 1}"] button[data-restore]`);
+      await page.waitFor(
+        "the moment picked",
+        `!document.querySelector('#view-restore').hidden && document.querySelector('#moment').value === '${
+          liveSeq - 1
+        }'`,
+      );
       await page.waitFor(
         "the restore plan",
         `document.querySelector('#plan')?.textContent.includes('live.txt')`,

@@ -212,6 +212,22 @@ function timelineRow(item) {
     show("files");
     void openFile(item.path, item.iteration);
   });
+  // Picks this moment for a point-in-time restore: the plan shows before anything changes.
+  const here = h(
+    "button",
+    {
+      type: "button",
+      class: "link",
+      "data-restore": item.sequence,
+      title: `Restore the workspace to how it was right after this (sequence ${item.sequence})`,
+    },
+    "restore to here",
+  );
+  here.addEventListener("click", () => {
+    show("restore");
+    $("#moment").value = String(item.sequence);
+    void previewRestore(String(item.sequence));
+  });
   return h(
     "li",
     { "data-sequence": item.sequence, "data-path": item.path },
@@ -220,6 +236,7 @@ function timelineRow(item) {
     open,
     h("span", { class: "muted" }, `#${item.iteration}`),
     h("span", { class: "muted" }, item.deleted ? "deleted" : size(item.size)),
+    here,
   );
 }
 
