@@ -15,6 +15,7 @@ import { conflictsCommand } from "./replication_commands.ts";
 import { snapshotCommands } from "./snapshot_commands.ts";
 import { syncCommand } from "./sync_commands.ts";
 import { watchCommand } from "./watch_command.ts";
+import { uiCommand } from "./ui_command.ts";
 import { wireCommand } from "./wire_command.ts";
 
 /** A subcommand: its arguments in (and the binary's role, if any), its exit code out. */
@@ -36,6 +37,7 @@ export const COMMANDS: Record<string, Command> = {
   conflicts: conflictsCommand,
   sync: syncCommand,
   mcp: mcpCommand,
+  ui: uiCommand,
   ...snapshotCommands,
   // cli-history: `diff` is snapshotCommands.diff (DIFF_USAGE in diff_command.ts: PATH --from N, or ID [--patch]).
   watch: watchCommand, // WATCH_USAGE in watch_command.ts

@@ -31,6 +31,7 @@ Commands:
   diff PATH --from N [--to M]    diff SNAPSHOT_ID [--patch]    (--from makes it a path)
   watch [--since SEQ] [--path PREFIX] [--origin ORIGIN]       live tail of iterations
   mcp                       the MCP server (stdio) of the running Chronicle, for agents
+  ui [--open]               the timeline web UI on a loopback address with a one-time token
 
 Each command finds the workspace from the current folder upwards, or takes -C WORKSPACE.
 Exit status: 0 success, 1 failure, 2 bad usage.`;

@@ -18,6 +18,7 @@ import { openWorkspaceSnapshots, type Snapshots } from "../snapshot/mod.ts";
 import { EDITOR_NOISE_PATTERNS } from "../localsync/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { type ObjectStoreService, startObjectStore } from "../objectstore/mod.ts";
+import { uiApiRoutes, uiControlRoutes, uiListener, uiStaticRoutes } from "../ui/mod.ts";
 import { opsRoutes } from "./ops_routes.ts";
 import { type ReplicationHandle, replicationRoutes } from "./replication_routes.ts";
 import { serveUnix } from "./serve_unix.ts";
@@ -124,10 +125,19 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         syncWait: (timeoutMs) =>
           replication.kind === "replica" ? replication.replica.syncWait(timeoutMs) : undefined,
       }, { version: VERSION }),
+      uiStaticRoutes(),
+      uiApiRoutes({ workspace, snapshots }),
     ];
     // One count of connections over every listener, so no flood exhausts the descriptors.
     const limits = new ConnectionLimits({ maxTotal: config.maxConnections });
-    services.push(...await startServers(config, workspace.layout.controlSocket, routes, limits));
+    // `chronicle ui` opens a loopback listener with a token of its own, on request.
+    const ui = uiListener((token) => createApp({ token, trustedCaller: false, routes }).fetch);
+    services.push({ name: "ui listener", close: () => ui.close() });
+    services.push(
+      ...await startServers(config, workspace.layout.controlSocket, routes, limits, [
+        uiControlRoutes(ui),
+      ]),
+    );
     const scan = await workspace.scan();
     log("info", "initial scan done", {
       workspace: workspace.root,
@@ -172,6 +182,7 @@ async function startServers(
   controlPath: string,
   routes: Hono[],
   limits: ConnectionLimits,
+  controlOnly: Hono[] = [],
 ): Promise<Service[]> {
   const services: Service[] = [];
   const timeouts = {
@@ -180,7 +191,8 @@ async function startServers(
   };
   const control = await serveUnix(
     controlPath,
-    createApp({ token: config.token, trustedCaller: true, routes }).fetch,
+    createApp({ token: config.token, trustedCaller: true, routes: [...controlOnly, ...routes] })
+      .fetch,
     { limit: limits.listener(config.maxListenerConnections), ...timeouts },
   );
   services.push({

@@ -21,3 +21,15 @@ export {
   S_IFREG,
 } from "./types.ts";
 export type { Iteration, NewIteration, Origin } from "./types.ts";
+export {
+  type FolderEntry,
+  type FolderPage,
+  folderPage,
+  historyPage,
+  MAX_PAGE,
+  origins,
+  searchPaths,
+  timelineNewer,
+  timelinePage,
+  type TimelinePageOptions,
+} from "./browse_queries.ts";

@@ -1,0 +1,231 @@
+import type { Hono } from "hono";
+import { assert, assertEquals } from "../_helpers/assert.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
+import type { NewIteration } from "../../lib/store/mod.ts";
+import { markBursts, uiApiRoutes } from "../../lib/ui/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+
+interface Fixture {
+  root: string;
+  workspace: Workspace;
+  app: Hono;
+}
+
+async function withUi(
+  fn: (fixture: Fixture) => Promise<void>,
+  events = { maxStreams: 2, maxBacklog: 50 },
+) {
+  await withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      const snapshots = openWorkspaceSnapshots(workspace, {
+        config: DEFAULT_SNAPSHOT_CONFIG,
+        offTheRecord: false,
+      });
+      const routes = [uiApiRoutes({ workspace, snapshots, events })];
+      const app = createApp({ token: "t", trustedCaller: false, routes });
+      await fn({ root, workspace, app });
+    } finally {
+      await workspace.close();
+    }
+  });
+}
+
+async function json(app: Hono, path: string, init: RequestInit = {}) {
+  const response = await app.request(path, init);
+  return { status: response.status, body: await response.json() };
+}
+
+/** `n` iterations with made-up content (the timeline and tree never read it). */
+function fakeIterations(n: number): NewIteration[] {
+  return Array.from({ length: n }, (_, i) => ({
+    path: `d${i % 50}/f${i}.txt`,
+    hash: i.toString(16).padStart(64, "0"),
+    size: i,
+    mode: 0o100644,
+    deleted: false,
+    origin: i % 700 < 350 ? "local" : "sandbox-1",
+    // Pauses of a minute every 100 iterations make bursts.
+    timestamp: 1_000_000 + i * 100 + Math.floor(i / 100) * 60_000,
+  }));
+}
+
+Deno.test("timeline: newest-first pages cover every iteration once, bursts do not depend on the cut", async () => {
+  await withUi(async ({ workspace, app }) => {
+    workspace.store.record(fakeIterations(2_500));
+    const seen: Array<
+      { sequence: number; timestamp: number; origin: string; burst_start: boolean }
+    > = [];
+    let before: number | null = null;
+    for (let pages = 0; pages < 20; pages++) {
+      const query: string = before === null ? "" : `&before=${before}`;
+      const page = await json(app, `/ui/api/timeline?limit=333${query}`);
+      assertEquals(page.status, 200);
+      seen.push(...page.body.items);
+      before = page.body.next_before;
+      if (before === null) break;
+    }
+    assertEquals(seen.length, 2_500);
+    assertEquals(
+      seen.map((item) => item.sequence),
+      Array.from({ length: 2_500 }, (_, i) => 2_500 - i),
+    );
+    assertEquals(seen.map((item) => item.burst_start), markBursts(seen, undefined));
+    assert(seen.filter((item) => item.burst_start).length > 20, "pauses and origins make bursts");
+  });
+});
+
+Deno.test("timeline: filters by origin, path prefix and time range; bad parameters are 400", async () => {
+  await withUi(async ({ workspace, app }) => {
+    workspace.store.record(fakeIterations(1_400));
+    const byOrigin = await json(app, "/ui/api/timeline?origin=sandbox-1&limit=1000");
+    assertEquals(byOrigin.body.items.length, 700);
+    assert(byOrigin.body.items.every((i: { origin: string }) => i.origin === "sandbox-1"));
+    const byPrefix = await json(app, "/ui/api/timeline?prefix=d7/&limit=1000");
+    assertEquals(byPrefix.body.items.length, 28);
+    const from = 1_000_000 + 100 * 100 + 60_000;
+    const to = from + 99 * 100;
+    const byTime = await json(app, `/ui/api/timeline?from=${from}&to=${to}&limit=1000`);
+    assertEquals(byTime.body.items.map((i: { sequence: number }) => i.sequence).at(-1), 101);
+    assertEquals(byTime.body.items.length, 100);
+    assertEquals((await json(app, "/ui/api/timeline?limit=0")).status, 400);
+    assertEquals((await json(app, "/ui/api/timeline?before=-1")).status, 400);
+    const origins = await json(app, "/ui/api/origins");
+    assertEquals(origins.body.origins, ["local", "sandbox-1"]);
+  });
+});
+
+Deno.test("tree and search: a folder's children a page at a time, folders first", async () => {
+  await withUi(async ({ workspace, app }) => {
+    workspace.store.record([
+      ...fakeIterations(1_000),
+      { path: "top.txt", hash: "f".repeat(64), size: 1, mode: 0o100644, deleted: false },
+    ]);
+    // Walk the root 7 entries a page: 50 folders, then top.txt, in path order.
+    const names: string[] = [];
+    let cursor = "";
+    for (let pages = 0; pages < 20; pages++) {
+      const page = await json(app, `/ui/api/tree?limit=7&cursor=${encodeURIComponent(cursor)}`);
+      assertEquals(page.status, 200);
+      names.push(
+        ...page.body.entries.map((e: { name: string; type: string }) => `${e.type}:${e.name}`),
+      );
+      if (page.body.next === null) break;
+      cursor = page.body.next;
+    }
+    const folders = Array.from({ length: 50 }, (_, i) => `dir:d${i}`).sort();
+    assertEquals(names, [...folders, "file:top.txt"]);
+    const folder = await json(app, "/ui/api/tree?dir=d3&limit=5");
+    assertEquals(folder.body.entries.map((e: { path: string }) => e.path), [
+      "d3/f103.txt",
+      "d3/f153.txt",
+      "d3/f203.txt",
+      "d3/f253.txt",
+      "d3/f3.txt",
+    ]);
+    assertEquals(folder.body.entries[0].iteration, 1);
+    assertEquals((await json(app, "/ui/api/tree?dir=d3&cursor=f:d4/x")).status, 400);
+    const found = await json(app, "/ui/api/search?q=F99&limit=3");
+    assertEquals(found.body.paths, ["d40/f990.txt", "d41/f991.txt", "d42/f992.txt"]);
+    const exact = await json(app, "/ui/api/search?q=F99.TXT");
+    assertEquals(exact.body.paths, ["d49/f99.txt"]);
+    assertEquals((await json(app, "/ui/api/tree?dir=../etc")).status, 400);
+  });
+});
+
+Deno.test("file, history and diff: content at an iteration and the diff between two", async () => {
+  await withUi(async ({ workspace, app }) => {
+    const text = (s: string) => new TextEncoder().encode(s);
+    await workspace.writeBytes("notes.md", text("a\nb\nc\n"));
+    await workspace.writeBytes("notes.md", text("a\nB\nc\n"));
+    await workspace.writeBytes("blob.bin", new Uint8Array([0, 1, 2]));
+    const history = await json(app, "/ui/api/history?path=notes.md&limit=1");
+    assertEquals(history.body.items.map((i: { iteration: number }) => i.iteration), [2]);
+    const older = await json(
+      app,
+      `/ui/api/history?path=notes.md&before=${history.body.next_before}`,
+    );
+    assertEquals(older.body.items.map((i: { iteration: number }) => i.iteration), [1]);
+    assertEquals(older.body.next_before, null);
+    const first = await json(app, "/ui/api/file?path=notes.md&at=1");
+    assertEquals([first.body.kind, first.body.text], ["text", "a\nb\nc\n"]);
+    const blob = await json(app, "/ui/api/file?path=blob.bin");
+    assertEquals(blob.body.kind, "binary");
+    assertEquals(blob.body.iteration.size, 3);
+    const diff = await json(app, "/ui/api/diff?path=notes.md&from=1&to=2");
+    assertEquals([diff.body.added, diff.body.removed], [1, 1]);
+    assert(diff.body.text.includes("-b\n+B"), diff.body.text);
+    assertEquals(diff.body.hunks[0].lines.map((l: { kind: string }) => l.kind), [
+      " ",
+      "-",
+      "+",
+      " ",
+    ]);
+    assertEquals((await json(app, "/ui/api/diff?path=notes.md&from=1&to=9")).status, 404);
+    assertEquals((await json(app, "/ui/api/file?path=nope")).status, 404);
+    assertEquals((await json(app, "/ui/api/history?path=.chronicle/chronicle.db")).status, 400);
+  });
+});
+
+Deno.test("restore: the plan, then applying it needs the token", async () => {
+  await withUi(async ({ root, workspace, app }) => {
+    await workspace.writeBytes("a.txt", new TextEncoder().encode("one"));
+    await workspace.writeBytes("b.txt", new TextEncoder().encode("two"));
+    const plan = await json(app, "/ui/api/restore-plan?to=1");
+    assertEquals(
+      plan.body.changes.map((c: { path: string; action: string }) => [c.path, c.action]),
+      [
+        ["b.txt", "remove"],
+      ],
+    );
+    const body = JSON.stringify({ sequence: 1 });
+    const refused = await json(app, "/ui/api/restore", { method: "POST", body });
+    assertEquals(refused.status, 401);
+    await Deno.stat(`${root}/b.txt`);
+    const done = await json(app, "/ui/api/restore", {
+      method: "POST",
+      body,
+      headers: { authorization: "Bearer t" },
+    });
+    assertEquals(done.status, 200);
+    assertEquals(done.body.applied, ["b.txt"]);
+    assertEquals(await Deno.stat(`${root}/b.txt`).then(() => true, () => false), false);
+    assertEquals((await json(app, "/ui/api/restore-plan?to=99")).status, 400);
+    assertEquals((await json(app, "/ui/api/restore-plan?to=yesterday-ish")).status, 400);
+  });
+});
+
+Deno.test("events: recordings arrive as they happen; too many feeds or a long backlog are refused", async () => {
+  await withUi(async ({ workspace, app }) => {
+    const response = await app.request("/ui/api/events");
+    assertEquals(response.headers.get("content-type"), "text/event-stream; charset=utf-8");
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const pump = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        text += value;
+      }
+    })();
+    await waitFor("hello", () => text.includes("event: hello"));
+    workspace.store.record(fakeIterations(3));
+    await waitFor("the iterations", () => text.includes('"path":"d2/f2.txt"'));
+    const second = await app.request("/ui/api/events");
+    const third = await app.request("/ui/api/events");
+    assertEquals(third.status, 503);
+    await third.body?.cancel();
+    await second.body!.cancel();
+    // Behind by more than the backlog: told to reset, and the feed ends.
+    const behind = await app.request("/ui/api/events?since=0");
+    workspace.store.record(fakeIterations(100));
+    const late = await app.request("/ui/api/events?since=0");
+    assert((await late.text()).includes("event: reset"));
+    await behind.body!.cancel();
+    await reader.cancel();
+    await pump;
+  });
+});
