@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { inTransaction, migrate, statementCache } from "../db/mod.ts";
+import { columns, inTransaction, migrate, statementCache } from "../db/mod.ts";
 
 /**
  * Objects under this size live in a SQLite table rather than one file each. A small file
@@ -87,8 +87,8 @@ export class SmallObjects {
     const held = this.#held.get(hash);
     if (held) return held.length;
     const row = this.#statement("SELECT length(bytes) AS size FROM cas_objects WHERE hash = ?")
-      .get(hash) as { size: number } | undefined;
-    return row?.size ?? null;
+      .get(hash);
+    return row ? columns(row).integer("size") : null;
   }
 
   /** Stores bytes under `hash`; an existing row is only marked as stored at `now`. */
@@ -128,7 +128,10 @@ export class SmallObjects {
   sweep(keep: Set<string>, cutoff: number): SmallSweep {
     const rows = this.#statement(
       "SELECT hash, length(bytes) AS size FROM cas_objects WHERE stored_at < ?",
-    ).all(cutoff) as { hash: string; size: number }[];
+    ).all(cutoff).map((row) => {
+      const read = columns(row);
+      return { hash: read.text("hash"), size: read.integer("size") };
+    });
     const result: SmallSweep = { removed: 0, bytes: 0 };
     const remove = this.#statement("DELETE FROM cas_objects WHERE hash = ? AND stored_at < ?");
     inTransaction(this.#db, () => {
@@ -147,8 +150,8 @@ export class SmallObjects {
   stats(): { objects: number; bytes: number } {
     const row = this.#statement(
       "SELECT count(*) AS objects, coalesce(sum(length(bytes)), 0) AS bytes FROM cas_objects",
-    ).get() as { objects: number; bytes: number };
-    return row;
+    ).get()!;
+    return { objects: columns(row).integer("objects"), bytes: columns(row).integer("bytes") };
   }
 }
 

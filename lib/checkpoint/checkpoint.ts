@@ -2,7 +2,7 @@ import { backup, DatabaseSync } from "node:sqlite";
 import { basename, dirname, join, resolve } from "node:path";
 import { forEachLimited } from "../concurrency/mod.ts";
 import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas/mod.ts";
-import { openDatabase } from "../db/mod.ts";
+import { columns, openDatabase } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { referencedHashes } from "./content_references.ts";
 import { casPath, PARALLEL_WRITES, sha256File, syncTree, writeSynced } from "./_files.ts";
@@ -208,9 +208,9 @@ interface CopyFacts {
 function readCopy(copy: string): CopyFacts {
   const db = new DatabaseSync(copy, { readOnly: true });
   try {
-    const check = db.prepare("PRAGMA quick_check").get() as { quick_check: string };
-    if (check.quick_check !== "ok") {
-      throw new CheckpointError(`The database copy failed its check: ${check.quick_check}`);
+    const check = columns(db.prepare("PRAGMA quick_check").get()!).text("quick_check");
+    if (check !== "ok") {
+      throw new CheckpointError(`The database copy failed its check: ${check}`);
     }
     const hasIterations = db.prepare(
       "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'iterations'",
@@ -218,13 +218,22 @@ function readCopy(copy: string): CopyFacts {
     if (!hasIterations) {
       throw new CheckpointError("The database is not a Chronicle store: it has no iterations");
     }
-    const totals = db.prepare(
-      "SELECT COALESCE(MAX(sequence), 0) AS sequence, COUNT(*) AS iterations FROM iterations",
-    ).get() as { sequence: number; iterations: number };
-    const live = db.prepare(
-      "SELECT COUNT(*) AS n FROM (SELECT path, MAX(sequence) AS s FROM iterations GROUP BY path) latest JOIN iterations i ON i.sequence = latest.s WHERE i.deleted = 0",
-    ).get() as { n: number };
-    return { hashes: referencedHashes(db), ...totals, paths: live.n };
+    const totals = columns(
+      db.prepare(
+        "SELECT COALESCE(MAX(sequence), 0) AS sequence, COUNT(*) AS iterations FROM iterations",
+      ).get()!,
+    );
+    const live = columns(
+      db.prepare(
+        "SELECT COUNT(*) AS n FROM (SELECT path, MAX(sequence) AS s FROM iterations GROUP BY path) latest JOIN iterations i ON i.sequence = latest.s WHERE i.deleted = 0",
+      ).get()!,
+    );
+    return {
+      hashes: referencedHashes(db),
+      sequence: totals.integer("sequence"),
+      iterations: totals.integer("iterations"),
+      paths: live.integer("n"),
+    };
   } finally {
     db.close();
   }

@@ -1,4 +1,5 @@
 import type { DatabaseSync } from "node:sqlite";
+import { columns } from "../db/mod.ts";
 import { isContentHash } from "../cas/mod.ts";
 
 /** A column that holds CAS content hashes, and which of its rows count. */
@@ -41,8 +42,8 @@ export function referencedHashes(
   references: readonly ContentReference[] = CONTENT_REFERENCES,
 ): string[] {
   const tables = new Set(
-    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[])
-      .map((row) => row.name),
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()
+      .map((row) => columns(row).text("name")),
   );
   const hashes = new Set<string>();
   for (const { table, column, where } of references) {
@@ -50,7 +51,8 @@ export function referencedHashes(
     const sql = `SELECT DISTINCT "${column}" AS hash FROM "${table}"${
       where ? ` WHERE ${where}` : ""
     }`;
-    for (const row of db.prepare(sql).all() as { hash: unknown }[]) {
+    for (const row of db.prepare(sql).all()) {
+      // Read as found: a column of another type is simply not a content reference.
       if (typeof row.hash === "string" && isContentHash(row.hash)) hashes.add(row.hash);
     }
   }

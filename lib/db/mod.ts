@@ -8,3 +8,4 @@ export { DatabaseError, openDatabase, type OpenDatabaseOptions } from "./open_da
 export { migrate, type Migration } from "./migrate.ts";
 export { inTransaction } from "./transaction.ts";
 export { statementCache } from "./statement_cache.ts";
+export { columns, type Row, type RowReader } from "./row.ts";

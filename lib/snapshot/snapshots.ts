@@ -1,7 +1,14 @@
 import { join, relative, resolve } from "node:path";
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { type Cas, ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
-import { DatabaseError, inTransaction, migrate, statementCache } from "../db/mod.ts";
+import {
+  columns,
+  DatabaseError,
+  inTransaction,
+  migrate,
+  type Row,
+  statementCache,
+} from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { ORIGINS, S_IFLNK, S_IFMT, type Store } from "../store/mod.ts";
 import { affectedPaths, type CaptureTarget, resolveActionPath } from "./affected_paths.ts";
@@ -28,6 +35,8 @@ import type {
   ApplyStep,
   CapturedFile,
   ContentOwner,
+  FileKind,
+  FileStateName,
   RestoreChange,
   RestorePlan,
   RollbackResult,
@@ -39,6 +48,11 @@ import type {
   WorkspaceWriter,
 } from "./types.ts";
 import { type IntegrityProblem, type StoredHead, verifyChain } from "./verify_chain.ts";
+
+/** The values the snapshot tables' text columns may hold, checked as rows are read. */
+const FILE_STATES: readonly FileStateName[] = ["present", "absent"];
+const FILE_KINDS: readonly FileKind[] = ["file", "symlink", "dir"];
+const TRANSACTION_STATUSES: readonly TransactionStatus[] = ["active", "committed", "rolled_back"];
 
 /** Options for {@linkcode Snapshots.open}. */
 export interface SnapshotsOptions {
@@ -126,8 +140,6 @@ export interface RestoreResult {
   applied: string[];
   problems: ApplyProblem[];
 }
-
-type Row = Record<string, SQLInputValue>;
 
 const SNAPSHOT_COLUMNS =
   "number, id, timestamp, action_type, summary, transaction_id, previous_hash, hash";
@@ -355,9 +367,11 @@ export class Snapshots {
     try {
       records = this.list();
       head = this.#readHead();
-      orphans = (this.#one(
-        "SELECT COUNT(*) AS n FROM snapshot_files WHERE snapshot_number NOT IN (SELECT number FROM snapshots)",
-      ) as { n: number }).n;
+      orphans = columns(
+        this.#one(
+          "SELECT COUNT(*) AS n FROM snapshot_files WHERE snapshot_number NOT IN (SELECT number FROM snapshots)",
+        )!,
+      ).integer("n");
     } catch (error) {
       throw new DatabaseError(`Cannot read the snapshot chain: ${errorMessage(error)}`, {
         cause: error,
@@ -510,7 +524,7 @@ export class Snapshots {
     const rows = this.#all(
       "SELECT DISTINCT hash FROM snapshot_files WHERE state = 'present' AND hash != ''",
     );
-    return new Set(rows.map((row) => row.hash as string));
+    return new Set(rows.map((row) => columns(row).text("hash")));
   }
 
   /**
@@ -694,14 +708,14 @@ export class Snapshots {
       head.headNumber - this.config.maxSnapshots,
       cutoff,
     ).map((row): PruneCandidate => ({
-      number: row.number as number,
-      timestamp: row.timestamp as number,
-      transactionId: row.transaction_id as string | null,
+      number: columns(row).integer("number"),
+      timestamp: columns(row).integer("timestamp"),
+      transactionId: columns(row).textOrNull("transaction_id"),
     }));
     if (candidates.length === 0) return 0;
     const active = new Set(
       this.#all("SELECT id FROM snapshot_transactions WHERE status = 'active'").map((row) =>
-        row.id as string
+        columns(row).text("id")
       ),
     );
     const last = planPrune({
@@ -721,7 +735,7 @@ export class Snapshots {
        AND id NOT IN (SELECT transaction_id FROM snapshots WHERE transaction_id IS NOT NULL)`,
     );
     head.anchorNumber = last + 1;
-    head.anchorHash = lastRow.hash as string;
+    head.anchorHash = columns(lastRow).text("hash");
     return Number(deleted.changes);
   }
 
@@ -792,7 +806,7 @@ export class Snapshots {
    */
   #requireActive(id: string, wanted: string): void {
     const row = this.#one("SELECT status FROM snapshot_transactions WHERE id = ?", id);
-    const status = (row?.status as string | undefined) ?? "unknown";
+    const status = row ? columns(row).text("status") : "unknown";
     if (status !== "active") throw new TransactionStateError(id, status, wanted);
   }
 
@@ -818,7 +832,7 @@ export class Snapshots {
     const matches = this.#all(
       `SELECT id FROM ${table} WHERE id LIKE ? ORDER BY id LIMIT 6`,
       `${prefix}%`,
-    ).map((row) => row.id as string);
+    ).map((row) => columns(row).text("id"));
     if (matches.length === 0) throw new UnknownIdError(kind, id);
     if (matches.length > 1) throw new AmbiguousIdError(kind, id, matches);
     return matches[0]!;
@@ -830,11 +844,11 @@ export class Snapshots {
     );
     if (!row) return undefined;
     return {
-      headNumber: row.head_number as number,
-      headHash: row.head_hash as string,
-      anchorNumber: row.anchor_number as number,
-      anchorHash: row.anchor_hash as string,
-      seal: row.seal as string,
+      headNumber: columns(row).integer("head_number"),
+      headHash: columns(row).text("head_hash"),
+      anchorNumber: columns(row).integer("anchor_number"),
+      anchorHash: columns(row).text("anchor_hash"),
+      seal: columns(row).text("seal"),
     };
   }
 
@@ -852,38 +866,38 @@ export class Snapshots {
   #toRecord(row: Row): SnapshotRecord {
     const files = this.#all(
       "SELECT path, state, kind, hash, size, mode FROM snapshot_files WHERE snapshot_number = ? ORDER BY path",
-      row.number as number,
+      columns(row).integer("number"),
     ).map((file): CapturedFile => ({
-      path: file.path as string,
-      state: file.state as CapturedFile["state"],
-      kind: file.kind as CapturedFile["kind"],
-      hash: file.hash as string,
-      size: file.size as number,
-      mode: file.mode as number,
+      path: columns(file).text("path"),
+      state: columns(file).choice("state", FILE_STATES),
+      kind: columns(file).choice("kind", FILE_KINDS),
+      hash: columns(file).text("hash"),
+      size: columns(file).integer("size"),
+      mode: columns(file).integer("mode"),
     }));
     return {
-      id: row.id as string,
-      number: row.number as number,
-      timestamp: row.timestamp as number,
-      actionType: row.action_type as string,
-      summary: row.summary as string,
-      transactionId: (row.transaction_id as string | null) ?? null,
+      id: columns(row).text("id"),
+      number: columns(row).integer("number"),
+      timestamp: columns(row).integer("timestamp"),
+      actionType: columns(row).text("action_type"),
+      summary: columns(row).text("summary"),
+      transactionId: columns(row).textOrNull("transaction_id"),
       files,
-      previousHash: row.previous_hash as string,
-      hash: row.hash as string,
+      previousHash: columns(row).text("previous_hash"),
+      hash: columns(row).text("hash"),
     };
   }
 
   #toTransaction(row: Row): Transaction {
     const snapshots = this.#all(
       "SELECT id FROM snapshots WHERE transaction_id = ? ORDER BY number",
-      row.id as string,
-    ).map((r) => r.id as string);
+      columns(row).text("id"),
+    ).map((r) => columns(r).text("id"));
     return {
-      id: row.id as string,
-      status: row.status as TransactionStatus,
-      startedAt: row.started_at as number,
-      finishedAt: (row.finished_at as number | null) ?? null,
+      id: columns(row).text("id"),
+      status: columns(row).choice("status", TRANSACTION_STATUSES),
+      startedAt: columns(row).integer("started_at"),
+      finishedAt: columns(row).integerOrNull("finished_at"),
       snapshots,
     };
   }
@@ -894,11 +908,11 @@ export class Snapshots {
   }
 
   #one(sql: string, ...args: SQLInputValue[]): Row | undefined {
-    return this.#statement(sql).get(...args) as Row | undefined;
+    return this.#statement(sql).get(...args);
   }
 
   #all(sql: string, ...args: SQLInputValue[]): Row[] {
-    return this.#statement(sql).all(...args) as Row[];
+    return this.#statement(sql).all(...args);
   }
 
   #run(sql: string, ...args: SQLInputValue[]) {

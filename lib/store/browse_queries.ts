@@ -1,6 +1,7 @@
 import type { SQLInputValue } from "node:sqlite";
-import type { Store } from "./store.ts";
-import type { Iteration } from "./types.ts";
+import { columns } from "../db/mod.ts";
+import { iterationFromRow, type Store } from "./store.ts";
+import { isFolderMode, type Iteration } from "./types.ts";
 
 /** Largest page any of these queries returns. */
 export const MAX_PAGE = 1_000;
@@ -36,8 +37,8 @@ export function timelinePage(store: Store, options: TimelinePageOptions = {}): I
   const rows = store.db.prepare(
     `SELECT ${COLUMNS} FROM iterations WHERE sequence < ? AND ${where}
      ORDER BY sequence DESC LIMIT ?`,
-  ).all(options.before ?? Number.MAX_SAFE_INTEGER, ...args, limit) as Row[];
-  return rows.map(toIteration);
+  ).all(options.before ?? Number.MAX_SAFE_INTEGER, ...args, limit);
+  return rows.map(iterationFromRow);
 }
 
 /**
@@ -57,8 +58,8 @@ export function timelineNewer(
   const row = store.db.prepare(
     `SELECT ${COLUMNS} FROM iterations WHERE sequence >= ? AND ${where}
      ORDER BY sequence LIMIT 1`,
-  ).get(options.before, ...args) as Row | undefined;
-  return row ? toIteration(row) : undefined;
+  ).get(options.before, ...args);
+  return row ? iterationFromRow(row) : undefined;
 }
 
 function filters(options: TimelinePageOptions): [string, SQLInputValue[]] {
@@ -100,16 +101,16 @@ export function historyPage(
   const limit = Math.min(Math.max(page.limit ?? 100, 1), MAX_PAGE);
   const rows = store.db.prepare(
     `SELECT ${COLUMNS} FROM iterations WHERE path = ? AND iteration < ? ORDER BY iteration DESC LIMIT ?`,
-  ).all(path, page.before ?? Number.MAX_SAFE_INTEGER, limit) as Row[];
-  return rows.map(toIteration);
+  ).all(path, page.before ?? Number.MAX_SAFE_INTEGER, limit);
+  return rows.map(iterationFromRow);
 }
 
 /** The origins that made iterations, for a timeline's filter; at most 200. */
 export function origins(store: Store): string[] {
   const rows = store.db.prepare(
     "SELECT DISTINCT origin FROM iterations ORDER BY origin LIMIT 200",
-  ).all() as Array<{ origin: string }>;
-  return rows.map((row) => row.origin);
+  ).all();
+  return rows.map((row) => columns(row).text("origin"));
 }
 
 /** A folder's child in {@linkcode folderPage}: a file with its latest iteration, or a folder. */
@@ -153,20 +154,27 @@ export function folderPage(
   const seekFrom = store.db.prepare(
     "SELECT path FROM paths WHERE path >= ? AND deleted = 0 ORDER BY path LIMIT 1",
   );
+  const isLive = store.db.prepare("SELECT 1 FROM paths WHERE path = ? AND deleted = 0");
   const children: Array<{ name: string; path: string; folder: boolean }> = [];
   let next: string | null = null;
   for (;;) {
-    const row = (inclusive ? seekFrom : seekAfter).get(key) as { path: string } | undefined;
-    if (!row || !row.path.startsWith(prefix)) break;
-    if (children.length === limit) {
-      next = `${inclusive ? "d" : "f"}:${key}`;
-      break;
-    }
-    const rest = row.path.slice(prefix.length);
+    const row = (inclusive ? seekFrom : seekAfter).get(key);
+    const path = row ? columns(row).text("path") : undefined;
+    if (path === undefined || !path.startsWith(prefix)) break;
+    const rest = path.slice(prefix.length);
     const slash = rest.indexOf("/");
     const name = slash < 0 ? rest : rest.slice(0, slash);
-    children.push({ name, path: `${prefix}${name}`, folder: slash >= 0 });
-    [inclusive, key] = slash < 0 ? [false, row.path] : [true, `${prefix}${name}0`];
+    // A recorded folder (PROTOCOL.md §8) is listed at its own path, which sorts before
+    // its children: reaching them, it is already listed, on this page or an earlier one.
+    const listedAlready = slash >= 0 && isLive.get(`${prefix}${name}`) !== undefined;
+    if (!listedAlready) {
+      if (children.length === limit) {
+        next = `${inclusive ? "d" : "f"}:${key}`;
+        break;
+      }
+      children.push({ name, path: `${prefix}${name}`, folder: slash >= 0 });
+    }
+    [inclusive, key] = slash < 0 ? [false, path] : [true, `${prefix}${name}0`];
   }
   const latest = store.latestOf(children.filter((c) => !c.folder).map((c) => c.path));
   const entries: FolderEntry[] = [];
@@ -174,7 +182,11 @@ export function folderPage(
     if (child.folder) entries.push({ type: "dir", name: child.name, path: child.path });
     else {
       const found = latest.get(child.path);
-      if (found) entries.push({ type: "file", name: child.name, path: child.path, latest: found });
+      if (found && isFolderMode(found.mode)) {
+        entries.push({ type: "dir", name: child.name, path: child.path });
+      } else if (found) {
+        entries.push({ type: "file", name: child.name, path: child.path, latest: found });
+      }
     }
   }
   return { dir, entries, next };
@@ -201,23 +213,8 @@ function parseCursor(cursor: string | undefined, prefix: string): [boolean, stri
 export function searchPaths(store: Store, text: string, limit = 200): string[] {
   const rows = store.db.prepare(
     "SELECT path FROM paths WHERE deleted = 0 AND instr(lower(path), lower(?)) > 0 ORDER BY path LIMIT ?",
-  ).all(text, Math.min(Math.max(limit, 1), MAX_PAGE)) as Array<{ path: string }>;
-  return rows.map((row) => row.path);
+  ).all(text, Math.min(Math.max(limit, 1), MAX_PAGE));
+  return rows.map((row) => columns(row).text("path"));
 }
 
-type Row = Record<string, SQLInputValue>;
 const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted, origin";
-
-function toIteration(row: Row): Iteration {
-  return {
-    path: row.path as string,
-    iteration: row.iteration as number,
-    sequence: row.sequence as number,
-    timestamp: row.timestamp as number,
-    size: row.size as number,
-    hash: row.hash as string,
-    mode: row.mode as number,
-    deleted: row.deleted === 1,
-    origin: row.origin as string,
-  };
-}

@@ -1,5 +1,12 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
-import { inTransaction, migrate, openDatabase, statementCache } from "../db/mod.ts";
+import {
+  columns,
+  inTransaction,
+  migrate,
+  openDatabase,
+  type Row,
+  statementCache,
+} from "../db/mod.ts";
 import { STORE_MIGRATIONS } from "./schema.ts";
 import type { Iteration, NewIteration } from "./types.ts";
 
@@ -27,7 +34,6 @@ export interface ListOptions {
   atSequence?: number;
 }
 
-type Row = Record<string, SQLInputValue>;
 /** Called with the iterations of each commit, in sequence order. */
 export type RecordListener = (recorded: Iteration[]) => void;
 
@@ -252,43 +258,40 @@ export class Store {
 
   /** The highest sequence recorded, 0 for an empty store. */
   sequence(): number {
-    const row = this.#statement("SELECT MAX(sequence) AS s FROM iterations").get() as
-      | { s: number | null }
-      | undefined;
-    return row?.s ?? 0;
+    const row = this.#statement("SELECT MAX(sequence) AS s FROM iterations").get();
+    return row ? columns(row).integerOrNull("s") ?? 0 : 0;
   }
 
   /** The highest sequence recorded at or before `timestampMs`, 0 when none was. */
   sequenceAt(timestampMs: number): number {
     const row = this.#statement("SELECT MAX(sequence) AS s FROM iterations WHERE timestamp <= ?")
-      .get(timestampMs) as { s: number | null } | undefined;
-    return row?.s ?? 0;
+      .get(timestampMs);
+    return row ? columns(row).integerOrNull("s") ?? 0 : 0;
   }
 
   /** Every content hash any iteration references (for a CAS sweep). */
   hashes(): Set<string> {
-    const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0")
-      .all() as {
-        hash: string;
-      }[];
-    return new Set(rows.map((row) => row.hash));
+    const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0").all();
+    return new Set(rows.map((row) => columns(row).text("hash")));
   }
 
   /** Counts: live paths, iterations, and bytes of the live tree. */
   stats(): { paths: number; iterations: number; bytes: number } {
     const live = this.#statement(
       "SELECT COUNT(*) AS n, COALESCE(SUM(i.size), 0) AS b FROM paths p JOIN iterations i ON i.sequence = p.sequence WHERE p.deleted = 0",
-    ).get() as { n: number; b: number };
-    const all = this.#statement("SELECT COUNT(*) AS n FROM iterations").get() as { n: number };
-    return { paths: live.n, iterations: all.n, bytes: live.b };
+    ).get()!;
+    const all = this.#statement("SELECT COUNT(*) AS n FROM iterations").get()!;
+    return {
+      paths: columns(live).integer("n"),
+      iterations: columns(all).integer("n"),
+      bytes: columns(live).integer("b"),
+    };
   }
 
   /** A small stored fact, or `undefined`. */
   getMeta(key: string): string | undefined {
-    const row = this.#statement("SELECT value FROM meta WHERE key = ?").get(key) as
-      | { value: string }
-      | undefined;
-    return row?.value;
+    const row = this.#statement("SELECT value FROM meta WHERE key = ?").get(key);
+    return row ? columns(row).text("value") : undefined;
   }
 
   /** Stores a small fact. */
@@ -309,8 +312,8 @@ export class Store {
     const [where, args] = underFolder("path", dir);
     const rows = this.#statement(
       `SELECT ${F_COLUMNS} FROM file_state f WHERE ${where}`,
-    ).all(...args) as unknown as FileState[];
-    return new Map(rows.map((row) => [row.path, { ...row }]));
+    ).all(...args).map(toFileState);
+    return new Map(rows.map((row) => [row.path, row]));
   }
 
   /** The file states the scanner remembers for exactly these paths, by path: one query. */
@@ -318,8 +321,8 @@ export class Store {
     if (paths.length === 0) return new Map();
     const rows = this.#statement(
       `SELECT ${F_COLUMNS} FROM json_each(?) j JOIN file_state f ON f.path = j.value`,
-    ).all(JSON.stringify(paths)) as unknown as FileState[];
-    return new Map(rows.map((row) => [row.path, { ...row }]));
+    ).all(JSON.stringify(paths)).map(toFileState);
+    return new Map(rows.map((row) => [row.path, row]));
   }
 
   /**
@@ -332,8 +335,8 @@ export class Store {
       `SELECT j.value AS path FROM json_each(?) j WHERE EXISTS (
          SELECT 1 FROM paths p
          WHERE p.deleted = 0 AND p.path >= j.value || '/' AND p.path < j.value || '0')`,
-    ).all(JSON.stringify(paths)) as Array<{ path: string }>;
-    return new Set(rows.map((row) => row.path));
+    ).all(JSON.stringify(paths));
+    return new Set(rows.map((row) => columns(row).text("path")));
   }
 
   /** Remembers what the scanner saw of these paths, or forgets it (`{ path, forget: true }`). */
@@ -352,12 +355,12 @@ export class Store {
   }
 
   #one(sql: string, ...args: SQLInputValue[]): Iteration | undefined {
-    const row = this.#statement(sql).get(...args) as Row | undefined;
-    return row ? toIteration(row) : undefined;
+    const row = this.#statement(sql).get(...args);
+    return row ? iterationFromRow(row) : undefined;
   }
 
   #all(sql: string, ...args: SQLInputValue[]): Iteration[] {
-    return (this.#statement(sql).all(...args) as Row[]).map(toIteration);
+    return this.#statement(sql).all(...args).map(iterationFromRow);
   }
 }
 
@@ -371,17 +374,37 @@ function underFolder(column: string, dir: string): [string, SQLInputValue[]] {
   return [`(${column} = ? OR (${column} >= ? AND ${column} < ?))`, [dir, `${dir}/`, `${dir}0`]];
 }
 
-function toIteration(row: Row): Iteration {
+/**
+ * An iteration from a row of the `iterations` columns (`COLUMNS`), each column's type
+ * checked.
+ *
+ * @param row The row.
+ * @returns The iteration.
+ */
+export function iterationFromRow(row: Row): Iteration {
+  const read = columns(row);
   return {
-    path: row.path as string,
-    iteration: row.iteration as number,
-    sequence: row.sequence as number,
-    timestamp: row.timestamp as number,
-    size: row.size as number,
-    hash: row.hash as string,
-    mode: row.mode as number,
-    deleted: row.deleted === 1,
-    origin: row.origin as string,
+    path: read.text("path"),
+    iteration: read.integer("iteration"),
+    sequence: read.integer("sequence"),
+    timestamp: read.integer("timestamp"),
+    size: read.integer("size"),
+    hash: read.text("hash"),
+    mode: read.integer("mode"),
+    deleted: read.boolean("deleted"),
+    origin: read.text("origin"),
+  };
+}
+
+function toFileState(row: Row): FileState {
+  const read = columns(row);
+  return {
+    path: read.text("path"),
+    size: read.integer("size"),
+    mtimeMs: read.number("mtimeMs"),
+    ino: read.integer("ino"),
+    mode: read.integer("mode"),
+    hash: read.text("hash"),
   };
 }
 
