@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { statementCache } from "../db/mod.ts";
+import { columns, statementCache } from "../db/mod.ts";
 import type { MasterVersion } from "./replica_paths.ts";
 
 /** A master version about to be written to (or removed from) `path`. */
@@ -38,9 +38,10 @@ export class ApplyIntents {
   constructor(db: DatabaseSync) {
     this.#statement = statementCache(db);
     const rows = this.#statement("SELECT id, versions FROM replica_applying ORDER BY id")
-      .all() as Array<{ id: number; versions: string }>;
-    for (const { id, versions } of rows) {
-      for (const stored of JSON.parse(versions) as StoredVersion[]) this.#note(id, stored);
+      .all();
+    for (const row of rows) {
+      const versions = JSON.parse(columns(row).text("versions")) as StoredVersion[];
+      for (const stored of versions) this.#note(columns(row).integer("id"), stored);
     }
   }
 

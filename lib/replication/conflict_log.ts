@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { statementCache } from "../db/mod.ts";
+import { columns, type Row, statementCache } from "../db/mod.ts";
 import type { JournalEntry } from "./write_journal.ts";
 
 /** A local change the master rejected; its content stays in the replica's store. */
@@ -99,7 +99,7 @@ export class ConflictLog {
     const where = options.unresolved ? "WHERE resolved_ms IS NULL" : "";
     return (this.#statement(
       `SELECT ${COLUMNS} FROM replica_conflicts ${where} ORDER BY id DESC LIMIT ?`,
-    ).all(options.limit ?? 1000) as unknown as Conflict[]).map((row) => ({ ...row }));
+    ).all(options.limit ?? 1000)).map(toConflict);
   }
 
   /** Marks a conflict resolved, e.g. by `sync resolve`. */
@@ -121,8 +121,8 @@ export class ConflictLog {
     const row = this.#statement(
       `SELECT ${COLUMNS} FROM replica_conflicts WHERE path = ? AND resolved_ms IS NULL
        ORDER BY id DESC LIMIT 1`,
-    ).get(path) as unknown as Conflict | undefined;
-    return row ? { ...row } : undefined;
+    ).get(path);
+    return row ? toConflict(row) : undefined;
   }
 
   /** The open conflict now keeps the newer content; when it opened and its progress stay. */
@@ -154,7 +154,24 @@ export class ConflictLog {
     const row = this.#statement(
       `SELECT COUNT(*) AS total, COALESCE(SUM(resolved_ms IS NULL), 0) AS unresolved
        FROM replica_conflicts`,
-    ).get() as { total: number; unresolved: number };
-    return { total: row.total, unresolved: row.unresolved };
+    ).get()!;
+    return { total: columns(row).integer("total"), unresolved: columns(row).integer("unresolved") };
   }
+}
+
+function toConflict(row: Row): Conflict {
+  const read = columns(row);
+  return {
+    id: read.integer("id"),
+    localSeq: read.integer("localSeq"),
+    path: read.text("path"),
+    operation: read.text("operation"),
+    reason: read.text("reason"),
+    keptHash: read.textOrNull("keptHash"),
+    keptSize: read.integer("keptSize"),
+    keptMode: read.integer("keptMode"),
+    createdMs: read.integer("createdMs"),
+    resolvedMs: read.integerOrNull("resolvedMs"),
+    resolution: read.textOrNull("resolution"),
+  };
 }

@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { inTransaction, migrate, statementCache } from "../db/mod.ts";
+import { columns, inTransaction, migrate, statementCache } from "../db/mod.ts";
 import { MASTER_MIGRATIONS } from "./_schema.ts";
 
 /** How long the outcome of a write-back entry is kept for answering a resend: 30 days. */
@@ -86,7 +86,16 @@ export class MasterState {
     return (this.#statement(
       `SELECT sandbox_id AS sandboxId, acked_sequence AS ackedSequence, first_seen_ms AS firstSeenMs,
               last_seen_ms AS lastSeenMs, remote FROM master_replicas ORDER BY sandbox_id`,
-    ).all() as unknown as ReplicaRecord[]).map((row) => ({ ...row }));
+    ).all()).map((row) => {
+      const read = columns(row);
+      return {
+        sandboxId: read.text("sandboxId"),
+        ackedSequence: read.integer("ackedSequence"),
+        firstSeenMs: read.integer("firstSeenMs"),
+        lastSeenMs: read.integer("lastSeenMs"),
+        remote: read.text("remote"),
+      };
+    });
   }
 
   /** The stored outcome of an entry, if it was decided before. */
@@ -94,10 +103,14 @@ export class MasterState {
     const row = this.#statement(
       `SELECT accepted, master_seq AS masterSeq, reason FROM master_writebacks
        WHERE sandbox_id = ? AND local_seq = ?`,
-    ).get(sandboxId, localSeq) as
-      | { accepted: number; masterSeq: number; reason: string }
-      | undefined;
-    return row && { accepted: row.accepted === 1, masterSeq: row.masterSeq, reason: row.reason };
+    ).get(sandboxId, localSeq);
+    if (!row) return undefined;
+    const read = columns(row);
+    return {
+      accepted: read.boolean("accepted"),
+      masterSeq: read.integer("masterSeq"),
+      reason: read.text("reason"),
+    };
   }
 
   /**
@@ -155,14 +168,15 @@ export class MasterState {
     const rows = this.#statement(
       `SELECT path, hash, mode, deleted FROM master_applying WHERE sandbox_id = ? AND local_seq = ?
        ORDER BY path, deleted, mode, hash`,
-    ).all(sandboxId, localSeq) as Array<
-      { path: string; hash: string; mode: number; deleted: number }
-    >;
-    return rows.map((row) => ({
-      path: row.path,
-      hash: row.hash,
-      mode: row.mode,
-      deleted: row.deleted === 1,
-    }));
+    ).all(sandboxId, localSeq);
+    return rows.map((row) => {
+      const read = columns(row);
+      return {
+        path: read.text("path"),
+        hash: read.text("hash"),
+        mode: read.integer("mode"),
+        deleted: read.boolean("deleted"),
+      };
+    });
   }
 }

@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { inTransaction, statementCache } from "../db/mod.ts";
+import { columns, inTransaction, type Row, statementCache } from "../db/mod.ts";
 
 /** What a journaled local change does. */
 export type JournalOperation = "write" | "delete" | "rename" | "chmod";
@@ -72,8 +72,10 @@ export class WriteJournal {
     this.#db = db;
     this.#statement = statementCache(db);
     const rows = this.#statement(`SELECT path, new_path FROM replica_journal WHERE ${OPEN}`)
-      .all() as { path: string; new_path: string | null }[];
-    for (const row of rows) this.#count(row.path, row.new_path, 1);
+      .all();
+    for (const row of rows) {
+      this.#count(columns(row).text("path"), columns(row).textOrNull("new_path"), 1);
+    }
   }
 
   /**
@@ -166,7 +168,7 @@ export class WriteJournal {
         reason: string | null,
         master: number | null,
       ) => {
-        const row = select.get(seq) as Record<string, unknown> | undefined;
+        const row = select.get(seq);
         if (!row) return;
         update.run(state, reason, master, now, seq);
         out.push({ ...toEntry(row), state, reason, masterSeq: master });
@@ -183,7 +185,7 @@ export class WriteJournal {
   refuse(localSeq: number, reason: string): JournalEntry | undefined {
     const row = this.#statement(
       `SELECT ${COLUMNS} FROM replica_journal WHERE local_seq = ? AND ${OPEN}`,
-    ).get(localSeq) as Record<string, unknown> | undefined;
+    ).get(localSeq);
     if (!row) return undefined;
     this.#statement(
       "UPDATE replica_journal SET state = 'refused', reason = ?, resolved_ms = ? WHERE local_seq = ?",
@@ -207,15 +209,17 @@ export class WriteJournal {
 
   /** How many entries the master has not answered yet. */
   openCount(): number {
-    return (this.#statement(`SELECT COUNT(*) AS n FROM replica_journal WHERE ${OPEN}`).get() as {
-      n: number;
-    }).n;
+    return columns(
+      this.#statement(`SELECT COUNT(*) AS n FROM replica_journal WHERE ${OPEN}`).get()!,
+    )
+      .integer("n");
   }
 
   /** The highest replica store sequence journaled so far, 0 when none. */
   sourceHighWater(): number {
-    return (this.#statement("SELECT COALESCE(MAX(source_seq), 0) AS s FROM replica_journal")
-      .get() as { s: number }).s;
+    return columns(
+      this.#statement("SELECT COALESCE(MAX(source_seq), 0) AS s FROM replica_journal").get()!,
+    ).integer("s");
   }
 
   /** Entries in one state, newest first, at most `limit`. */
@@ -238,8 +242,10 @@ export class WriteJournal {
     };
     const rows = this.#statement(
       "SELECT state, COUNT(*) AS n FROM replica_journal GROUP BY state",
-    ).all() as { state: JournalState; n: number }[];
-    for (const row of rows) out[row.state] = row.n;
+    ).all();
+    for (const row of rows) {
+      out[columns(row).choice("state", JOURNAL_STATES)] = columns(row).integer("n");
+    }
     return out;
   }
 
@@ -252,25 +258,35 @@ export class WriteJournal {
   }
 
   #all(sql: string, ...args: (string | number)[]): JournalEntry[] {
-    return (this.#statement(sql).all(...args) as Record<string, unknown>[]).map(toEntry);
+    return this.#statement(sql).all(...args).map(toEntry);
   }
 }
 
-function toEntry(row: Record<string, unknown>): JournalEntry {
+const JOURNAL_STATES: readonly JournalState[] = [
+  "pending",
+  "sent",
+  "accepted",
+  "rejected",
+  "refused",
+];
+const OPERATIONS: readonly JournalOperation[] = ["write", "delete", "rename", "chmod"];
+
+function toEntry(row: Row): JournalEntry {
+  const read = columns(row);
   return {
-    localSeq: row.local_seq as number,
-    sourceSeq: row.source_seq as number,
-    path: row.path as string,
-    operation: row.operation as JournalOperation,
-    newPath: (row.new_path as string | null) ?? null,
-    hash: (row.hash as string | null) ?? null,
-    size: row.size as number,
-    mode: row.mode as number,
-    deleted: row.deleted === 1,
-    masterSeen: row.master_seen as number,
-    state: row.state as JournalState,
-    reason: (row.reason as string | null) ?? null,
-    masterSeq: (row.master_seq as number | null) ?? null,
-    createdMs: row.created_ms as number,
+    localSeq: read.integer("local_seq"),
+    sourceSeq: read.integer("source_seq"),
+    path: read.text("path"),
+    operation: read.choice("operation", OPERATIONS),
+    newPath: read.textOrNull("new_path"),
+    hash: read.textOrNull("hash"),
+    size: read.integer("size"),
+    mode: read.integer("mode"),
+    deleted: read.boolean("deleted"),
+    masterSeen: read.integer("master_seen"),
+    state: read.choice("state", JOURNAL_STATES),
+    reason: read.textOrNull("reason"),
+    masterSeq: read.integerOrNull("master_seq"),
+    createdMs: read.integer("created_ms"),
   };
 }
