@@ -22,6 +22,7 @@ import { type ConflictChoice, resolveConflict, type ResolveOutcome } from "./res
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import { SyncProgress } from "./progress.ts";
 import type { MasterVersion, ReplicaPathState } from "./replica_paths.ts";
+import { carriedNotifications, splitCutBatch } from "./carry_decision.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 import { validateSandboxId } from "./sandbox_id.ts";
 import { AsyncQueue } from "./transports/_async_queue.ts";
@@ -605,7 +606,9 @@ class ReplicaSession {
     try {
       const resync = replica.resyncPending;
       if (resync) this.#resync = { target: null, seen: new Set() };
-      const carried = resync ? [] : replica.carried.filter((m) => m.sequence > replica.applied);
+      const carried = resync
+        ? []
+        : carriedNotifications(replica.carried, replica.applied, MAX_CARRIED);
       replica.carried = [];
       if (carried.length === 0) await this.#requestCatchup();
       else {
@@ -797,12 +800,9 @@ class ReplicaSession {
       const first = Math.min(...this.#lostFetches.map((item) => item.version.sequence));
       this.#lostFetches = [];
       this.#stopped = true;
-      const done = msgs.filter((msg) => Number(msg.sequence) < first);
-      this.#carry = msgs.filter((msg) => Number(msg.sequence) >= first);
-      if (done.length > 0 && !this.#resync) {
-        const last = Number(done[done.length - 1]!.sequence);
-        if (last > this.#replica.applied) this.#replica.applied = last;
-      }
+      const cut = splitCutBatch(msgs, first, this.#replica.applied);
+      this.#carry = cut.carry;
+      if (!this.#resync) this.#replica.applied = cut.applied;
       this.close("connection closed while fetching content");
       return;
     }
@@ -1159,10 +1159,11 @@ class ReplicaSession {
     if (this.#resync || replica.resyncPending || this.#applyFailed) return;
     const queued = this.#items.takeWhile((_item): _item is ApplyItem => true)
       .filter((item): item is NotificationMessage => item.type === "Notification");
-    const carried = [...this.#carry, ...queued]
-      .filter((msg) => Number(msg.sequence) > replica.applied);
-    // A prefix only: the next catch-up resumes right after the last one kept.
-    replica.carried = carried.slice(0, MAX_CARRIED);
+    replica.carried = carriedNotifications(
+      [...this.#carry, ...queued],
+      replica.applied,
+      MAX_CARRIED,
+    );
   }
 
   /** Records the master's answers and queues what they release. */
