@@ -48,6 +48,12 @@ export {
 } from "./replica.ts";
 export { type CatchupDecision, type CatchupFacts, decideCatchup } from "./catchup_decision.ts";
 export {
+  carriedNotifications,
+  type CutBatch,
+  type Sequenced,
+  splitCutBatch,
+} from "./carry_decision.ts";
+export {
   decideWriteBack,
   entryPaths,
   type LaterIteration,

@@ -22,10 +22,17 @@ import { type ConflictChoice, resolveConflict, type ResolveOutcome } from "./res
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import { SyncProgress } from "./progress.ts";
 import type { MasterVersion, ReplicaPathState } from "./replica_paths.ts";
+import { carriedNotifications, splitCutBatch } from "./carry_decision.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 import { validateSandboxId } from "./sandbox_id.ts";
 import { AsyncQueue } from "./transports/_async_queue.ts";
-import { type Connector, connectUnix, connectWebSocket, type Transport } from "./transports/mod.ts";
+import {
+  type Connector,
+  connectUnix,
+  connectWebSocket,
+  type Transport,
+  TransportClosedError,
+} from "./transports/mod.ts";
 import type { JournalEntry, JournalState } from "./write_journal.ts";
 import { reasonWord } from "./write_back_decision.ts";
 import { WritebackLoop } from "./writeback_loop.ts";
@@ -170,6 +177,11 @@ const MAX_QUEUED = 4096;
 const APPLY_BATCH = 2048;
 /** Paths whose disk state is checked, and content gathered, at once. */
 const APPLY_CONCURRENCY = 16;
+/**
+ * Most notifications kept from a connection that ended before they were applied (see
+ * `Replica.carried`); the rest are sent again by the next catch-up.
+ */
+const MAX_CARRIED = MAX_QUEUED;
 
 /** A master version of a path waiting to be applied, with its inline content if any. */
 interface PendingVersion {
@@ -193,7 +205,8 @@ type ApplyItem =
   | HeartbeatMessage
   | BarrierConfirmationMessage
   | FullResyncRequiredMessage
-  | { type: "Release"; paths: { path: string; restore: boolean }[] };
+  | { type: "Release"; paths: { path: string; restore: boolean }[] }
+  | { type: "Catchup" };
 
 class Replica implements ReplicaHandle {
   readonly sandboxId: string;
@@ -207,6 +220,14 @@ class Replica implements ReplicaHandle {
   readonly #connector: Connector;
   readonly #master: string;
   applied: number;
+  /**
+   * Notifications that arrived on a connection which ended before they could be applied
+   * (mostly: their content was still being fetched), in the order they came, all after
+   * `applied`. The next connection fetches their content and applies them before it asks
+   * to catch up, from after them: each connection keeps what it carried, however often
+   * connections are cut, instead of asking again for the same start of a replay.
+   */
+  carried: NotificationMessage[] = [];
   masterSequence = 0;
   problems: { path: string; reason: string }[] = [];
   #session: ReplicaSession | null = null;
@@ -512,6 +533,16 @@ class ReplicaSession {
   #since = 0;
   /** The master's sequence when this connection began (from the probe): in sync once reached. */
   #catchupTarget: number | null = null;
+  /** Whether the `CatchupRequest` was sent (acks wait for it: the master refuses them before). */
+  #catchupSent = false;
+  /** Versions not applied because the connection ended while their content was fetched. */
+  #lostFetches: PendingVersion[] = [];
+  /** Notifications to carry to the next connection (see `Replica.carried`), in order. */
+  #carry: NotificationMessage[] = [];
+  /** Set once a notification could not be applied: nothing after it may be applied here. */
+  #stopped = false;
+  /** The applier failed midway: what is queued no longer follows what was applied. */
+  #applyFailed = false;
 
   constructor(replica: Replica, transport: Transport) {
     this.#replica = replica;
@@ -557,15 +588,19 @@ class ReplicaSession {
       sandbox_id: replica.sandboxId,
       applied: replica.applied,
     });
-    const applying = this.#applyLoop().catch((error) =>
-      this.close(`apply failed: ${errorMessage(error)}`)
-    );
+    const applying = this.#applyLoop().catch((error) => {
+      this.#applyFailed = true;
+      this.close(`apply failed: ${errorMessage(error)}`);
+    });
     const writing = this.#writeback.run().catch((error) =>
       this.close(`write-back failed: ${errorMessage(error)}`)
     );
     const heartbeatMs = replica.options.heartbeatMs ?? 1000;
     const silence = Math.max(3000, 5 * heartbeatMs);
     const watchdog = setInterval(() => {
+      // Before the catch-up the master is silent unless asked for content: only a fetch
+      // left unanswered counts as its silence then.
+      if (!this.#catchupSent && this.#fetcher.inFlight === 0) this.#lastMessageAt = Date.now();
       if (Date.now() - this.#lastMessageAt > silence) {
         this.close(`master silent for more than ${silence} ms`);
       }
@@ -573,19 +608,21 @@ class ReplicaSession {
     try {
       const resync = replica.resyncPending;
       if (resync) this.#resync = { target: null, seen: new Set() };
-      this.#since = resync ? 0 : replica.applied;
-      // The probe tells how far the master is, for progress; it certifies nothing. Both
-      // are queued at once, so no barrier of syncWait() can slip in before the catch-up
-      // (the master answers a barrier before a catch-up at once, certifying nothing).
-      this.#barriers.push({ purpose: "probe", resolve: () => {} });
-      await Promise.all([
-        this.#transport.send({ type: "BarrierRequest", sequence: 0n }),
-        this.#transport.send({
-          type: "CatchupRequest",
-          sandbox_id: replica.sandboxId,
-          since_sequence: BigInt(this.#since),
-        }),
-      ]);
+      const carried = resync
+        ? []
+        : carriedNotifications(replica.carried, replica.applied, MAX_CARRIED);
+      replica.carried = [];
+      if (carried.length === 0) await this.#requestCatchup();
+      else {
+        // What the last connection carried is applied first, its content fetched now,
+        // while the master sends nothing else; the catch-up then starts after it.
+        log("info", "applying what the last connection carried", { notifications: carried.length });
+        for (const msg of carried) {
+          this.#prefetch(msg);
+          this.#items.push(msg);
+        }
+        this.#items.push({ type: "Catchup" });
+      }
       for await (const msg of this.#transport.messages()) {
         this.#lastMessageAt = Date.now();
         const problem = this.#dispatch(msg);
@@ -613,11 +650,32 @@ class ReplicaSession {
       this.#items.end();
       await applying;
       await writing;
+      this.#carryOver();
       for (const barrier of this.#barriers.splice(0)) barrier.resolve(null);
       this.#progress?.finish();
       replica.saveApplied();
     }
     return { reachedLive: this.#reachedLive, reason: this.#closeReason ?? "connection closed" };
+  }
+
+  /** Asks the master to catch this replica up from what it applied, after a probe. */
+  async #requestCatchup(): Promise<void> {
+    const replica = this.#replica;
+    if (!this.#resync) replica.saveApplied();
+    this.#since = this.#resync ? 0 : replica.applied;
+    this.#catchupSent = true;
+    // The probe tells how far the master is, for progress; it certifies nothing. Both
+    // are queued at once, so no barrier of syncWait() can slip in before the catch-up
+    // (the master answers a barrier before a catch-up at once, certifying nothing).
+    this.#barriers.push({ purpose: "probe", resolve: () => {} });
+    await Promise.all([
+      this.#transport.send({ type: "BarrierRequest", sequence: 0n }),
+      this.#transport.send({
+        type: "CatchupRequest",
+        sandbox_id: replica.sandboxId,
+        since_sequence: BigInt(this.#since),
+      }),
+    ]);
   }
 
   /** Sends a barrier and waits for its certified answer, the connection's end, or the deadline. */
@@ -679,8 +737,13 @@ class ReplicaSession {
 
   async #applyLoop(): Promise<void> {
     for await (const item of this.#items) {
-      // Items left when the connection ends are dropped: catch-up sends them again.
-      if (this.#closing) return;
+      // Notifications left when the connection ends are carried to the next one, this
+      // item first (it is already taken from the queue), after a batch cut short.
+      if (this.#closing || this.#stopped) {
+        if (item.type === "Notification") this.#carry.push(item);
+        this.#items.end();
+        return;
+      }
       switch (item.type) {
         case "Notification":
           await this.#applyNotifications([item, ...this.#followingNotifications(item)]);
@@ -696,6 +759,9 @@ class ReplicaSession {
           break;
         case "Release":
           for (const { path, restore } of item.paths) await this.#release(path, restore);
+          break;
+        case "Catchup":
+          await this.#requestCatchup();
           break;
       }
       if (this.#items.size === 0 || this.#sinceAck >= ACK_EVERY) this.#ack();
@@ -719,6 +785,7 @@ class ReplicaSession {
 
   async #applyNotifications(msgs: NotificationMessage[]): Promise<void> {
     for (const msg of msgs) this.#resync?.seen.add(msg.filepath);
+    this.#lostFetches = [];
     await this.#applyVersions(msgs.map((msg) => ({
       path: msg.filepath,
       version: {
@@ -729,6 +796,18 @@ class ReplicaSession {
       },
       inline: msg.inline_content,
     })));
+    if (this.#lostFetches.length > 0) {
+      // The connection ended while content was fetched: what came before the first such
+      // notification is applied; it and everything after it go to the next connection.
+      const first = Math.min(...this.#lostFetches.map((item) => item.version.sequence));
+      this.#lostFetches = [];
+      this.#stopped = true;
+      const cut = splitCutBatch(msgs, first, this.#replica.applied);
+      this.#carry = cut.carry;
+      if (!this.#resync) this.#replica.applied = cut.applied;
+      this.close("connection closed while fetching content");
+      return;
+    }
     this.#sinceAck += msgs.length;
     for (const msg of msgs) this.#progress?.update(Number(msg.sequence), Number(msg.size));
     // A replay crosses sequences in order: everything up to the last one is applied. During
@@ -890,7 +969,11 @@ class ReplicaSession {
     if (journal.hasOpen(path)) return;
     const state = paths.get(path);
     const target = state.deferred ?? (restore ? state.applied : null);
-    if (target) await this.#applyVersions([{ path, version: target, inline: null }]);
+    if (!target) return;
+    this.#lostFetches = [];
+    await this.#applyVersions([{ path, version: target, inline: null }]);
+    // Kept as deferred: released again once write-backs are answered on a next connection.
+    if (this.#lostFetches.length > 0) throw new TransportClosedError(this.#transport.remote);
   }
 
   /**
@@ -1055,7 +1138,8 @@ class ReplicaSession {
   }
 
   /** Puts the content in the CAS (inline bytes verified, else fetched); `false` when unavailable. */
-  async #holdContent({ path, version: { hash }, inline }: PendingVersion): Promise<boolean> {
+  async #holdContent(item: PendingVersion): Promise<boolean> {
+    const { path, version: { hash }, inline } = item;
     if (inline !== null) {
       try {
         await this.#replica.cas.putVerified(hash, inline, { deferSync: true });
@@ -1069,6 +1153,11 @@ class ReplicaSession {
       await this.#fetcher.ensure(hash);
       return true;
     } catch (error) {
+      if (this.#closing || error instanceof TransportClosedError) {
+        // Not this content's fault: the version waits for the next connection.
+        this.#lostFetches.push(item);
+        return false;
+      }
       if (error instanceof ContentUnavailableError || error instanceof CorruptContentError) {
         this.#replica.noteProblem(path, error.message);
         return false;
@@ -1083,6 +1172,7 @@ class ReplicaSession {
     if (replica.applied <= this.#lastAcked) return;
     // Durable before acknowledged.
     replica.saveApplied();
+    if (!this.#catchupSent) return; // acknowledged after the catch-up request
     this.#lastAcked = replica.applied;
     this.#sendAck();
   }
@@ -1107,6 +1197,23 @@ class ReplicaSession {
           this.#sendAck();
         }
       });
+  }
+
+  /**
+   * Keeps, for the next connection, the notifications this one received and did not
+   * apply: the batch cut short by a lost fetch, then those still queued (see
+   * `Replica.carried`). A resync starts over instead, and keeps nothing.
+   */
+  #carryOver(): void {
+    const replica = this.#replica;
+    if (this.#resync || replica.resyncPending || this.#applyFailed) return;
+    const queued = this.#items.takeWhile((_item): _item is ApplyItem => true)
+      .filter((item): item is NotificationMessage => item.type === "Notification");
+    replica.carried = carriedNotifications(
+      [...this.#carry, ...queued],
+      replica.applied,
+      MAX_CARRIED,
+    );
   }
 
   /** Records the master's answers and queues what they release. */

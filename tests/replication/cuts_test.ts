@@ -1,0 +1,110 @@
+/**
+ * Progress under frequent cuts: a replica catching up from zero through a relay that cuts
+ * every connection within 60 KB must move forward on every few connections (what has
+ * arrived is applied and kept; the next catch-up resumes after it), never go back, and
+ * end with the master's tree. Master and replica are separate processes.
+ */
+import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { assert } from "./_assert.ts";
+import { CuttingProxy } from "./_cutting_proxy.ts";
+import { prng } from "../wire/_vectors.ts";
+import {
+  pseudoRandomBytes,
+  replicaStatus,
+  startMaster,
+  startReplica,
+  stopPeers,
+  waitForSameTrees,
+  withDirs,
+} from "./_harness.ts";
+import type { MasterStatus } from "../../lib/replication/mod.ts";
+
+/** Largest number of bytes one connection carries (both directions) before it is cut. */
+const CUT_EVERY = 60_000;
+/**
+ * Connections in a row allowed to end with the applied sequence where it was. One can
+ * carry nothing useful (a cut after a few bytes), and one may be spent fetching content
+ * the previous one announced; many in a row mean the replica is going round in circles.
+ */
+const STALLED_CONNECTIONS = 25;
+
+Deno.test("a replica catching up from zero through a relay cutting every 60 KB progresses on every few connections and converges", async () => {
+  const seed = Number(Deno.env.get("CHRONICLE_CUTS_SEED") ?? 20261124);
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    // Mostly small files (inline in their notifications), some fetched whole (4 to 30 KB,
+    // each one fitting within a connection), empty ones, non-ASCII and deep paths.
+    const random = prng(seed);
+    const files = 2600;
+    for (let i = 0; i < files; i++) {
+      const dir = `d${i % 37}/${i % 5 === 0 ? "ünïcødé/𝄞/" : ""}${i % 11 === 0 ? "a/b/c/d/" : ""}`;
+      const kind = random();
+      const size = kind < 0.03
+        ? 0
+        : kind < 0.9
+        ? Math.floor(random() * 700)
+        : 4096 + Math.floor(random() * 26_000);
+      await put(m, `${dir}f${i}.bin`, pseudoRandomBytes(size, i + 1));
+    }
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const proxy = CuttingProxy.start({
+      listen: `${base}/proxy.sock`,
+      upstream: sock,
+      seed,
+      maxBytes: CUT_EVERY,
+    });
+    const replica = await startReplica(r, `${base}/proxy.sock`, {
+      args: ["--backoff-max", "60"],
+    });
+    try {
+      const { sequence: target } = await master.command<MasterStatus>("status");
+      let applied = 0;
+      let acked = 0;
+      let ackMoves = 0; // how often the master's record of what was applied moved forward
+      let progressAt = 0; // the connection count when the applied sequence last moved
+      const seen: string[] = [];
+      let failure: string | null = null; // waitFor retries on a throw: end the wait instead
+      const check = (ok: boolean, message: string) => {
+        if (!ok) failure ??= message;
+      };
+      await waitFor("the replica to apply the master's sequence", async () => {
+        const status = await replicaStatus(replica);
+        const summary = (await master.command<MasterStatus>("status")).replicas
+          .find((s) => s.sandboxId === status.sandboxId);
+        const context = `seed ${seed}; ${seen.slice(-8).join(" ")}`;
+        check(status.appliedSequence >= applied, `applied went back: ${context}`);
+        check((summary?.ackedSequence ?? 0) >= acked, `acked went back: ${context}`);
+        if ((summary?.ackedSequence ?? 0) > acked) ackMoves++;
+        acked = summary?.ackedSequence ?? 0;
+        if (status.appliedSequence > applied) progressAt = status.connections;
+        applied = status.appliedSequence;
+        seen.push(`${status.connections}:${applied}`);
+        check(
+          status.connections - progressAt <= STALLED_CONNECTIONS,
+          `no progress over ${STALLED_CONNECTIONS} connections (connection:applied ${context})`,
+        );
+        return failure !== null || applied >= target;
+      }, { timeoutMs: 240_000, intervalMs: 10 });
+      assert(failure === null, failure ?? "");
+      assert(proxy.cuts >= 20, `only ${proxy.cuts} cuts: the test did not cut often`);
+      // Acknowledged as it went, not only at the end.
+      assert(ackMoves >= 5, `the acknowledged sequence moved only ${ackMoves} times while cut`);
+      proxy.cutting = false;
+      await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 60_000 });
+      await waitFor(
+        "the master to record the replica's acknowledgement of everything",
+        async () => {
+          const { replicas } = await master.command<MasterStatus>("status");
+          return replicas.some((s) => s.ackedSequence >= target);
+        },
+      );
+    } finally {
+      try {
+        await stopPeers(replica, master);
+      } finally {
+        proxy.close();
+      }
+    }
+  });
+});
