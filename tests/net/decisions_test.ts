@@ -43,7 +43,7 @@ Deno.test("admitConnection refuses at the listener's cap, then at the process's"
 
 Deno.test("defaultMaxConnections follows the open-file limit, within 16 and 1,024", async (t) => {
   const table = [
-    { description: "unknown limit", input: null, expected: 1024 },
+    { description: "unknown limit: 1,024 assumed", input: null, expected: 696 },
     { description: "ulimit 256", input: 256, expected: 120 },
     { description: "ulimit 100 (almost nothing left)", input: 100, expected: 16 },
     { description: "ulimit 1,048,576", input: 1_048_576, expected: 1024 },

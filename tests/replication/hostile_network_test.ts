@@ -66,7 +66,8 @@ Deno.test("1,000 idle connections under ulimit -n 256 and a cap of 100: excess r
       "t0k3n",
       "--handshake-timeout-ms",
       "1000",
-      // Explicit, so that the cap is reached whatever the accept rate of this machine.
+      // Explicit: the binaries cannot read their open-file limit (Deno wants --allow-all
+      // for /proc/self/limits), so their default assumes 1,024.
       "--max-connections",
       "100",
       "--log-format",
