@@ -46,7 +46,11 @@ export class ConnectionLimits {
   readonly #maxTotal: number;
   #total = 0;
 
-  /** @param options See {@linkcode ConnectionLimitsOptions}. */
+  /**
+   * No connection open yet.
+   *
+   * @param options See {@linkcode ConnectionLimitsOptions}.
+   */
   constructor(options: ConnectionLimitsOptions) {
     this.#maxTotal = options.maxTotal;
   }
@@ -83,6 +87,8 @@ export class ListenerLimit {
   #open = 0;
 
   /**
+   * A listener with no connection open yet.
+   *
    * @param limits The process-wide limits.
    * @param max This listener's maximum.
    */
