@@ -24,7 +24,11 @@ export class ByteBudget {
   readonly #held = new Map<BudgetHolder, number>();
   #total = 0;
 
-  /** @param options See {@linkcode ByteBudgetOptions}. */
+  /**
+   * An empty budget.
+   *
+   * @param options See {@linkcode ByteBudgetOptions}.
+   */
   constructor(options: ByteBudgetOptions) {
     this.#perHolder = options.perHolder;
     this.#limit = options.total;

@@ -46,7 +46,11 @@ export class ConnectionLimits {
   readonly #maxTotal: number;
   #total = 0;
 
-  /** @param options See {@linkcode ConnectionLimitsOptions}. */
+  /**
+   * No connection open yet.
+   *
+   * @param options See {@linkcode ConnectionLimitsOptions}.
+   */
   constructor(options: ConnectionLimitsOptions) {
     this.#maxTotal = options.maxTotal;
   }
@@ -83,6 +87,8 @@ export class ListenerLimit {
   #open = 0;
 
   /**
+   * A listener with no connection open yet.
+   *
    * @param limits The process-wide limits.
    * @param max This listener's maximum.
    */
@@ -129,14 +135,22 @@ const RESERVED_DESCRIPTORS = 96;
 const DEFAULT_MAX_CONNECTIONS = 1024;
 
 /**
- * The default maximum of connections over all listeners: 1,024, or fewer when the
- * process's open-file limit is low, so that connections alone can never exhaust it.
+ * The soft open-file limit assumed when it cannot be read: the usual Linux default. Deno
+ * lets only `--allow-all` read `/proc/self/limits`, and the binaries do not run with it;
+ * under a lower limit give `--max-connections` (a failed accept is survived either way).
+ */
+const ASSUMED_SOFT_LIMIT = 1024;
+
+/**
+ * The default maximum of connections over all listeners: at most 1,024, fewer when the
+ * process's open-file limit is low, so that connections alone do not exhaust it.
  *
- * @param softLimit The soft `RLIMIT_NOFILE`; read from `/proc/self/limits` when omitted.
+ * @param softLimit The soft `RLIMIT_NOFILE`; read from `/proc/self/limits` when omitted,
+ * assumed 1,024 when unreadable (`null`).
  * @returns At least 16.
  */
 export function defaultMaxConnections(softLimit: number | null = readOpenFileLimit()): number {
-  if (softLimit === null) return DEFAULT_MAX_CONNECTIONS;
+  softLimit ??= ASSUMED_SOFT_LIMIT;
   const room = Math.floor((softLimit - RESERVED_DESCRIPTORS) * 3 / 4);
   return Math.max(16, Math.min(DEFAULT_MAX_CONNECTIONS, room));
 }

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { AccessCheck, Refusal, RequestHead } from "./access.ts";
-import type { ListenerLimit } from "./connection_limits.ts";
+import type { ConnectionSlot, ListenerLimit } from "./connection_limits.ts";
+import { type ConnSocket, connSocket } from "./_conn_socket.ts";
 
 /** Where an HTTP listener binds: a TCP address or a Unix socket path. */
 export type HttpAddress = { hostname: string; port: number } | { path: string };
@@ -21,8 +21,8 @@ export interface ServeHttpOptions {
   /** This listener's connection count, drawing on the process-wide limits. */
   limit: ListenerLimit;
   /**
-   * Milliseconds a connection has to send a complete request head (and, for each later
-   * request, to finish its head) before it is closed.
+   * Milliseconds a new connection has to send its first complete request head before it
+   * is closed.
    * @default {10000}
    */
   handshakeTimeoutMs?: number | undefined;
@@ -44,12 +44,17 @@ export interface HttpListener {
   close(): Promise<void>;
 }
 
+/** Pause after a failed accept (descriptors short), so the loop does not spin. */
+const ACCEPT_RETRY_MS = 50;
+
 /**
- * Serves HTTP on `node:http`, which, unlike `Deno.serve`, shows each connection as it is
- * accepted: so every connection counts against the listener's and the process's limits
- * (beyond them it gets a 503 and is closed at once), one that has not sent its request
- * head within the handshake timeout is closed, and one idle between requests past the
- * idle timeout too. Nothing a client does can make the process run out of descriptors.
+ * Serves HTTP with `node:http` over connections this function accepts itself: every
+ * connection counts against the listener's and the process's limits (beyond them it gets
+ * a 503 and is closed at once), one that has not sent its first request head within the
+ * handshake timeout is closed, and one idle past the idle timeout too. The accept loop is
+ * ours because `node:http`'s own (in Deno 2.9) silently stops accepting for good after one
+ * failed accept (`EMFILE`), and `Deno.serve`'s ends the process: here a failed accept
+ * waits a moment and goes on, so a flood leaves the listener serving once it passed.
  *
  * @param options See {@linkcode ServeHttpOptions}.
  * @returns The listener, once bound.
@@ -66,36 +71,29 @@ export interface HttpListener {
  * await server.close();
  * ```
  */
+// deno-lint-ignore require-await -- async so that a bind error rejects rather than throws
 export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener> {
   const handshakeMs = options.handshakeTimeoutMs ?? 10_000;
   const idleMs = options.idleTimeoutMs ?? 60_000;
   const server = createServer({
-    headersTimeout: handshakeMs,
     requestTimeout: 0,
     keepAliveTimeout: idleMs,
-    connectionsCheckingInterval: Math.max(100, Math.min(1000, handshakeMs / 2)),
   });
   const handle = options.fetch
     ? getRequestListener(options.fetch, { overrideGlobalObjects: false })
     : null;
-  const sockets = new Set<Socket>();
-  const handshakes = new Map<Socket, ReturnType<typeof setTimeout>>();
-  const active = new Map<Socket, number>();
-  const remoteOf = (socket: Socket) =>
+  const sockets = new Set<ConnSocket>();
+  const handshakes = new Map<ConnSocket, ReturnType<typeof setTimeout>>();
+  const active = new Map<ConnSocket, number>();
+  const remoteOf = (socket: ConnSocket) =>
     socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : "unix";
-  const settle = (socket: Socket) => {
+  const settle = (socket: ConnSocket) => {
     clearTimeout(handshakes.get(socket));
     handshakes.delete(socket);
   };
 
-  server.on("connection", (socket: Socket) => {
+  const track = (socket: ConnSocket, slot: ConnectionSlot) => {
     socket.on("error", () => {}); // a reset by the peer is an ordinary end here
-    const slot = options.limit.admit();
-    if (typeof slot === "string") {
-      options.onRefused?.(remoteOf(socket), slot);
-      refuseRaw(socket, { status: 503, code: "too_many_connections", message: slot });
-      return;
-    }
     sockets.add(socket);
     socket.once("close", () => {
       slot.release();
@@ -112,10 +110,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener
       // A request being answered (a long poll) is not idleness.
       if ((active.get(socket) ?? 0) === 0) socket.destroy();
     });
-  });
+  };
 
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket as Socket;
+    const socket = request.socket as ConnSocket;
     if (!sockets.has(socket)) return void socket.destroy(); // refused at accept
     settle(socket);
     active.set(socket, (active.get(socket) ?? 0) + 1);
@@ -138,7 +136,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener
   });
 
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Uint8Array) => {
-    const raw = socket as Socket;
+    const raw = socket as ConnSocket;
     if (!sockets.has(raw)) return void raw.destroy(); // refused at accept
     settle(raw);
     raw.setTimeout(0);
@@ -152,23 +150,17 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener
     options.onUpgrade!(request, socket, head);
   });
   server.on("clientError", (_error: Error, socket: Duplex) => {
-    refuseRaw(socket as Socket, { status: 400, code: "bad_request", message: "Malformed request" });
+    refuseRaw(socket as ConnSocket, {
+      status: 400,
+      code: "bad_request",
+      message: "Malformed request",
+    });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    const address = options.address;
-    const ready = () => {
-      server.off("error", reject);
-      resolve();
-    };
-    if ("path" in address) server.listen(address.path, ready);
-    else server.listen({ host: address.hostname, port: address.port }, ready);
-  });
-  server.on("error", () => {}); // accept errors (a descriptor shortage) must not end the process
-
-  const bound = server.address();
-  const port = typeof bound === "object" && bound !== null ? bound.port : undefined;
+  const listener = "path" in options.address
+    ? Deno.listen({ transport: "unix", path: options.address.path })
+    : Deno.listen({ hostname: options.address.hostname, port: options.address.port });
+  const port = listener.addr.transport === "tcp" ? listener.addr.port : undefined;
   const address = "path" in options.address
     ? options.address.path
     : `${
@@ -176,19 +168,77 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener
         ? `[${options.address.hostname}]`
         : options.address.hostname
     }:${port}`;
+  let closing = false;
+  const accepting = (async () => {
+    while (!closing) {
+      let conn: Deno.Conn;
+      try {
+        conn = await listener.accept();
+      } catch (error) {
+        if (closing || error instanceof Deno.errors.BadResource) return;
+        // Out of descriptors, or a connection reset before it was taken: wait, go on.
+        options.onRefused?.(address, `accept failed: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
+        continue;
+      }
+      const slot = options.limit.admit();
+      if (typeof slot === "string") {
+        const remote = conn.remoteAddr.transport === "tcp"
+          ? `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`
+          : "unix";
+        options.onRefused?.(remote, slot);
+        refuseConn(conn, { status: 503, code: "too_many_connections", message: slot });
+        continue;
+      }
+      const socket = connSocket(conn);
+      track(socket, slot);
+      server.emit("connection", socket);
+    }
+  })();
+
   return {
     address,
     port,
     get connections() {
       return sockets.size;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-        for (const timer of handshakes.values()) clearTimeout(timer);
-      }),
+    close: async () => {
+      closing = true;
+      try {
+        listener.close();
+      } catch { /* already closed */ }
+      await accepting;
+      for (const socket of sockets) socket.destroy();
+      for (const timer of handshakes.values()) clearTimeout(timer);
+      if ("path" in options.address) await Deno.remove(options.address.path).catch(() => {});
+    },
   };
+}
+
+/**
+ * Writes a whole refusal on a connection no HTTP machinery serves, then closes it: at
+ * once if the write does not finish within a second, so refused connections give their
+ * descriptors back even when the peer never reads.
+ */
+function refuseConn(conn: Deno.Conn, refusal: Refusal): void {
+  const timer = setTimeout(() => close(), 1000);
+  const close = () => {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch { /* already closed */ }
+  };
+  conn.write(new TextEncoder().encode(rawRefusal(refusal))).then(close, close);
+}
+
+function rawRefusal(refusal: Refusal): string {
+  const body = bodyOf(refusal);
+  const reason = STATUS_TEXT[refusal.status] ?? "Refused";
+  return `HTTP/1.1 ${refusal.status} ${reason}\r\nconnection: close\r\n` +
+    `content-type: application/json\r\ncontent-length: ${
+      new TextEncoder().encode(body).length
+    }\r\n` +
+    (refusal.status === 401 ? "www-authenticate: Bearer\r\n" : "") + "\r\n" + body;
 }
 
 function headOf(request: IncomingMessage): RequestHead {
@@ -217,19 +267,12 @@ function refuseResponse(response: ServerResponse, refusal: Refusal): void {
 }
 
 /** Writes a whole HTTP response on a socket no HTTP machinery answers, then closes it. */
-function refuseRaw(socket: Socket, refusal: Refusal): void {
-  const body = bodyOf(refusal);
-  const reason = STATUS_TEXT[refusal.status] ?? "Refused";
-  const head = `HTTP/1.1 ${refusal.status} ${reason}\r\nconnection: close\r\n` +
-    `content-type: application/json\r\ncontent-length: ${
-      new TextEncoder().encode(body).length
-    }\r\n` +
-    (refusal.status === 401 ? "www-authenticate: Bearer\r\n" : "") + "\r\n";
+function refuseRaw(socket: Duplex, refusal: Refusal): void {
   // Closed as soon as the answer is out (or a second later): refused connections must give
   // their descriptor back at once, or a flood of them would exhaust the descriptors anyway.
   const timer = setTimeout(() => socket.destroy(), 1000);
   socket.once("close", () => clearTimeout(timer));
-  if (socket.writable) socket.end(head + body, () => socket.destroy());
+  if (socket.writable) socket.end(rawRefusal(refusal), () => socket.destroy());
   else socket.destroy();
 }
 

@@ -121,6 +121,8 @@ export class UnixSocketTransport implements Transport {
       this.close();
       // A read interrupted by our own close() is an ordinary end, not a fault.
       if (ours) return { done: true, value: undefined };
+      // Evicted while a read was pending: the eviction, not the cancelled read, is why.
+      if (this.#evicted !== null && !(error instanceof WireError)) throw new Error(this.#evicted);
       throw error;
     }
   }
