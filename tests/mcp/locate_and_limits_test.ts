@@ -1,0 +1,79 @@
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { assert, assertEquals } from "../_helpers/assert.ts";
+import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { call, ok, startChronicle, type StdioOptions, stdioTransport, until } from "./_mcp.ts";
+
+Deno.test("chronicle mcp finds its workspace upwards from the current folder, or by --data-dir", () =>
+  withTempDir(async (base) => {
+    const [found, elsewhere] = [`${base}/found`, `${base}/elsewhere`];
+    await Deno.mkdir(`${found}/src/deep`, { recursive: true });
+    await Deno.mkdir(elsewhere);
+    const data = `${base}/data-outside`;
+    const runs = [
+      await startChronicle(found),
+      await startChronicle(elsewhere, ["--data-dir", data]),
+    ];
+    const cases: Array<{ description: string; options: StdioOptions; expected: string }> = [
+      {
+        description: "no flag, from a subfolder",
+        options: { locate: [], cwd: `${found}/src/deep` },
+        expected: found,
+      },
+      { description: "--data-dir", options: { locate: ["--data-dir", data] }, expected: elsewhere },
+    ];
+    try {
+      for (const { description, options, expected } of cases) {
+        const client = new Client({ name: "locate-test", version: "1.0.0" });
+        try {
+          await client.connect(stdioTransport(expected, options));
+          assertEquals((await ok(client, "status")).json.workspace, expected, description);
+        } finally {
+          await client.close();
+        }
+      }
+    } finally {
+      for (const run of runs) await run.child.stop();
+    }
+  }));
+
+Deno.test("content too large to diff or to return as a resource is refused with a way to read it", () =>
+  withTempDir(async (root) => {
+    const running = await startChronicle(root);
+    const client = new Client({ name: "limits-test", version: "1.0.0" });
+    try {
+      await client.connect(stdioTransport(root));
+      const big = new Uint8Array(9 * 1024 * 1024).fill(0x61);
+      await put(root, "huge.txt", "small\n");
+      await until(
+        "huge.txt recorded",
+        client,
+        "file_history",
+        { path: "huge.txt" },
+        (a) => !a.isError,
+      );
+      await put(root, "huge.txt", big);
+      await until(
+        "the large version recorded",
+        client,
+        "file_history",
+        { path: "huge.txt" },
+        (a) => a.json?.total === 2,
+      );
+      const diff = await call(client, "diff_file", { path: "huge.txt", from: 1 });
+      assert(diff.isError, diff.text);
+      assert(diff.text.includes("too large to diff"), diff.text);
+      assert(diff.text.includes("read_file"), diff.text);
+      await client.readResource({ uri: "chronicle://files/huge.txt?iteration=2" }).then(
+        () => assert(false, "a 9 MiB resource is refused"),
+        (error: Error) => assert(error.message.includes("read_file"), error.message),
+      );
+      const window = await ok(client, "read_file", { path: "huge.txt", offset: 1024 * 1024 });
+      assert(window.text.includes("offset=1114112"), window.text);
+      const small = await client.readResource({ uri: "chronicle://files/huge.txt?iteration=1" });
+      assertEquals((small.contents[0] as { text: string }).text, "small\n");
+    } finally {
+      await client.close();
+      await running.child.stop();
+    }
+  }));
