@@ -37,7 +37,7 @@ Deno.test("chronicle mcp finds its workspace upwards from the current folder, or
     }
   }));
 
-Deno.test("content too large to diff or to return as a resource is refused with a way to read it", () =>
+Deno.test("content too large to diff or to return as a resource is refused with a way to read it; a long patch is cut", () =>
   withTempDir(async (root) => {
     const running = await startChronicle(root);
     const client = new Client({ name: "limits-test", version: "1.0.0" });
@@ -72,6 +72,35 @@ Deno.test("content too large to diff or to return as a resource is refused with 
       assert(window.text.includes("offset=1114112"), window.text);
       const small = await client.readResource({ uri: "chronicle://files/huge.txt?iteration=1" });
       assertEquals((small.contents[0] as { text: string }).text, "small\n");
+
+      // One file's patch in a snapshot diff is cut on its own, so it cannot fill the answer.
+      const lines = (word: string) =>
+        Array.from({ length: 3000 }, (_, i) => `${word} ${i}\n`).join("");
+      await put(root, "wide.txt", lines("before"));
+      await until(
+        "wide.txt recorded",
+        client,
+        "file_history",
+        { path: "wide.txt" },
+        (a) => !a.isError,
+      );
+      const taken = await ok(client, "take_snapshot", {
+        action_type: "write_file",
+        path: "wide.txt",
+      });
+      await put(root, "wide.txt", lines("after"));
+      await until(
+        "the rewrite recorded",
+        client,
+        "file_history",
+        { path: "wide.txt" },
+        (a) => a.json?.total === 2,
+      );
+      const diff2 = await ok(client, "snapshot_diff", { snapshot_id: taken.json.snapshot.id });
+      const patch = diff2.json.changes[0].patch as string;
+      assert(patch.includes("[truncated: "), patch.slice(-300));
+      assert(patch.endsWith("diff_file shows its iterations]"), patch.slice(-300));
+      assert(!diff2.text.includes("narrow the request"), "the answer itself is whole JSON");
     } finally {
       await client.close();
       await running.child.stop();
