@@ -1,6 +1,8 @@
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { BINARY_PERMISSIONS } from "../../lib/cli/sync_commands.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
+import { MAIN, PROJECT_ROOT } from "../_helpers/processes.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { call, ok, startChronicle, type StdioOptions, stdioTransport, until } from "./_mcp.ts";
 
@@ -103,6 +105,44 @@ Deno.test("content too large to diff or to return as a resource is refused with 
       assert(!diff2.text.includes("narrow the request"), "the answer itself is whole JSON");
     } finally {
       await client.close();
+      await running.child.stop();
+    }
+  }));
+
+Deno.test("chronicle mcp answers an over-long stdin line with an error and goes on serving", () =>
+  withTempDir(async (root) => {
+    const running = await startChronicle(root);
+    const bridge = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...BINARY_PERMISSIONS, MAIN, "mcp", "-C", root],
+      cwd: PROJECT_ROOT,
+      env: { NO_COLOR: "1" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    try {
+      const writer = bridge.stdin.getWriter();
+      const encoder = new TextEncoder();
+      const huge = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "ping",
+        params: { pad: "x".repeat(5 * 1024 * 1024) },
+      });
+      await writer.write(encoder.encode(huge + "\n"));
+      await writer.write(encoder.encode("not json\n"));
+      await writer.write(
+        encoder.encode(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }) + "\n"),
+      );
+      await writer.close();
+      const lines = new TextDecoder().decode((await bridge.output()).stdout).trim().split("\n")
+        .map((line) => JSON.parse(line));
+      assertEquals(lines.length, 3, JSON.stringify(lines));
+      assertEquals(lines[0].id, null);
+      assert(lines[0].error.message.includes("longer than 4194304 bytes"), lines[0].error.message);
+      assertEquals(lines[1].error.code, -32700);
+      assertEquals(lines[2], { jsonrpc: "2.0", id: 2, result: {} });
+    } finally {
       await running.child.stop();
     }
   }));
