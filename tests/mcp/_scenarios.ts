@@ -239,3 +239,38 @@ export async function pastViews(client: Client, root: string): Promise<void> {
   const nobody = await ok(client, "recent_changes", { since: then, origin: "sb-nobody" });
   assertEquals(nobody.json.changes, []);
 }
+
+/** `resources/list` pages of 100 with a cursor; a made-up cursor is refused. */
+export async function resourcesPage(client: Client, root: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    await put(root, `many/f${String(i).padStart(3, "0")}.txt`, `${i}\n`);
+  }
+  await until(
+    "120 files recorded",
+    client,
+    "list_files",
+    { path: "many", limit: 1 },
+    (a) => a.json?.total === 120,
+  );
+  const uris = new Set<string>();
+  let cursor: string | undefined = undefined;
+  let pages = 0;
+  do {
+    const page: { resources: Array<{ uri: string }>; nextCursor?: string | undefined } =
+      await client
+        .listResources(cursor === undefined ? {} : { cursor });
+    assert(page.resources.length <= 100, `${page.resources.length} resources on one page`);
+    for (const resource of page.resources) uris.add(resource.uri);
+    cursor = page.nextCursor;
+    pages++;
+  } while (cursor !== undefined);
+  assert(pages >= 2, `${pages} page(s)`);
+  for (let i = 0; i < 120; i++) {
+    const uri = `chronicle://files/many/f${String(i).padStart(3, "0")}.txt?iteration=1`;
+    assert(uris.has(uri), `${uri} listed`);
+  }
+  await client.listResources({ cursor: "not-a-cursor" }).then(
+    () => assert(false, "a made-up cursor is refused"),
+    (error: Error) => assert(error.message.includes("Invalid cursor"), error.message),
+  );
+}

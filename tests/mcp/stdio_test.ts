@@ -12,6 +12,7 @@ import {
   largeOutputPages,
   listsToolsAndResources,
   pastViews,
+  resourcesPage,
   restoreWorkspaceDryRunFirst,
   snapshotEditDiffRollback,
 } from "./_scenarios.ts";
@@ -29,6 +30,7 @@ Deno.test("chronicle mcp over stdio: an agent's tools and resources on the runni
       await snapshotEditDiffRollback(client, root);
       await restoreWorkspaceDryRunFirst(client, root);
       await pastViews(client, root);
+      await resourcesPage(client, root);
       await badInputIsAToolError(client, root);
       await largeOutputPages(client);
     } finally {
