@@ -99,3 +99,18 @@ Deno.test("POST /mcp on --http refuses a missing or wrong token, even to list to
       await running.child.stop();
     }
   }));
+
+Deno.test("POST /mcp on --http without a configured token is refused, saying to start with --token", () =>
+  withTempDir(async (root) => {
+    const running = await startChronicle(root, ["--http", "127.0.0.1:0"]);
+    const { client, transport } = httpClient(running.port, undefined);
+    try {
+      await client.connect(transport).then(
+        () => assert(false, "MCP served over HTTP with no token configured"),
+        (error: Error) => assert(error.message.includes("--token"), error.message),
+      );
+    } finally {
+      await client.close();
+      await running.child.stop();
+    }
+  }));
