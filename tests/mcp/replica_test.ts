@@ -31,8 +31,13 @@ Deno.test("MCP on a master and its replica: status, wait_for_sync, and a restore
       assertEquals(replicaStatus.role, "replica");
       const masterStatus = (await ok(onMaster, "status")).json;
       assertEquals(masterStatus.role, "master");
-      const replicas = masterStatus.replication.replicas as Array<{ sandboxId: string }>;
-      assert(replicas.some((r) => r.sandboxId === "sb-mcp"), JSON.stringify(masterStatus));
+      const replicas = masterStatus.replication.replicas as Array<
+        { sandboxId: string; lag: number }
+      >;
+      const seen = replicas.find((r) => r.sandboxId === "sb-mcp");
+      assert(seen && typeof seen.lag === "number", JSON.stringify(masterStatus));
+      assertEquals(typeof replicaStatus.replication.pendingWriteBacks, "number");
+      assert(Array.isArray(replicaStatus.replication.conflicts), JSON.stringify(replicaStatus));
 
       // The agent host breaks the file; the sandbox's agent finds the good iteration in its
       // own history and restores it: the restore is a local change, written back to the master.
