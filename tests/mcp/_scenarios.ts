@@ -238,6 +238,14 @@ export async function pastViews(client: Client, root: string): Promise<void> {
   assertEquals(local.json.changes.length, 2);
   const nobody = await ok(client, "recent_changes", { since: then, origin: "sb-nobody" });
   assertEquals(nobody.json.changes, []);
+
+  const plan = await ok(client, "restore_workspace", { to: top1.time, paths: ["docs/top.md"] });
+  assertEquals(plan.json.dry_run, true);
+  assertEquals(
+    plan.json.plan.changes.map((c: { path: string; action: string }) => `${c.action}:${c.path}`),
+    ["write:docs/top.md"],
+  );
+  assertEquals(await readText(`${root}/docs/top.md`), "top v2\n");
 }
 
 /** `resources/list` pages of 100 with a cursor; a made-up cursor is refused. */
