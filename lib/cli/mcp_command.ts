@@ -48,7 +48,8 @@ export async function mcpCommand(args: string[]): Promise<number> {
   const layout = locateFromArgs(values);
   const health = await controlRequest(layout, "/health");
   if (!health?.ok) throw new CliError(notRunning(layout));
-  const out = serialWriter();
+  const writer = serialWriter();
+  const out = writer.write;
   const inFlight = new Set<Promise<void>>();
   for await (const line of stdinLines()) {
     if (line === undefined) {
@@ -63,6 +64,8 @@ export async function mcpCommand(args: string[]): Promise<number> {
     void work.finally(() => inFlight.delete(work));
   }
   await Promise.all(inFlight);
+  // The last answers may still be queued for stdout: the process exits once this returns.
+  await writer.drained();
   return 0;
 }
 
@@ -130,15 +133,18 @@ function rpcError(id: string | number | null, code: number, message: string): st
 }
 
 /** Writes whole lines to stdout one after another, however many answers arrive at once. */
-function serialWriter(): (text: string) => void {
+function serialWriter(): { write: (text: string) => void; drained: () => Promise<void> } {
   let chain = Promise.resolve();
   const encoder = new TextEncoder();
-  return (text) => {
-    const bytes = encoder.encode(text + "\n");
-    chain = chain.then(async () => {
-      let written = 0;
-      while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
-    });
+  return {
+    write: (text) => {
+      const bytes = encoder.encode(text + "\n");
+      chain = chain.then(async () => {
+        let written = 0;
+        while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
+      });
+    },
+    drained: () => chain,
   };
 }
 

@@ -11,6 +11,9 @@ import { capText, guarded, jsonResult, textResult, ToolError } from "./results.t
 /** Largest side of a diff: a larger file is refused with a note to read windows of it. */
 export const MAX_DIFF_BYTES = 8 * 1024 * 1024;
 
+/** Longest patch of one change in a `snapshot_diff` answer, so one file cannot fill it. */
+export const MAX_PATCH_CHARS = 20_000;
+
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 
 /**
@@ -138,5 +141,10 @@ async function patchOf(cas: Cas, change: Record<string, unknown>): Promise<strin
     oldLabel: `a/${path}@snapshot`,
     newLabel: `b/${path}@now`,
   });
-  return diff.identical ? "(content identical; mode or kind changed)" : diff.text;
+  if (diff.identical) return "(content identical; mode or kind changed)";
+  return capText(
+    diff.text,
+    `the patch of "${path}" is cut: diff_file shows its iterations`,
+    MAX_PATCH_CHARS,
+  );
 }

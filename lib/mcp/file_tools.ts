@@ -13,6 +13,7 @@ import {
   pointSchema,
   sequenceOf,
 } from "./inputs.ts";
+import { nextPage, summarizeListing } from "./listing.ts";
 import { guarded, jsonResult, ToolError } from "./results.ts";
 
 /** Default and largest window `read_file` returns. */
@@ -57,7 +58,7 @@ export function registerFileTools(server: McpServer, context: McpContext): void 
       const dir = folderOf(workspace, args.path);
       const atSequence = args.at === undefined ? undefined : sequenceOf(store, args.at);
       const live = store.list({ dir, ...(atSequence === undefined ? {} : { atSequence }) });
-      const entries = summarize(live, dir, args.depth);
+      const entries = summarizeListing(live, dir, args.depth);
       const offset = args.offset ?? 0;
       const limit = args.limit ?? 200;
       const page = entries.slice(offset, offset + limit);
@@ -197,37 +198,4 @@ export function registerFileTools(server: McpServer, context: McpContext): void 
         ...(changes.length > limit ? { truncated: true, next_since: page.at(-1)!.sequence } : {}),
       });
     }));
-}
-
-/** Paging fields: `next_offset` while more entries remain. */
-function nextPage(offset: number, shown: number, total: number): Record<string, unknown> {
-  return offset + shown < total ? { truncated: true, next_offset: offset + shown } : {};
-}
-
-/** Files up to `depth` levels below `dir`, deeper ones folded into their folder. */
-function summarize(
-  live: ReturnType<McpContext["workspace"]["store"]["list"]>,
-  dir: string,
-  depth: number | undefined,
-): Record<string, unknown>[] {
-  const base = dir === "" ? 0 : dir.split("/").length;
-  const folders = new Map<string, { path: string; type: "folder"; files: number }>();
-  const entries: Record<string, unknown>[] = [];
-  for (const iteration of live) {
-    const segments = iteration.path.split("/");
-    if (depth !== undefined && segments.length - base > depth) {
-      const folder = segments.slice(0, base + depth).join("/");
-      let entry = folders.get(folder);
-      if (!entry) {
-        entry = { path: folder, type: "folder", files: 0 };
-        folders.set(folder, entry);
-        entries.push(entry);
-      }
-      entry.files++;
-      continue;
-    }
-    const { path, iteration: n, sequence, time, size, origin } = iterationJson(iteration);
-    entries.push({ path, type: "file", iteration: n, sequence, time, size, origin });
-  }
-  return entries;
 }

@@ -33,11 +33,18 @@ export function jsonResult(value: unknown): CallToolResult {
   return textResult(capText(JSON.stringify(value, null, 1), "narrow the request"));
 }
 
-/** Cuts `text` at {@linkcode MAX_RESULT_CHARS}, saying so and how to get the rest. */
-export function capText(text: string, howToPage: string): string {
-  if (text.length <= MAX_RESULT_CHARS) return text;
-  return `${text.slice(0, MAX_RESULT_CHARS)}\n[truncated: ${text.length} characters, ` +
-    `${MAX_RESULT_CHARS} shown; ${howToPage}]`;
+/**
+ * Cuts `text` at `max` characters, saying so and how to get the rest. Pure.
+ *
+ * @param text The text.
+ * @param howToPage What the model should do for the rest.
+ * @param max Longest text kept. @default {MAX_RESULT_CHARS}
+ * @returns `text` itself when short enough, else its start and a `[truncated: …]` note.
+ */
+export function capText(text: string, howToPage: string, max = MAX_RESULT_CHARS): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}\n[truncated: ${text.length} characters, ${max} shown; ` +
+    `${howToPage}]`;
 }
 
 /** A tool error the model can read. */

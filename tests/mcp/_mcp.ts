@@ -87,12 +87,31 @@ export async function until(
   }, { timeoutMs: 30_000 });
 }
 
-/** `chronicle mcp -C ROOT` as an MCP client spawns it: `deno run` with the binaries' permissions. */
-export function stdioTransport(root: string): StdioClientTransport {
+/** Where `chronicle mcp` runs and how it finds its workspace. */
+export interface StdioOptions {
+  /** The location flags. @default {["-C", root]} */
+  locate?: string[];
+  /** The working folder (the upward search starts there). @default {PROJECT_ROOT} */
+  cwd?: string;
+}
+
+/**
+ * `chronicle mcp -C ROOT` as an MCP client spawns it: `deno run` with the binaries'
+ * permissions (and the project's config, so it runs from any folder).
+ */
+export function stdioTransport(root: string, options: StdioOptions = {}): StdioClientTransport {
   return new StdioClientTransport({
     command: Deno.execPath(),
-    args: ["run", ...BINARY_PERMISSIONS, MAIN, "mcp", "-C", root],
-    cwd: PROJECT_ROOT,
+    args: [
+      "run",
+      "--config",
+      `${PROJECT_ROOT}/deno.json`,
+      ...BINARY_PERMISSIONS,
+      MAIN,
+      "mcp",
+      ...(options.locate ?? ["-C", root]),
+    ],
+    cwd: options.cwd ?? PROJECT_ROOT,
     env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" },
     stderr: "pipe",
   });

@@ -193,3 +193,92 @@ export async function largeOutputPages(client: Client): Promise<void> {
   const next = await ok(client, "list_files", { limit: 1, offset: 1 });
   assert(next.json.entries[0].path !== page.json.entries[0].path);
 }
+
+/** The past as the tools show it: a listing and a read at a sequence or a time, changes since. */
+export async function pastViews(client: Client, root: string): Promise<void> {
+  await put(root, "docs/a/deep.md", "deep v1\n");
+  await put(root, "docs/top.md", "top v1\n");
+  for (const path of ["docs/a/deep.md", "docs/top.md"]) {
+    await until(`${path} recorded`, client, "file_history", { path }, (a) => !a.isError);
+  }
+  const then = (await ok(client, "status")).json.sequence as number;
+  const top1 = (await ok(client, "file_history", { path: "docs/top.md" })).json.iterations[0];
+  await put(root, "docs/top.md", "top v2\n");
+  await Deno.remove(`${root}/docs/a/deep.md`);
+  for (const path of ["docs/a/deep.md", "docs/top.md"]) {
+    await until(`${path} changed`, client, "file_history", { path }, (a) => a.json?.total === 2);
+  }
+
+  const past = await ok(client, "list_files", { path: "docs", depth: 1, at: then });
+  assertEquals(past.json.at_sequence, then);
+  assertEquals(
+    past.json.entries.map((e: { path: string; type: string }) => `${e.type}:${e.path}`).sort(),
+    ["file:docs/top.md", "folder:docs/a"],
+  );
+  const now = await ok(client, "list_files", { path: "docs" });
+  assertEquals(now.json.entries.map((e: { path: string }) => e.path), ["docs/top.md"]);
+  assertEquals(now.json.entries[0].iteration, 2);
+
+  for (const at of [then, top1.time]) {
+    const read = await ok(client, "read_file", { path: "docs/top.md", at });
+    assert(read.text.endsWith("top v1\n"), `at ${at}: ${read.text}`);
+  }
+  const gone = await ok(client, "read_file", { path: "docs/a/deep.md", at: then });
+  assert(gone.text.endsWith("deep v1\n"), gone.text);
+
+  const since = await ok(client, "recent_changes", { since: then });
+  assertEquals(
+    since.json.changes.map((c: { path: string; deleted: boolean }) => `${c.path}:${c.deleted}`)
+      .sort(),
+    ["docs/a/deep.md:true", "docs/top.md:false"],
+  );
+  const sinceTime = await ok(client, "recent_changes", { since: top1.time });
+  assert(sinceTime.json.changes.some((c: { path: string }) => c.path === "docs/top.md"));
+  const local = await ok(client, "recent_changes", { since: then, origin: "local" });
+  assertEquals(local.json.changes.length, 2);
+  const nobody = await ok(client, "recent_changes", { since: then, origin: "sb-nobody" });
+  assertEquals(nobody.json.changes, []);
+
+  const plan = await ok(client, "restore_workspace", { to: top1.time, paths: ["docs/top.md"] });
+  assertEquals(plan.json.dry_run, true);
+  assertEquals(
+    plan.json.plan.changes.map((c: { path: string; action: string }) => `${c.action}:${c.path}`),
+    ["write:docs/top.md"],
+  );
+  assertEquals(await readText(`${root}/docs/top.md`), "top v2\n");
+}
+
+/** `resources/list` pages of 100 with a cursor; a made-up cursor is refused. */
+export async function resourcesPage(client: Client, root: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    await put(root, `many/f${String(i).padStart(3, "0")}.txt`, `${i}\n`);
+  }
+  await until(
+    "120 files recorded",
+    client,
+    "list_files",
+    { path: "many", limit: 1 },
+    (a) => a.json?.total === 120,
+  );
+  const uris = new Set<string>();
+  let cursor: string | undefined = undefined;
+  let pages = 0;
+  do {
+    const page: { resources: Array<{ uri: string }>; nextCursor?: string | undefined } =
+      await client
+        .listResources(cursor === undefined ? {} : { cursor });
+    assert(page.resources.length <= 100, `${page.resources.length} resources on one page`);
+    for (const resource of page.resources) uris.add(resource.uri);
+    cursor = page.nextCursor;
+    pages++;
+  } while (cursor !== undefined);
+  assert(pages >= 2, `${pages} page(s)`);
+  for (let i = 0; i < 120; i++) {
+    const uri = `chronicle://files/many/f${String(i).padStart(3, "0")}.txt?iteration=1`;
+    assert(uris.has(uri), `${uri} listed`);
+  }
+  await client.listResources({ cursor: "not-a-cursor" }).then(
+    () => assert(false, "a made-up cursor is refused"),
+    (error: Error) => assert(error.message.includes("Invalid cursor"), error.message),
+  );
+}

@@ -38,7 +38,7 @@ Deno.test("POST /mcp on --http: the same tools, behind the token", () =>
     }
   }));
 
-Deno.test("POST /mcp on --http refuses a missing or wrong token, even to list tools", () =>
+Deno.test("POST /mcp on --http refuses a missing or wrong token, even to list tools; a large or non-JSON body and a GET are refused clearly", () =>
   withTempDir(async (root) => {
     const running = await startChronicle(root, ["--http", "127.0.0.1:0", "--token", TOKEN]);
     const url = `http://127.0.0.1:${running.port}/mcp`;
@@ -76,6 +76,17 @@ Deno.test("POST /mcp on --http refuses a missing or wrong token, even to list to
       });
       assertEquals(huge.status, 413);
       assert((await huge.json()).error.message.includes("exceeds"));
+      const notJson = await fetch(url, {
+        method: "POST",
+        body: "{not json",
+        headers: { ...headers, authorization: `Bearer ${TOKEN}` },
+      });
+      assertEquals(notJson.status, 400);
+      assertEquals((await notJson.json()).error.code, -32700);
+      const stream = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } });
+      assertEquals(stream.status, 405);
+      assertEquals(stream.headers.get("allow"), "POST");
+      assert((await stream.json()).error.message.includes("stateless"));
       for (const token of [undefined, "wrong-token"]) {
         const { client, transport } = httpClient(running.port, token);
         await client.connect(transport).then(
@@ -85,6 +96,21 @@ Deno.test("POST /mcp on --http refuses a missing or wrong token, even to list to
         await client.close();
       }
     } finally {
+      await running.child.stop();
+    }
+  }));
+
+Deno.test("POST /mcp on --http without a configured token is refused, saying to start with --token", () =>
+  withTempDir(async (root) => {
+    const running = await startChronicle(root, ["--http", "127.0.0.1:0"]);
+    const { client, transport } = httpClient(running.port, undefined);
+    try {
+      await client.connect(transport).then(
+        () => assert(false, "MCP served over HTTP with no token configured"),
+        (error: Error) => assert(error.message.includes("--token"), error.message),
+      );
+    } finally {
+      await client.close();
       await running.child.stop();
     }
   }));

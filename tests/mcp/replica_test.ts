@@ -2,9 +2,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
-import { ok, startChronicle, stdioTransport, until } from "./_mcp.ts";
+import { call, ok, startChronicle, stdioTransport, until } from "./_mcp.ts";
 
-Deno.test("MCP on a master and its replica: status, wait_for_sync, and a restore on the replica reaches the master", () =>
+Deno.test("MCP on a master and its replica: status, wait_for_sync, a restore on the replica reaches the master, a wait with the master gone is an error", () =>
   withTempDir(async (base) => {
     const [master, replica] = [`${base}/agent`, `${base}/sandbox`];
     await Deno.mkdir(master);
@@ -31,8 +31,13 @@ Deno.test("MCP on a master and its replica: status, wait_for_sync, and a restore
       assertEquals(replicaStatus.role, "replica");
       const masterStatus = (await ok(onMaster, "status")).json;
       assertEquals(masterStatus.role, "master");
-      const replicas = masterStatus.replication.replicas as Array<{ sandboxId: string }>;
-      assert(replicas.some((r) => r.sandboxId === "sb-mcp"), JSON.stringify(masterStatus));
+      const replicas = masterStatus.replication.replicas as Array<
+        { sandboxId: string; lag: number }
+      >;
+      const seen = replicas.find((r) => r.sandboxId === "sb-mcp");
+      assert(seen && typeof seen.lag === "number", JSON.stringify(masterStatus));
+      assertEquals(typeof replicaStatus.replication.pendingWriteBacks, "number");
+      assert(Array.isArray(replicaStatus.replication.conflicts), JSON.stringify(replicaStatus));
 
       // The agent host breaks the file; the sandbox's agent finds the good iteration in its
       // own history and restores it: the restore is a local change, written back to the master.
@@ -61,6 +66,13 @@ Deno.test("MCP on a master and its replica: status, wait_for_sync, and a restore
       );
       assert(onHost.text.includes("iteration 3"), onHost.text);
       assertEquals(await readText(`${master}/spec.md`), "from the agent\n");
+
+      // With its master gone, a wait that cannot be satisfied is an error the model sees.
+      await onMaster.close();
+      await masterRun.child.stop();
+      const stranded = await call(onReplica, "wait_for_sync", { timeout_ms: 500 });
+      assert(stranded.isError, stranded.text);
+      assertEquals(stranded.json.satisfied, false);
     } finally {
       await onMaster.close();
       await onReplica.close();

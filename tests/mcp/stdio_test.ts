@@ -11,6 +11,8 @@ import {
   deletedFileComesBack,
   largeOutputPages,
   listsToolsAndResources,
+  pastViews,
+  resourcesPage,
   restoreWorkspaceDryRunFirst,
   snapshotEditDiffRollback,
 } from "./_scenarios.ts";
@@ -27,6 +29,8 @@ Deno.test("chronicle mcp over stdio: an agent's tools and resources on the runni
       await deletedFileComesBack(client, root);
       await snapshotEditDiffRollback(client, root);
       await restoreWorkspaceDryRunFirst(client, root);
+      await pastViews(client, root);
+      await resourcesPage(client, root);
       await badInputIsAToolError(client, root);
       await largeOutputPages(client);
     } finally {
