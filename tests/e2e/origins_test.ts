@@ -17,6 +17,7 @@ const ENV = { CHRONICLE_TXN: "" };
 interface Entry {
   iteration: number;
   origin: string;
+  hash: string;
 }
 
 /** The master's history of `path` through the CLI (a reader beside the running master). */
@@ -81,12 +82,20 @@ Deno.test("master and replica: each change adds one iteration with its origin", 
         return response?.status === 200;
       }, { timeoutMs: 30_000 });
       replica = spawnChronicle([r, "--connect", socket, "--sandbox-id", SANDBOX]);
-      const replicaHolds = (content: string) =>
-        waitFor(
+      /** Waits until the replica holds `content` and has recorded it (it is visible first). */
+      const replicaHolds = async (content: string) => {
+        await waitFor(
           `the replica to hold ${JSON.stringify(content)}`,
           async () => await readOrNull(`${r}/notes.md`) === content,
           { timeoutMs: 30_000 },
         );
+        const latest = (await cliHistory(m, "notes.md")).at(-1)!.hash;
+        await waitFor(
+          "the replica to record it",
+          async () => (await cliHistory(r, "notes.md")).at(-1)?.hash === latest,
+          { timeoutMs: 30_000 },
+        );
+      };
       await replicaHolds("v1");
       assert.deepEqual(origins(await cliHistory(m, "notes.md")), ["local"]);
 
