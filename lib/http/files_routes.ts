@@ -208,8 +208,34 @@ function listEntries(live: Iteration[], dir: string, depth: number | undefined) 
   return entries;
 }
 
+/** One iteration as `GET /files/{path}/history` shows it (a stable JSON shape). */
+export interface HistoryEntry {
+  /** The iteration's number for its path, from 1. */
+  iteration: number;
+  /** When it was recorded, epoch ms. */
+  timestamp: number;
+  /** Content size in bytes. */
+  size: number;
+  /** SHA-256 of the content, hex. */
+  hash: string;
+  /** The workspace-wide sequence. */
+  sequence: number;
+  /** Who made it (see the README's origins). */
+  origin: string;
+  /** Whether it records a deletion. */
+  deleted: boolean;
+  /** Full POSIX mode including type bits. */
+  mode: number;
+}
+
+/** One iteration as `GET /changes` shows it: its path, then as in history. */
+export interface ChangeEntry extends HistoryEntry {
+  /** Normalized workspace-relative path. */
+  path: string;
+}
+
 /** One iteration as `GET /files/{path}/history` shows it. */
-export function historyEntry(iteration: Iteration) {
+export function historyEntry(iteration: Iteration): HistoryEntry {
   return {
     iteration: iteration.iteration,
     timestamp: iteration.timestamp,
@@ -223,7 +249,7 @@ export function historyEntry(iteration: Iteration) {
 }
 
 /** One iteration as `GET /changes` (and `GET /events`) shows it: its path, then as in history. */
-export function changeEntry(iteration: Iteration) {
+export function changeEntry(iteration: Iteration): ChangeEntry {
   return { path: iteration.path, ...historyEntry(iteration) };
 }
 

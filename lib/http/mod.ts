@@ -5,7 +5,14 @@
  */
 export { type AppOptions, createApp } from "./app.ts";
 export { errorResponse, HttpError } from "./errors.ts";
-export { changeEntry, filesRoutes, historyEntry, MAX_PUT_BYTES } from "./files_routes.ts";
+export {
+  type ChangeEntry,
+  changeEntry,
+  filesRoutes,
+  type HistoryEntry,
+  historyEntry,
+  MAX_PUT_BYTES,
+} from "./files_routes.ts";
 export {
   EVENT_BATCH,
   type EventFilter,
@@ -15,5 +22,5 @@ export {
   matchesFilter,
 } from "./events_routes.ts";
 export { MAX_RESTORE_PATHS, restoreRoutes } from "./restore_routes.ts";
-export { snapshotRoutes } from "./snapshot_routes.ts";
+export { snapshotRoutes, type SnapshotRoutesDeps } from "./snapshot_routes.ts";
 export { type FileRoute, parseFileRoute } from "./file_route_path.ts";

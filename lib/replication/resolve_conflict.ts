@@ -53,7 +53,7 @@ export interface ResolveContext {
  * Origin of a merged file that still holds conflict markers: written for the person to
  * edit, never journaled for write-back (only the settled file is).
  */
-export const MERGE_ORIGIN = ORIGINS.localSyncMerge;
+export const MERGE_ORIGIN: string = ORIGINS.localSyncMerge;
 
 /**
  * Settles the open conflicts of `path` on a local-sync replica (seed 004, PROTOCOL.md §6):

@@ -123,21 +123,25 @@ export interface VerifyReport {
   contentChecked: number;
   /** The head record's fields. */
   head: ChainHead;
+  /** What is wrong with the chain or its content; empty when it verified. */
   problems: IntegrityProblem[];
 }
 
 /** What a transaction rollback did. */
 export interface TransactionRollbackResult extends RollbackResult {
+  /** The transaction, as it stands after the rollback. */
   transaction: Transaction;
 }
 
 /** What a point-in-time restore did. */
 export interface RestoreResult {
+  /** What the restore decided to change. */
   plan: RestorePlan;
   /** The snapshot of the changed paths just before; `null` off the record or when nothing changed. */
   snapshot: SnapshotRecord | null;
   /** Paths changed. */
   applied: string[];
+  /** Paths that could not be changed, and why. */
   problems: ApplyProblem[];
 }
 

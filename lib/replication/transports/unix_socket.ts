@@ -30,11 +30,11 @@ const COALESCE_BYTES = 256 * 1024;
  * before buffering its payload.
  */
 export class UnixSocketTransport implements Transport {
-  /** @inheritdoc */
+  /** How the peer is named in logs. */
   readonly remote: string;
-  /** @inheritdoc */
+  /** The largest frame payload this transport carries. */
   readonly maxPayload: number = MAX_FRAME_PAYLOAD;
-  /** @inheritdoc */
+  /** Settles once the connection has closed, whichever side closed it. */
   readonly closed: Promise<void>;
   readonly #conn: Deno.Conn;
   #pending: Uint8Array[] = [];
@@ -51,6 +51,8 @@ export class UnixSocketTransport implements Transport {
   #markClosed!: () => void;
 
   /**
+   * Wraps a connected Unix socket in the frame protocol.
+   *
    * @param conn A connected Unix socket.
    * @param remote How to name the peer in logs.
    * @param options `budget`: where the bytes of frames not yet complete are counted (a
@@ -69,7 +71,7 @@ export class UnixSocketTransport implements Transport {
     this.closed = new Promise((resolve) => this.#markClosed = resolve);
   }
 
-  /** @inheritdoc */
+  /** Sends one message (or an encoded frame); rejects once the connection is closed. */
   send(message: WireMessage | Uint8Array, options: SendOptions = {}): Promise<void> {
     if (this.#isClosed) return Promise.reject(new TransportClosedError(this.remote));
     const frame = message instanceof Uint8Array ? message : encodeFrame(message);
@@ -89,7 +91,7 @@ export class UnixSocketTransport implements Transport {
     return done;
   }
 
-  /** @inheritdoc */
+  /** The messages received, in order; ends when the connection closes. */
   messages(): AsyncIterable<WireMessage> {
     // No `return()`: leaving a `for await` early must not close the connection.
     const next = () => this.#next();
@@ -127,7 +129,7 @@ export class UnixSocketTransport implements Transport {
     }
   }
 
-  /** @inheritdoc */
+  /** Closes the connection; safe to call more than once. */
   close(): void {
     if (this.#isClosed) return;
     this.#isClosed = true;

@@ -35,11 +35,11 @@ const DRAIN_POLL_MS = 2;
  * message that is not exactly one frame, ends the message iteration with a `WireError`.
  */
 export class WebSocketTransport implements Transport {
-  /** @inheritdoc */
+  /** How the peer is named in logs. */
   readonly remote: string;
-  /** @inheritdoc */
+  /** The largest frame payload this transport carries. */
   readonly maxPayload: number = WEBSOCKET_MAX_PAYLOAD;
-  /** @inheritdoc */
+  /** Settles once the connection has closed, whichever side closed it. */
   readonly closed: Promise<void>;
   readonly #socket: WebSocket;
   readonly #opened: Promise<void>;
@@ -48,6 +48,8 @@ export class WebSocketTransport implements Transport {
   #markClosed!: () => void;
 
   /**
+   * Wraps a WebSocket in the frame protocol (one frame per binary message).
+   *
    * @param socket A WebSocket, open or opening.
    * @param remote How to name the peer in logs.
    */
@@ -77,8 +79,9 @@ export class WebSocketTransport implements Transport {
   }
 
   /**
-   * @inheritdoc (Frames wait in the socket's own buffer, which cannot be reordered:
-   * `ahead` changes nothing here.)
+   * Sends one message (or an encoded frame); rejects once the connection is closed.
+   * Frames wait in the socket's own buffer, which cannot be reordered: `ahead` changes
+   * nothing here.
    */
   async send(message: WireMessage | Uint8Array, _options?: SendOptions): Promise<void> {
     if (this.#isClosed) throw new TransportClosedError(this.remote);
@@ -95,12 +98,12 @@ export class WebSocketTransport implements Transport {
     }
   }
 
-  /** @inheritdoc */
+  /** The messages received, in order; ends when the connection closes. */
   messages(): AsyncIterable<WireMessage> {
     return this.#queue;
   }
 
-  /** @inheritdoc */
+  /** Closes the connection; safe to call more than once. */
   close(): void {
     if (this.#isClosed) return;
     try {
