@@ -18,7 +18,8 @@ export interface ResolveConfigOptions {
   env: Readonly<Record<string, string | undefined>>;
   /**
    * A `config.yaml` to read when neither `--config` nor `CHRONICLE_CONFIG` names one;
-   * it must exist. @default {"WORKSPACE/config.yaml" if present, else "DATA/config.yaml" if present}
+   * it must exist. @default {"DATA/config.yaml" if present; never "WORKSPACE/config.yaml", which
+   * belongs to the user's project}
    */
   configFile?: string;
   /** Folder relative flag and environment paths are resolved against. @default {Deno.cwd()} */
@@ -63,7 +64,8 @@ interface Chosen {
  * (`CHRONICLE_<UPPER_SNAKE>`; `CHRONICLE_AGENT_URL` is an alias of `CHRONICLE_WS_CONNECT`;
  * lists comma-separated), then `config.yaml` (snake_case keys; snapshot retention under
  * `chronicle: { max_snapshots, max_age_days }`; relative paths from the file's folder),
- * then defaults: the first that gives a value wins.
+ * then defaults: the first that gives a value wins. The file is `--config FILE`, else
+ * `CHRONICLE_CONFIG`, else `DATA/config.yaml` when present, never `WORKSPACE/config.yaml`.
  *
  * `--connect` and `--ws-connect` are one choice: the higher source decides both, so a
  * `--connect` flag overrides `CHRONICLE_AGENT_URL`. `--ws-listen` implies `--replication`.
@@ -105,9 +107,8 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
     : envConfig !== undefined
     ? { source: "env", name: CONFIG_ENV }
     : { source: "default" };
-  const configFile = fileName ??
-    [join(searchWorkspace, "config.yaml"), join(searchData, "config.yaml")]
-      .find(isFile);
+  // Only the data folder: WORKSPACE/config.yaml is the user's file (their project's own).
+  const configFile = fileName ?? [join(searchData, "config.yaml")].find(isFile);
   const file = configFile === undefined ? new Map<ConfigKey, RawValue>() : readFile(configFile);
 
   const chosen = new Map<ConfigKey, Chosen>();

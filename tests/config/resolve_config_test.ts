@@ -38,8 +38,9 @@ Deno.test("resolveConfig() takes flags over environment over config.yaml over de
   await withTempDir(async (dir) => {
     const ws = join(dir, "ws");
     await Deno.mkdir(ws);
+    await Deno.mkdir(join(ws, ".chronicle"));
     await Deno.writeTextFile(
-      join(ws, "config.yaml"),
+      join(ws, ".chronicle/config.yaml"),
       [
         "heartbeat_ms: 300",
         "debounce_ms: 70",
@@ -79,17 +80,17 @@ Deno.test("resolveConfig() takes flags over environment over config.yaml over de
       {
         description: "file path from file's folder",
         actual: config.dataDir,
-        expected: join(ws, "state"),
+        expected: join(ws, ".chronicle/state"),
       },
       {
         description: "derived database",
         actual: config.database,
-        expected: join(ws, "state/chronicle.db"),
+        expected: join(ws, ".chronicle/state/chronicle.db"),
       },
       {
-        description: "config file found in workspace",
+        description: "config file found in the data folder",
         actual: config.configFile,
-        expected: join(ws, "config.yaml"),
+        expected: join(ws, ".chronicle/config.yaml"),
       },
       {
         description: "flag source",
@@ -124,7 +125,7 @@ Deno.test("resolveConfig() takes flags over environment over config.yaml over de
   });
 });
 
-Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, workspace, then data folder", async (t) => {
+Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, then the data folder, never the workspace", async (t) => {
   await withTempDir(async (dir) => {
     const ws = join(dir, "ws");
     const data = join(dir, "data");
@@ -144,9 +145,11 @@ Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, work
     await t.step("data folder from the environment", () => {
       assertEquals(agent({ argv: [ws], env: { CHRONICLE_DATA_DIR: data } }), "in-data");
     });
-    await write(join(ws, "config.yaml"), "in-workspace");
-    await t.step("workspace before data folder", () => {
-      assertEquals(agent({ argv: [ws, "--data-dir", data], env: {} }), "in-workspace");
+    // The project's own config.yaml, with keys Chronicle does not know: never read.
+    await Deno.writeTextFile(join(ws, "config.yaml"), "server:\n  port: 8080\n");
+    await t.step("WORKSPACE/config.yaml belongs to the user and is never read", () => {
+      assertEquals(agent({ argv: [ws, "--data-dir", data], env: {} }), "in-data");
+      assertEquals(resolveConfig({ argv: [ws], env: {}, cwd: dir }).configFile, undefined);
     });
     await t.step("CHRONICLE_CONFIG before both", () => {
       assertEquals(agent({ argv: [ws], env: { CHRONICLE_CONFIG: "from-env.yaml" } }), "from-env");
