@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { PathError } from "../paths/mod.ts";
 import {
   diffToJson,
+  isSnapshotActionType,
   loadSnapshotConfig,
   openWorkspaceSnapshots,
   parseRestorePoint,
@@ -15,6 +16,7 @@ import {
   restoreResultToJson,
   type RollbackResult,
   rollbackResultToJson,
+  SNAPSHOT_ACTION_TYPES,
   type SnapshotConfig,
   type SnapshotRecord,
   type Snapshots,
@@ -81,6 +83,11 @@ export async function snapshotCommand(args: string[]): Promise<number> {
   if (type === undefined || extra !== undefined || (values.path ?? values.source) === undefined) {
     throw new UsageError(
       "Usage: chronicle snapshot ACTION_TYPE --path P [--destination D] [--txn ID]",
+    );
+  }
+  if (!isSnapshotActionType(type)) {
+    throw new UsageError(
+      `Unknown action type "${type}": expected one of ${SNAPSHOT_ACTION_TYPES.join(", ")}`,
     );
   }
   const payload: Record<string, string> = {};
@@ -378,13 +385,13 @@ async function withSnapshots(
 }
 
 /**
- * Retention from `--config FILE` (else `CHRONICLE_CONFIG`, else `WORKSPACE/config.yaml` or
- * `DATA/config.yaml`, as the daemon reads it), then the environment, then the flags.
+ * Retention from `--config FILE` (else `CHRONICLE_CONFIG`, else `DATA/config.yaml`, as the
+ * daemon reads it), then the environment, then the flags.
  */
 async function retention(values: CommonValues, layout: WorkspaceLayout): Promise<SnapshotConfig> {
   const named = values.config ?? envValue("CHRONICLE_CONFIG");
   const file = named ??
-    [join(layout.root, "config.yaml"), join(layout.dataDir, "config.yaml")].find(isFile);
+    [join(layout.dataDir, "config.yaml")].find(isFile);
   const overrides = {
     max_snapshots: values["max-snapshots"] ?? envValue("CHRONICLE_MAX_SNAPSHOTS"),
     max_age_days: values["max-age-days"] ?? envValue("CHRONICLE_MAX_AGE_DAYS"),

@@ -8,6 +8,7 @@ export const MASK = "****";
 export interface DescribedValue {
   /** The value, with secrets masked; `null` when unset. */
   value: unknown;
+  /** Where the value came from: a flag, the environment, the file, or the default. */
   source: ConfigSource;
   /** The flag, variable or file key that set it; absent for defaults. */
   name?: string;

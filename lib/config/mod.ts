@@ -26,3 +26,5 @@ export type {
 export { CONTAINER_WORKSPACE, resolveConfig, type ResolveConfigOptions } from "./resolve_config.ts";
 export { describeConfig, type DescribedValue, MASK } from "./describe_config.ts";
 export { type HostPort, isLoopback, parseHostPort } from "./host_port.ts";
+export { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec, type ValueKind } from "./_options.ts";
+export { OPTION_HELP, type OptionHelp } from "./option_help.ts";

@@ -7,12 +7,15 @@ export interface OpsSource {
   sequence(): number;
   ready(): boolean;
   status(): Record<string, unknown>;
+  /** The effective configuration, secrets masked (`GET /config`). */
+  config?(): unknown;
   /** Starts a graceful shutdown, as SIGTERM does. */
   shutdown(): void;
 }
 
 /**
- * `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, and
+ * `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, `/config`
+ * (the effective configuration, secrets masked), and
  * `POST /shutdown` (a graceful stop, used by `chronicle sync stop`; like every write
  * over `--http` it needs the token).
  */
@@ -32,6 +35,12 @@ export function opsRoutes(source: OpsSource): Hono {
     return c.json({ ready, role: source.role, sequence: source.sequence() }, ready ? 200 : 503);
   });
   app.get("/status", (c) => c.json(source.status()));
+  app.get("/config", (c) => {
+    const config = source.config?.();
+    return config === undefined
+      ? c.json({ error: { code: "not_found", message: "No configuration here" } }, 404)
+      : c.json(config);
+  });
   app.post("/shutdown", (c) => {
     source.shutdown();
     return c.json({ stopping: true }, 202);

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
-import { type ChronicleConfig, parseHostPort } from "../config/mod.ts";
+import { type ChronicleConfig, describeConfig, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
 import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
@@ -69,6 +69,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   let ready = false;
   let replication: ReplicationHandle = { kind: "none" };
   const shutdown = shutdownSignal();
+  const startedMs = Date.now();
   // Gauges that describe the store are read when scraped, not kept up to date.
   const removeCollector = defaultRegistry.addCollector(() => {
     metrics.sequence.set(workspace.store.sequence());
@@ -82,11 +83,15 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         sequence: () => workspace.store.sequence(),
         ready: () => ready && replicaLive(replication),
         shutdown: () => shutdown.request("POST /shutdown"),
+        // What `chronicle config` shows of a running process: its own view, secrets masked.
+        config: () => describeConfig(config),
         status: () => {
           // One status() per request: a replica's or master's status is not cheap.
           const state = replicationState(replication);
           return {
             running: true,
+            pid: Deno.pid,
+            started_ms: startedMs,
             role,
             version: VERSION,
             workspace: workspace.root,
