@@ -204,7 +204,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     usage: ["rehydrate --from DIR [-C WORKSPACE] [--force]"],
     options: [
       ["--from DIR", "the checkpoint"],
-      ["--force", "replace files already in a non-empty workspace"],
+      ["--force", "write into a non-empty workspace (replacing what differs) or over a database"],
     ],
     locate: true,
     json: true,
