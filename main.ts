@@ -39,7 +39,7 @@ export async function main(args: string[], mainOptions: MainOptions = {}): Promi
       // `COMMAND --help` anywhere before a `--` is help, whatever else is given.
       const end = rest.indexOf("--");
       const options = end === -1 ? rest : rest.slice(0, end);
-      if (first !== "help" && (options.includes("--help") || options.includes("-h"))) {
+      if (options.includes("--help") || options.includes("-h")) {
         console.log(renderCommandHelp(first!, COMMANDS[first!]!));
         return 0;
       }

@@ -70,7 +70,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     run: logCommand,
   },
   restore: {
-    summary: "bring back an iteration, or the workspace as it was at a time",
+    summary: "bring back an iteration, or the workspace as it was (--dry-run, --yes)",
     usage: ["restore PATH --at N", "restore --to SEQ|TIME [PATH...] [--dry-run] [--yes]"],
     options: [
       ["--at N", "the iteration of PATH to bring back, as a new iteration"],
