@@ -8,7 +8,7 @@ import { UsageError } from "./lib/cli/errors.ts";
 import { unknownCommand } from "./lib/cli/help_command.ts";
 import { renderCommandHelp } from "./lib/cli/help.ts";
 import { USAGE } from "./lib/cli/usage.ts";
-import { resolveConfig, type Role } from "./lib/config/mod.ts";
+import { ConfigError, resolveConfig, type Role } from "./lib/config/mod.ts";
 import { runDaemon, VERSION } from "./lib/daemon/mod.ts";
 import { errorMessage } from "./lib/log/mod.ts";
 
@@ -56,7 +56,9 @@ export async function main(args: string[], mainOptions: MainOptions = {}): Promi
     const config = resolveConfig({ argv: args, env: Deno.env.toObject(), ...mainOptions });
     return await runDaemon(config);
   } catch (error) {
-    if (error instanceof UsageError) {
+    // A configuration the command line gave wrong is bad usage too (lib/config has its own
+    // error class: it sits below the CLI and cannot import it).
+    if (error instanceof UsageError || error instanceof ConfigError) {
       console.error(error.message);
       console.error("Run chronicle --help for usage.");
       return 2;

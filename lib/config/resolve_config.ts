@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { UsageError } from "../cli/errors.ts";
+import { ConfigError } from "./errors.ts";
 import { errorMessage } from "../log/mod.ts";
 import { LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/config.ts";
@@ -72,7 +72,7 @@ interface Chosen {
  *
  * @param options The arguments, environment and role.
  * @returns The validated configuration, paths absolute, with the source of every value.
- * @throws {UsageError} For an unknown option, a bad value (naming it and where it came
+ * @throws {ConfigError} For an unknown option, a bad value (naming it and where it came
  * from), an unreadable or malformed `config.yaml`, or options that contradict each other.
  *
  * @example Flags beat the environment
@@ -214,7 +214,7 @@ function readFlags(
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeNumbers(argv),
       options: parserOptions,
       strict: true,
       allowPositionals: true,
@@ -230,7 +230,7 @@ function readFlags(
     flags.set(option.key, { value, where: `--${option.flag}`, baseDir: cwd, fromFile: false });
   }
   if (parsed.positionals.length > 1) {
-    throw new UsageError(
+    throw new ConfigError(
       `Expected one workspace, got ${parsed.positionals.length}: ${
         parsed.positionals.map((p) => `"${p}"`).join(", ")
       }`,
@@ -239,7 +239,9 @@ function readFlags(
   const positional = parsed.positionals[0];
   if (positional !== undefined) {
     if (flags.has("workspace")) {
-      throw new UsageError(`Give the workspace once: "${positional}" and -C "${values.workspace}"`);
+      throw new ConfigError(
+        `Give the workspace once: "${positional}" and -C "${values.workspace}"`,
+      );
     }
     flags.set("workspace", {
       value: positional,
@@ -249,24 +251,49 @@ function readFlags(
     });
   }
   const config = values[CONFIG_FLAG];
-  if (config === "") throw new UsageError(`Invalid value "" for --config: expected a file`);
+  if (config === "") throw new ConfigError(`Invalid value "" for --config: expected a file`);
   return { flags, explicitConfig: typeof config === "string" ? resolve(cwd, config) : undefined };
 }
 
-function usageFromParseArgs(error: unknown): UsageError {
+/**
+ * `--heartbeat-ms -5` as `--heartbeat-ms=-5`, so a negative number reaches the value check
+ * ("must be a whole number from 10…") instead of reading as a missing value. Only for
+ * options that take a number, and only before a `--`.
+ */
+function joinNegativeNumbers(argv: readonly string[]): string[] {
+  const numeric = new Set(
+    OPTIONS.filter((o) => o.kind === "integer" || o.kind === "size").map((o) => `--${o.flag}`),
+  );
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const next = argv[i + 1];
+    if (numeric.has(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
+function usageFromParseArgs(error: unknown): ConfigError {
   const message = errorMessage(error);
   const code = (error as { code?: string }).code;
   const name = /'([^' ]+)/.exec(message)?.[1] ?? "";
   switch (code) {
     case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return new UsageError(`Unknown option "${name}"`);
+      return new ConfigError(`Unknown option "${name}"`);
     case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
       if (message.includes("does not take an argument")) {
-        return new UsageError(`Option "${name}" takes no value`);
+        return new ConfigError(`Option "${name}" takes no value`);
       }
-      return new UsageError(`Option "${name}" needs a value`);
+      return new ConfigError(`Option "${name}" needs a value`);
     default:
-      return new UsageError(message.split("\n")[0]!);
+      return new ConfigError(message.split("\n")[0]!);
   }
 }
 
@@ -310,18 +337,18 @@ function readFile(path: string): Map<ConfigKey, RawValue> {
     text = Deno.readTextFileSync(path);
   } catch (error) {
     const reason = error instanceof Deno.errors.NotFound ? "no such file" : errorMessage(error);
-    throw new UsageError(`Cannot read config file "${path}": ${reason}`);
+    throw new ConfigError(`Cannot read config file "${path}": ${reason}`);
   }
   let document: unknown;
   try {
     document = parseYaml(text);
   } catch (error) {
     const reason = errorMessage(error).split("\n")[0];
-    throw new UsageError(`Config file "${path}" is not valid YAML: ${reason}`);
+    throw new ConfigError(`Config file "${path}" is not valid YAML: ${reason}`);
   }
   document ??= {};
   if (!isMapping(document)) {
-    throw new UsageError(`Config file "${path}" must hold a mapping of keys to values`);
+    throw new ConfigError(`Config file "${path}" must hold a mapping of keys to values`);
   }
   const byFileKey = new Map(OPTIONS.map((option) => [option.file, option]));
   const found = new Map<ConfigKey, RawValue>();
@@ -330,7 +357,7 @@ function readFile(path: string): Map<ConfigKey, RawValue> {
       const fileKey = prefix + key;
       if (prefix === "" && key === "chronicle") {
         if (!isMapping(value)) {
-          throw new UsageError(
+          throw new ConfigError(
             `Key "chronicle" in "${path}" must hold max_snapshots and max_age_days`,
           );
         }
@@ -338,7 +365,7 @@ function readFile(path: string): Map<ConfigKey, RawValue> {
         continue;
       }
       const option = byFileKey.get(fileKey);
-      if (!option) throw new UsageError(`Unknown key "${fileKey}" in "${path}"`);
+      if (!option) throw new ConfigError(`Unknown key "${fileKey}" in "${path}"`);
       if (value === null || value === undefined) continue;
       found.set(option.key, {
         value,
@@ -364,7 +391,7 @@ function chooseConnection(chosen: Map<ConfigKey, Chosen>): void {
   const unixRank = RANK[unix.origin.source];
   const wsRank = RANK[ws.origin.source];
   if (unixRank === wsRank) {
-    throw new UsageError(
+    throw new ConfigError(
       `Give one master to connect to: ${unix.origin.name} and ${ws.origin.name} are both set`,
     );
   }
@@ -375,15 +402,15 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
   const replica = config.connect ?? config.wsConnect;
   if (config.replication && replica !== undefined) {
     const how = config.connect !== undefined ? "--connect" : "--ws-connect";
-    throw new UsageError(
+    throw new ConfigError(
       `A master (--replication or --ws-listen) cannot also be a replica (${how} "${replica}")`,
     );
   }
   if (config.localSync && replica === undefined) {
-    throw new UsageError("--local-sync needs a master: give --connect PATH or --ws-connect URL");
+    throw new ConfigError("--local-sync needs a master: give --connect PATH or --ws-connect URL");
   }
   if (role === "sandbox" && replica === undefined) {
-    throw new UsageError(
+    throw new ConfigError(
       "The sandbox needs its agent: give --ws-connect URL, --connect PATH or CHRONICLE_AGENT_URL",
     );
   }
@@ -392,7 +419,7 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
     if (address === undefined || config.token !== undefined || config.insecure) continue;
     if (!isLoopback(parseHostPort(address).hostname)) {
       const flag = key === "wsListen" ? "--ws-listen" : "--http";
-      throw new UsageError(
+      throw new ConfigError(
         `Refusing to listen on "${address}" (${flag}) without a token: give --token or CHRONICLE_TOKEN, or --insecure`,
       );
     }
@@ -402,12 +429,12 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
     if (path === undefined) continue;
     const bytes = new TextEncoder().encode(path).length;
     if (bytes > MAX_SOCKET_PATH_BYTES && (key === "connect" || config.replication)) {
-      throw new UsageError(
+      throw new ConfigError(
         `Socket path "${path}" is ${bytes} bytes; Unix sockets allow at most ${MAX_SOCKET_PATH_BYTES}`,
       );
     }
   }
   if (config.sandboxId === "local" || config.sandboxId === "master") {
-    throw new UsageError(`Sandbox id "${config.sandboxId}" is reserved for origins`);
+    throw new ConfigError(`Sandbox id "${config.sandboxId}" is reserved for origins`);
   }
 }

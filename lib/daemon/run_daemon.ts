@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
 import { type ChronicleConfig, describeConfig, parseHostPort } from "../config/mod.ts";
 import { createApp, filesRoutes } from "../http/mod.ts";
-import { configureLogging, log } from "../log/mod.ts";
+import { configureLogging, errorMessage, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
 import {
@@ -165,11 +165,37 @@ async function startServers(
     // resolveConfig has already refused a non-loopback address without a token.
     const { hostname, port } = parseHostPort(config.http);
     const app = createApp({ token: config.token, trustedCaller: false, routes });
-    const server = Deno.serve({ hostname, port, onListen() {} }, app.fetch);
+    const server = listenNamed(
+      "--http",
+      config.http,
+      () => Deno.serve({ hostname, port, onListen() {} }, app.fetch),
+    );
     log("info", "REST API listening", { http: config.http });
     services.push({ name: "http", close: () => server.shutdown() });
   }
   return services;
+}
+
+/**
+ * Runs `listen`, and names the option when the OS refuses its address ("Address already in
+ * use (os error 98)" alone does not say which of the listeners it was).
+ */
+function listenNamed<T>(flag: string, address: string | undefined, listen: () => T): T {
+  const named = (error: unknown) => {
+    if (address === undefined || !/\(os error \d+\)/.test(errorMessage(error))) return error;
+    const why = error instanceof Deno.errors.AddrInUse
+      ? "another process listens there; stop it or choose another port"
+      : errorMessage(error);
+    return new Error(`Cannot listen on ${flag} ${address}: ${why}`, { cause: error });
+  };
+  try {
+    const result = listen();
+    return (result instanceof Promise
+      ? result.catch((error) => Promise.reject(named(error)))
+      : result) as T;
+  } catch (error) {
+    throw named(error);
+  }
 }
 
 /** Starts the master or replica the configuration asks for. */
@@ -185,13 +211,14 @@ async function startReplication(
     maxWritebackBytes: config.maxWritebackBytes,
   };
   if (role === "master") {
-    const master = await startMaster({
-      ...common,
-      socketPath: config.socket,
-      wsListen: config.wsListen,
-      insecure: config.insecure,
-      agentId: config.agentId,
-    });
+    const master = await listenNamed("--ws-listen", config.wsListen, () =>
+      startMaster({
+        ...common,
+        socketPath: config.socket,
+        wsListen: config.wsListen,
+        insecure: config.insecure,
+        agentId: config.agentId,
+      }));
     log("info", "replication master listening", {
       socket: config.socket,
       ws: config.wsListen ?? null,

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { UsageError } from "../../lib/cli/errors.ts";
+import { ConfigError } from "../../lib/config/mod.ts";
 import {
   type ChronicleConfig,
   resolveConfig,
@@ -167,7 +167,7 @@ Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, then
     await t.step("a missing explicit file is an error", () => {
       assertThrows(
         () => agent({ argv: [ws, "--config", "nope.yaml"], env: {} }),
-        UsageError,
+        ConfigError,
         `Cannot read config file "${join(dir, "nope.yaml")}": no such file`,
       );
     });
@@ -599,6 +599,32 @@ Deno.test("resolveConfig() rejects every bad input with a message naming it", as
         }": must be at least 1`,
       },
       {
+        description: "a negative number is a bad value, not a missing one",
+        argv: ["--heartbeat-ms", "-5"],
+        message: `Invalid value "-5" for --heartbeat-ms: expected a whole number of milliseconds`,
+      },
+      {
+        description: "a negative size",
+        argv: ["--max-writeback-bytes", "-1"],
+        message: `Invalid value "-1" for --max-writeback-bytes: expected a byte count`,
+      },
+      {
+        description: "a data folder under /proc names the flag (not Deno's --allow-all)",
+        argv: ["--data-dir", "/proc/nope"],
+        message:
+          `Invalid value "/proc/nope" for --data-dir: /proc is the system's own folder, not a place for Chronicle's files`,
+      },
+      {
+        description: "a workspace under /dev",
+        argv: ["/dev/shm/ws"],
+        message: `Invalid value "/dev/shm/ws" for WORKSPACE: /dev is the system's own folder`,
+      },
+      {
+        description: "a CAS under /sys from the environment",
+        env: { CHRONICLE_CAS_DIR: "/sys" },
+        message: `Invalid value "/sys" for CHRONICLE_CAS_DIR: /sys is the system's own folder`,
+      },
+      {
         description: "file fraction",
         argv: ["--config", file("frac.yaml", "heartbeat_ms: 20.5\n")],
         message: `Invalid value "20.5" for heartbeat_ms in "${
@@ -610,7 +636,7 @@ Deno.test("resolveConfig() rejects every bad input with a message naming it", as
       await t.step(row.description, () => {
         const error = assertThrows(
           () => resolveConfig({ argv: row.argv ?? [], env: row.env ?? {}, cwd: dir }),
-          UsageError,
+          ConfigError,
         );
         if (!error.message.startsWith(row.message)) {
           throw new Error(
@@ -627,7 +653,7 @@ Deno.test("resolveConfig() rejects every bad input with a message naming it", as
 Deno.test("resolveConfig() requires the sandbox's agent", () => {
   assertThrows(
     () => resolveConfig({ argv: [], env: {}, role: "sandbox" }),
-    UsageError,
+    ConfigError,
     "The sandbox needs its agent: give --ws-connect URL, --connect PATH or CHRONICLE_AGENT_URL",
   );
 });
