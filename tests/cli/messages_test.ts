@@ -1,5 +1,8 @@
 import { ok, strictEqual } from "node:assert/strict";
-import { runChronicle } from "../_helpers/processes.ts";
+import { join } from "node:path";
+import { controlJson } from "../_helpers/control_socket.ts";
+import { type Child, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
 Deno.test("a listener whose address is taken names its option", async (t) => {
@@ -20,4 +23,76 @@ Deno.test("a listener whose address is taken names its option", async (t) => {
       }, "chronicle-listen-");
     });
   }
+});
+
+Deno.test("sync status and sync --wait say what is true when there is no master to follow", async (t) => {
+  await withTempDir(async (dir) => {
+    const masterRoot = join(dir, "master");
+    const replicaRoot = join(dir, "replica");
+    await Deno.mkdir(masterRoot);
+    await Deno.mkdir(replicaRoot);
+    await Deno.writeTextFile(join(masterRoot, "a.txt"), "a");
+    const master = spawnChronicle([masterRoot, "--replication"]);
+    const socket = join(masterRoot, ".chronicle", "chronicle.sock");
+    let replica: Child | undefined;
+    let masterStopped = false;
+    try {
+      await waitFor(
+        "master ready",
+        async () => (await controlJson(join(masterRoot, ".chronicle"), "/ready")).status === 200,
+      );
+      await t.step("sync status on a master lists its replicas, no undefined", async () => {
+        const run = await runChronicle(["sync", "status"], { cwd: masterRoot });
+        strictEqual(run.code, 0, run.stderr);
+        ok(run.stdout.startsWith("role: master\nsequence: 1\n"), run.stdout);
+        ok(!run.stdout.includes("undefined"), run.stdout);
+      });
+      replica = spawnChronicle([replicaRoot, "--connect", socket]);
+      await waitFor("replica caught up", async () => {
+        const run = await runChronicle(["sync", "status"], { cwd: replicaRoot });
+        return run.code === 0 && run.stdout.includes("applied 1 of 1");
+      });
+      await master.stop();
+      masterStopped = true;
+      await t.step(
+        "sync --wait with the master gone names that, not 'applied 1 of 1'",
+        async () => {
+          const run = await runChronicle(["sync", "--wait", "--timeout", "1"], {
+            cwd: replicaRoot,
+          });
+          strictEqual(run.code, 1, run.stderr);
+          ok(
+            run.stderr.startsWith(
+              `error: Not in sync within 1 s: no connection to the master "unix:${socket}"`,
+            ),
+            run.stderr,
+          );
+          ok(run.stderr.includes("Is the master running?"), run.stderr);
+        },
+      );
+    } finally {
+      await replica?.stop();
+      if (!masterStopped) await master.stop();
+    }
+  }, "chronicle-sync-msg-");
+});
+
+Deno.test("sync status where nothing replicates says so", async () => {
+  await withTempDir(async (root) => {
+    const child = spawnChronicle([root]);
+    try {
+      await waitFor(
+        "ready",
+        async () => (await controlJson(join(root, ".chronicle"), "/ready")).status === 200,
+      );
+      const run = await runChronicle(["sync", "status"], { cwd: root });
+      strictEqual(run.code, 0, run.stderr);
+      strictEqual(
+        run.stdout,
+        "role: standalone\nno replication here: chronicle status shows this workspace\n",
+      );
+    } finally {
+      await child.stop();
+    }
+  }, "chronicle-sync-msg-");
 });
