@@ -14,7 +14,9 @@ function shown(run: RunResult): string {
 }
 
 Deno.test("status for people and --json, then stop ends the running Chronicle cleanly", async (t) => {
-  await withTempDir(async (root) => {
+  await withTempDir(async (dir) => {
+    const root = join(dir, "ws");
+    await Deno.mkdir(root);
     await Deno.writeTextFile(join(root, "a.txt"), "hello");
     const child = spawnChronicle([root, "--replication"]);
     let code: number | undefined;
@@ -57,6 +59,19 @@ Deno.test("status for people and --json, then stop ends the running Chronicle cl
         };
         walk(status);
         for (const key of keys) ok(/^[a-z0-9_]+$/.test(key), `"${key}" is snake_case`);
+      });
+
+      await t.step("config -C asks the running process for its own configuration", async () => {
+        const run = await cli(dir, "config", "-C", root, "--json");
+        strictEqual(run.code, 0, shown(run));
+        ok(
+          run.stderr.includes(`the configuration of the Chronicle running on ${root}`),
+          shown(run),
+        );
+        // Started with --replication, which this command was not given: the process's view.
+        const described = JSON.parse(run.stdout);
+        strictEqual(described.replication.value, true, run.stdout);
+        strictEqual(described.replication.name, "--replication", run.stdout);
       });
 
       await t.step("stop: a clean shutdown, the process exits 0", async () => {
