@@ -63,6 +63,16 @@ export async function main(args: string[], mainOptions: MainOptions = {}): Promi
       console.error("Run chronicle --help for usage.");
       return 2;
     }
+    if (error instanceof Deno.errors.NotCapable) {
+      // Deno's own advice ("run again with the --allow-all flag") is wrong for Chronicle.
+      const path = /"([^"]*)"/.exec(error.message)?.[1];
+      console.error(
+        `error: Chronicle may not use "${
+          path ?? "?"
+        }" (a system path such as /proc, /sys or /dev): choose another folder`,
+      );
+      return 1;
+    }
     console.error(`error: ${errorMessage(error)}`);
     return 1;
   }

@@ -65,5 +65,6 @@ Deno.test("the README's five-minute walkthrough runs as written", async () => {
     ok(/modified\s+notes\.md/.test(out), "diff named notes.md");
     ok(/^from the agent$/m.test(out), "the sandbox got a.txt");
     ok(/^chronicle:\s+running, pid \d+/m.test(out), "status of a running agent");
+    ok(/^REPLICA\s+CONNECTED\s+ACKED\s+LAG\s+LAST SEEN\s+FROM$/m.test(out), "the replicas table");
   }, "chronicle-walkthrough-");
 });

@@ -1,7 +1,8 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { controlJson } from "../_helpers/control_socket.ts";
-import { type Child, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
+import { Store } from "../../lib/store/mod.ts";
+import { type Child, PROJECT_ROOT, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
@@ -95,4 +96,24 @@ Deno.test("sync status where nothing replicates says so", async () => {
       await child.stop();
     }
   }, "chronicle-sync-msg-");
+});
+
+Deno.test("a system path Deno refuses is named, without Deno's advice to use --allow-all", async () => {
+  await withTempDir(async (root) => {
+    await Deno.mkdir(join(root, ".chronicle"));
+    Store.open(join(root, ".chronicle", "chronicle.db")).close();
+    // Through ./chronicle: the binaries' permissions, not the tests' -A.
+    const { code, stderr } = await new Deno.Command(join(PROJECT_ROOT, "chronicle"), {
+      args: ["checkpoint", "-o", "/proc/1/nope", "-C", root],
+      cwd: root,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(stderr);
+    strictEqual(code, 1, text);
+    strictEqual(
+      text.trim(),
+      'error: Chronicle may not use "/proc/1/nope" (a system path such as /proc, /sys or /dev): choose another folder',
+    );
+  }, "chronicle-notcapable-");
 });
