@@ -3,7 +3,9 @@ import { isContentHash } from "../cas/mod.ts";
 
 /** A column that holds CAS content hashes, and which of its rows count. */
 export interface ContentReference {
+  /** The table. */
   table: string;
+  /** The column holding content hashes. */
   column: string;
   /** SQL condition on the row, if only some rows reference content. */
   where?: string;

@@ -9,7 +9,9 @@ export const CHECKPOINT_VERSION = 1;
  * made with objects, `objects/ab/<hash>` and `manifests/ab/<hash>.json` as in the CAS.
  */
 export interface CheckpointInfo {
+  /** Always {@linkcode CHECKPOINT_FORMAT}: what makes the folder a checkpoint. */
   format: typeof CHECKPOINT_FORMAT;
+  /** The layout's version, {@linkcode CHECKPOINT_VERSION} when written by this Chronicle. */
   version: number;
   /** ISO 8601 time the copy was taken. */
   created: string;
@@ -33,6 +35,12 @@ export interface CheckpointInfo {
 
 /** A checkpoint or rehydrate that could not be done, with a one-line reason. */
 export class CheckpointError extends Error {
+  /**
+   * Makes the error.
+   *
+   * @param message The reason, in sentence case, values quoted.
+   * @param options The cause, if any.
+   */
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "CheckpointError";

@@ -4,6 +4,8 @@
  */
 export class ConfigError extends Error {
   /**
+   * Makes the error.
+   *
    * @param message What is wrong, in sentence case, values quoted.
    * @param options The cause, if any.
    */
