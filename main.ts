@@ -3,10 +3,12 @@
  *
  * @module
  */
-import { COMMANDS } from "./lib/cli/commands.ts";
+import { COMMANDS, findCommand } from "./lib/cli/commands.ts";
 import { UsageError } from "./lib/cli/errors.ts";
+import { unknownCommand } from "./lib/cli/help_command.ts";
+import { renderCommandHelp } from "./lib/cli/help.ts";
 import { USAGE } from "./lib/cli/usage.ts";
-import { resolveConfig, type Role } from "./lib/config/mod.ts";
+import { ConfigError, resolveConfig, type Role } from "./lib/config/mod.ts";
 import { runDaemon, VERSION } from "./lib/daemon/mod.ts";
 import { errorMessage } from "./lib/log/mod.ts";
 
@@ -21,30 +23,66 @@ export interface MainOptions {
  *
  * @returns The exit code: 0 success, 1 failure (one line on stderr), 2 bad usage.
  */
-export async function main(args: string[], options: MainOptions = {}): Promise<number> {
+export async function main(args: string[], mainOptions: MainOptions = {}): Promise<number> {
   const [first, ...rest] = args;
   try {
     if (first === "--version" || first === "-V") {
       console.log(`chronicle ${VERSION}`);
       return 0;
     }
-    if (first === "--help" || first === "-h" || first === "help") {
+    if (first === "--help" || first === "-h") {
       console.log(USAGE);
       return 0;
     }
-    if (first !== undefined && Object.hasOwn(COMMANDS, first)) {
-      return await COMMANDS[first]!(rest, options.role);
+    const command = first === undefined ? undefined : findCommand(first);
+    if (command !== undefined) {
+      // `COMMAND --help` anywhere before a `--` is help, whatever else is given.
+      const end = rest.indexOf("--");
+      const options = end === -1 ? rest : rest.slice(0, end);
+      if (options.includes("--help") || options.includes("-h")) {
+        console.log(renderCommandHelp(first!, COMMANDS[first!]!));
+        return 0;
+      }
+      return await command(rest, mainOptions.role);
     }
-    const config = resolveConfig({ argv: args, env: Deno.env.toObject(), ...options });
+    if (args.includes("--help") || args.includes("-h")) {
+      console.log(USAGE);
+      return 0;
+    }
+    // A bare word is a workspace only when such a folder exists; otherwise a mistyped command.
+    if (first !== undefined && !first.startsWith("-") && !first.includes("/") && !isFolder(first)) {
+      throw unknownCommand(first, COMMANDS);
+    }
+    const config = resolveConfig({ argv: args, env: Deno.env.toObject(), ...mainOptions });
     return await runDaemon(config);
   } catch (error) {
-    if (error instanceof UsageError) {
+    // A configuration the command line gave wrong is bad usage too (lib/config has its own
+    // error class: it sits below the CLI and cannot import it).
+    if (error instanceof UsageError || error instanceof ConfigError) {
       console.error(error.message);
       console.error("Run chronicle --help for usage.");
       return 2;
     }
+    if (error instanceof Deno.errors.NotCapable) {
+      // Deno's own advice ("run again with the --allow-all flag") is wrong for Chronicle.
+      const path = /"([^"]*)"/.exec(error.message)?.[1];
+      console.error(
+        `error: Chronicle may not use "${
+          path ?? "?"
+        }" (a system path such as /proc, /sys or /dev): choose another folder`,
+      );
+      return 1;
+    }
     console.error(`error: ${errorMessage(error)}`);
     return 1;
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
   }
 }
 

@@ -15,6 +15,7 @@ import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
 import type { Iteration } from "../store/mod.ts";
 import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
 import { casPath, copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
+import { checkpointTree, surveyTarget, type TargetSurvey } from "./_target.ts";
 import { lstatOrNull } from "../disk/mod.ts";
 import { resolveLayout } from "../workspace/mod.ts";
 import {
@@ -40,7 +41,8 @@ export interface RehydrateOptions {
    */
   dataDir?: string;
   /**
-   * Replace an existing database. Only safe when no Chronicle is running on it.
+   * Replace an existing database, and write into a workspace that is not empty (replacing
+   * files the checkpoint has other content for). Only safe when no Chronicle runs on it.
    * @default {false}
    */
   force?: boolean;
@@ -55,7 +57,9 @@ export interface RehydrateOptions {
 
 /** A path that could not be written, and why. */
 export interface RehydrateProblem {
+  /** The workspace path. */
   path: string;
+  /** Why it was not written. */
   reason: string;
 }
 
@@ -75,6 +79,8 @@ export interface RehydrateResult {
   symlinks: number;
   /** Bytes of the files written. */
   bytes: number;
+  /** Checkpoint paths where other content was, now replaced (only with `force`). */
+  replaced: string[];
   /** Paths that could not be written; the rest were. */
   problems: RehydrateProblem[];
 }
@@ -84,13 +90,16 @@ export interface RehydrateResult {
  * SHA-256, makes sure every object it references is in the CAS (copying them in from the
  * checkpoint, each verified against its hash), installs the database atomically, and
  * writes the latest tree into the workspace, every file from the CAS with its mode and
- * time. Files in the workspace that the checkpoint does not have are left alone. The
+ * time. A workspace that is not empty (the data folder aside) is refused without `force`,
+ * naming the files that would be replaced; files the checkpoint does not have are left
+ * alone. The
  * scanner's stat cache is cleared, so the next run re-reads every file once.
  *
  * @param options The checkpoint, where to install it, and the workspace.
  * @returns What was copied and written, and any path that could not be.
  * @throws {CheckpointError} When the checkpoint is malformed or corrupt, content is
- * missing, or the database exists without `force`; nothing is installed then.
+ * missing, or the database exists or the workspace is not empty without `force`; nothing
+ * is installed then.
  *
  * @example Restoring elsewhere
  * ```ts ignore
@@ -124,16 +133,26 @@ export async function rehydrate(options: RehydrateOptions): Promise<RehydrateRes
     );
   }
 
+  const { dataDirInside: dataDir } = resolveLayout({
+    root: workspace,
+    dataDir: options.dataDir ?? dirname(database),
+  });
+
   // The copy's database holds the small objects (see CasOptions.db): read, never written.
   const copyDb = openDatabase(copy, { readOnly: true });
   let completed: { copied: number; present: number; deferred: number };
+  let survey: TargetSurvey;
   try {
+    survey = await surveyTarget(checkpointTree(copyDb), workspace, dataDir);
     completed = await completeCas(
       await Cas.open(options.casDir, { db: copyDb }),
       from,
       hashes,
       options.contentTier !== undefined,
     );
+    // After the content checks (a damaged checkpoint says so first), before anything is
+    // installed: the CAS only gained verified objects, harmless to any workspace.
+    if (survey.entries.length > 0 && !options.force) throw notEmpty(workspace, survey);
   } finally {
     copyDb.close();
   }
@@ -149,21 +168,32 @@ export async function rehydrate(options: RehydrateOptions): Promise<RehydrateRes
     store.saveFileStates(
       [...store.fileStates().keys()].map((path) => ({ path, forget: true as const })),
     );
-    const { dataDirInside: dataDir } = resolveLayout({
-      root: workspace,
-      dataDir: options.dataDir ?? dirname(database),
-    });
     const written = await materialize(store.list(), cas, workspace, dataDir);
     return {
       checkpoint: info,
       objectsCopied: copied,
       objectsPresent: present,
       objectsDeferred: deferred,
+      replaced: survey.replaced,
       ...written,
     };
   } finally {
     store.close();
   }
+}
+
+/** The refusal of a non-empty target: what is there, and what would be replaced. */
+function notEmpty(workspace: string, survey: TargetSurvey): CheckpointError {
+  const some = (paths: string[]) =>
+    paths.slice(0, 5).map((path) => `"${path}"`).join(", ") + (paths.length > 5 ? ", …" : "");
+  const what = survey.replaced.length > 0
+    ? `rehydrate would replace ${survey.replaced.length} file(s) there: ${some(survey.replaced)}`
+    : `it holds ${
+      some(survey.entries)
+    } (none would be replaced; files the checkpoint lacks are left alone)`;
+  return new CheckpointError(
+    `Workspace "${workspace}" is not empty: ${what}. Rehydrate into an empty folder, or pass --force to write over it`,
+  );
 }
 
 async function readInfo(from: string): Promise<CheckpointInfo> {
@@ -306,7 +336,10 @@ async function materialize(
   workspace: string,
   dataDir: string | undefined,
 ): Promise<
-  Omit<RehydrateResult, "checkpoint" | "objectsCopied" | "objectsPresent" | "objectsDeferred">
+  Omit<
+    RehydrateResult,
+    "checkpoint" | "objectsCopied" | "objectsPresent" | "objectsDeferred" | "replaced"
+  >
 > {
   await Deno.mkdir(workspace, { recursive: true });
   const result = { files: 0, symlinks: 0, bytes: 0, problems: [] as RehydrateProblem[] };

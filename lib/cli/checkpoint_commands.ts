@@ -134,9 +134,10 @@ export async function checkpointCommand(args: string[]): Promise<number> {
 /**
  * `chronicle rehydrate --from DIR [-C WS] [--data-dir D] [--database F] [--cas-dir D]
  * [--force] [--json]`: brings a workspace back from a checkpoint: verifies it, completes
- * the CAS from it, installs the database (refusing to replace one unless `--force`) and
- * writes the latest tree into the workspace (default: `CHRONICLE_WORKSPACE`, else the
- * current folder). Run it before starting Chronicle there.
+ * the CAS from it, installs the database and writes the latest tree into the workspace;
+ * without `--force` it refuses an existing database or a non-empty workspace (naming the
+ * files that would be replaced). The workspace is `-C`, else `CHRONICLE_WORKSPACE`, else the
+ * current folder. Run it before starting Chronicle there.
  *
  * @param args Arguments after `rehydrate`.
  * @returns 0 when every path was written, 1 when some could not be (each is listed).
@@ -207,6 +208,9 @@ export async function rehydrateCommand(args: string[]): Promise<number> {
         `fetched from the bucket: ${fetchedObjects} objects (${fetchedBytes} bytes); ` +
           `${result.objectsDeferred} more stay there until read (run Chronicle with --object-store ${values.from})`,
       );
+    }
+    if (result.replaced.length > 0) {
+      println(`replaced (--force): ${result.replaced.join(", ")}`);
     }
     for (const problem of result.problems) {
       println(`not written: ${problem.path}: ${problem.reason}`);

@@ -1,7 +1,6 @@
 import { PathError } from "../paths/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS, Store } from "../store/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
-import { controlRequest } from "./control_client.ts";
 import { askRunning } from "./live_writes.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
 import { CliError, UsageError } from "./errors.ts";
@@ -9,6 +8,7 @@ import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
+import { parseRestorePoint } from "../snapshot/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 
 const COMMON = { ...LOCATE_ARGS, json: { type: "boolean" } } as const;
@@ -45,7 +45,7 @@ function pathArg(command: string, positionals: string[], layout: WorkspaceLayout
   }
 }
 
-/** `chronicle ls [DIR] [--at SEQ]`: the tree, now or at a master sequence. */
+/** `chronicle ls [DIR] [--at SEQ|TIME]`: the tree, now or at a sequence or a time. */
 export function lsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("ls", args, {
     ...COMMON,
@@ -55,27 +55,44 @@ export function lsCommand(args: string[]): Promise<number> {
   const dir = positionals[0] === undefined || positionals[0] === "."
     ? ""
     : pathArg("ls [DIR]", positionals, layout);
-  const atSequence = integerArg("--at", values.at);
-  const entries = withStore(
-    layout,
-    (store) => store.list({ dir, ...(atSequence === undefined ? {} : { atSequence }) }),
-  );
+  const entries = withStore(layout, (store) => {
+    const atSequence = values.at === undefined ? undefined : sequenceOf(values.at, store);
+    return store.list({ dir, ...(atSequence === undefined ? {} : { atSequence }) });
+  });
   if (values.json) printJson(entries);
+  else if (entries.length === 0) println(dir === "" ? "no files" : `no files under ${dir}`);
   else {
-    for (
-      const line of table(
-        entries.map((i) => [
-          formatMode(i.mode),
-          String(i.size),
-          `#${i.iteration}`,
-          isFolderMode(i.mode) ? `${i.path}/` : i.path, // a folder, as `ls -p` shows it
-        ]),
-      )
-    ) {
-      println(line);
-    }
+    const rows = entries.map((i) => [
+      formatMode(i.mode),
+      String(i.size),
+      `#${i.iteration}`,
+      formatTime(i.timestamp),
+      isFolderMode(i.mode) ? `${i.path}/` : i.path, // a folder, as `ls -p` shows it
+    ]);
+    for (const line of table(rows, ["MODE", "SIZE", "ITER", "MODIFIED", "PATH"])) println(line);
   }
   return Promise.resolve(0);
+}
+
+/**
+ * The sequence `--at` names: a sequence number (at most the newest), or a time like
+ * `restore --to` takes (a date-time, or `10m` ago), read as the newest sequence then.
+ */
+function sequenceOf(text: string, store: Store): number {
+  let point;
+  try {
+    point = parseRestorePoint(text, Date.now());
+  } catch (error) {
+    throw new UsageError(`Invalid --at "${text}": ${errorMessage(error)}`);
+  }
+  const newest = store.sequence();
+  if ("sequence" in point) {
+    if (point.sequence > newest) {
+      throw new CliError(`Sequence ${point.sequence} is beyond the newest, ${newest}`);
+    }
+    return point.sequence;
+  }
+  return store.sequenceAt(point.timestamp);
 }
 
 /** `chronicle history PATH`: every iteration of PATH. */
@@ -95,7 +112,9 @@ export function historyCommand(args: string[]): Promise<number> {
       i.origin,
       `seq ${i.sequence}`,
     ]);
-    for (const line of table(rows)) println(line);
+    for (const line of table(rows, ["ITER", "TIME", "SIZE", "HASH", "ORIGIN", "SEQ"])) {
+      println(line);
+    }
   }
   return Promise.resolve(0);
 }
@@ -127,29 +146,66 @@ export async function catCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-/** `chronicle log [--since SEQ]`: changes across the workspace, newest last. */
+/** Changes `log` shows without `--limit` or `--all`: the newest ones. */
+export const LOG_DEFAULT_LIMIT = 50;
+
+/** `chronicle log [--since SEQ] [--limit N | --all]`: changes, newest last (the last 50). */
 export function logCommand(args: string[]): Promise<number> {
-  const { values } = parseCommandArgs("log", args, {
+  const { values, positionals } = parseCommandArgs("log", args, {
     ...COMMON,
     since: { type: "string" },
     limit: { type: "string" },
+    all: { type: "boolean" },
   });
+  if (positionals.length > 0) {
+    throw new UsageError(`chronicle log takes no arguments, got "${positionals[0]}"`);
+  }
+  if (values.all && values.limit !== undefined) {
+    throw new UsageError("chronicle log: give --limit N or --all, not both");
+  }
   const layout = locateFromArgs(values);
   const since = integerArg("--since", values.since) ?? 0;
-  const limit = integerArg("--limit", values.limit, 1) ?? -1;
-  const changes = withStore(layout, (store) => store.changesSince(since, { limit }));
+  const limit = values.all
+    ? undefined
+    : integerArg("--limit", values.limit, 1) ?? LOG_DEFAULT_LIMIT;
+  const { changes, more } = withStore(layout, (store) => lastChanges(store, since, limit));
   if (values.json) printJson(changes);
   else {
     const rows = changes.map((i) => [
-      `seq ${i.sequence}`,
+      String(i.sequence),
       formatTime(i.timestamp),
       i.deleted ? "deleted" : `#${i.iteration}`,
       i.origin,
       i.path,
     ]);
-    for (const line of table(rows)) println(line);
+    if (more) println(`the last ${changes.length} changes (--all or --limit N for more)`);
+    for (const line of table(rows, ["SEQ", "TIME", "ITER", "ORIGIN", "PATH"])) println(line);
   }
   return Promise.resolve(0);
+}
+
+/**
+ * The last `limit` changes after `since` (all of them without a limit), and whether older
+ * ones were left out, without reading the whole log: sequences may have gaps on a replica,
+ * so the window widens until it holds enough.
+ */
+function lastChanges(
+  store: Store,
+  since: number,
+  limit: number | undefined,
+): { changes: Iteration[]; more: boolean } {
+  if (limit === undefined) return { changes: store.changesSince(since), more: false };
+  const newest = store.sequence();
+  let from = Math.max(since, newest - limit);
+  let changes = store.changesSince(from);
+  while (changes.length < limit && from > since) {
+    from = Math.max(since, from - Math.max(limit, newest - from));
+    changes = store.changesSince(from);
+  }
+  const shown = changes.slice(-limit);
+  const first = shown[0]?.sequence;
+  const more = first !== undefined && store.changesSince(since, { limit: 1 })[0]!.sequence < first;
+  return { changes: shown, more };
 }
 
 /**
@@ -194,41 +250,6 @@ async function restoreHere(
     return recorded ?? workspace.store.latest(path)!;
   } finally {
     await workspace.close();
-  }
-}
-
-/** `chronicle status`: role, sequence, replicas, pending write-backs, conflicts. */
-export async function statusCommand(args: string[]): Promise<number> {
-  const { values } = parseCommandArgs("status", args, COMMON);
-  const layout = locateFromArgs(values);
-  const live = await controlRequest(layout, "/status");
-  const status = live?.ok ? await live.json() as Record<string, unknown> : offlineStatus(layout);
-  if (values.json) printJson(status);
-  else printStatus(status);
-  return 0;
-}
-
-function offlineStatus(layout: WorkspaceLayout): Record<string, unknown> {
-  return withStore(layout, (store) => ({
-    running: false,
-    workspace: layout.root,
-    role: store.getMeta("role") ?? "standalone",
-    sequence: store.sequence(),
-    ...store.stats(),
-  }));
-}
-
-function printStatus(status: Record<string, unknown>, indent = ""): void {
-  for (const [key, value] of Object.entries(status)) {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      println(`${indent}${key}:`);
-      printStatus(value as Record<string, unknown>, indent + "  ");
-    } else if (Array.isArray(value)) {
-      println(`${indent}${key}: ${value.length === 0 ? "none" : ""}`);
-      for (const item of value) {
-        println(`${indent}  - ${typeof item === "object" ? JSON.stringify(item) : String(item)}`);
-      }
-    } else println(`${indent}${key}: ${String(value)}`);
   }
 }
 

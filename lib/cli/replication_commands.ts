@@ -1,6 +1,6 @@
 import { openDatabase } from "../db/mod.ts";
 import { ConflictLog, type SyncWaitResult, WriteJournal } from "../replication/mod.ts";
-import { jsonOrFail, requireRunning } from "./control_client.ts";
+import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { formatTime, printJson, println, table } from "./output.ts";
@@ -34,8 +34,15 @@ export async function syncWaitCommand(args: string[]): Promise<number> {
   const result = await jsonOrFail<SyncWaitResult>(response);
   if (values.json) printJson(result);
   if (!result.satisfied) {
+    // "applied 6320 of the master's 6320" reads like success when the master is gone: ask
+    // whether a connection is up, and say which it is.
+    const status = await controlRequest(layout, "/sync/status")
+      .then((r) => r?.ok ? r.json() as Promise<{ connected?: boolean; master?: string }> : null)
+      .catch(() => null);
     throw new CliError(
-      `Not in sync within ${seconds} s: applied ${result.appliedSequence} of the master's ${result.masterSequence}`,
+      status?.connected === false
+        ? `Not in sync within ${seconds} s: no connection to the master "${status.master}" (this replica holds its sequence ${result.appliedSequence}; the master's last heard was ${result.masterSequence}). Is the master running?`
+        : `Not in sync within ${seconds} s: applied ${result.appliedSequence} of the master's ${result.masterSequence}`,
     );
   }
   if (!values.json) println(`in sync at master sequence ${result.masterSequence}`);

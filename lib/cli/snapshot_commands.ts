@@ -7,12 +7,14 @@
 import { join } from "node:path";
 import { PathError } from "../paths/mod.ts";
 import {
+  isSnapshotActionType,
   loadSnapshotConfig,
   openWorkspaceSnapshots,
   parseRestorePoint,
   restorePlanToJson,
   restoreResultToJson,
   rollbackResultToJson,
+  SNAPSHOT_ACTION_TYPES,
   type SnapshotConfig,
   type SnapshotRecord,
   type Snapshots,
@@ -88,6 +90,11 @@ export async function snapshotCommand(args: string[]): Promise<number> {
   if (type === undefined || extra !== undefined || (values.path ?? values.source) === undefined) {
     throw new UsageError(
       "Usage: chronicle snapshot ACTION_TYPE --path P [--destination D] [--txn ID]",
+    );
+  }
+  if (!isSnapshotActionType(type)) {
+    throw new UsageError(
+      `Unknown action type "${type}": expected one of ${SNAPSHOT_ACTION_TYPES.join(", ")}`,
     );
   }
   const payload: Record<string, string> = {};
@@ -396,13 +403,13 @@ async function withSnapshots(
 }
 
 /**
- * Retention from `--config FILE` (else `CHRONICLE_CONFIG`, else `WORKSPACE/config.yaml` or
- * `DATA/config.yaml`, as the daemon reads it), then the environment, then the flags.
+ * Retention from `--config FILE` (else `CHRONICLE_CONFIG`, else `DATA/config.yaml`, as the
+ * daemon reads it), then the environment, then the flags.
  */
 async function retention(values: CommonValues, layout: WorkspaceLayout): Promise<SnapshotConfig> {
   const named = values.config ?? envValue("CHRONICLE_CONFIG");
   const file = named ??
-    [join(layout.root, "config.yaml"), join(layout.dataDir, "config.yaml")].find(isFile);
+    [join(layout.dataDir, "config.yaml")].find(isFile);
   const overrides = {
     max_snapshots: values["max-snapshots"] ?? envValue("CHRONICLE_MAX_SNAPSHOTS"),
     max_age_days: values["max-age-days"] ?? envValue("CHRONICLE_MAX_AGE_DAYS"),

@@ -142,10 +142,28 @@ async function syncResolve(args: string[]): Promise<number> {
 }
 
 function printSyncStatus(status: Record<string, unknown>): void {
+  println(`role: ${status.role ?? "standalone"}`);
+  if (Array.isArray(status.replicas)) {
+    // A master: its replicas, not a replica's sequences (which it has none of).
+    const replicas = status.replicas as Record<string, unknown>[];
+    println(`sequence: ${status.sequence ?? "-"}`);
+    println(`replicas: ${replicas.length === 0 ? "none yet" : replicas.length}`);
+    for (const r of replicas) {
+      println(
+        `  ${r.sandboxId}: ${
+          r.connected ? "connected" : "disconnected"
+        }, acked ${r.ackedSequence}, lag ${r.lag}`,
+      );
+    }
+    return;
+  }
+  if (status.appliedSequence === undefined) {
+    println("no replication here: chronicle status shows this workspace");
+    return;
+  }
   const conflicts =
     (status.conflicts as Array<{ path: string; reason: string; resolvedMs: number | null }>) ?? [];
   const open = conflicts.filter((conflict) => conflict.resolvedMs === null);
-  println(`role: ${status.role}`);
   println(
     `master: ${status.master ?? "-"} (${
       status.connected ? "connected" : "disconnected"

@@ -20,6 +20,7 @@ export type ValueKind =
 
 /** One configuration option in its three spellings. */
 export interface OptionSpec {
+  /** The option's name as `ChronicleConfig` spells it (camelCase). */
   key: ConfigKey;
   /** Long flag without dashes. */
   flag: string;
@@ -29,9 +30,11 @@ export interface OptionSpec {
   env: string[];
   /** Key in `config.yaml`; a dotted key lives in a section. */
   file: string;
+  /** How the raw value is read and checked. */
   kind: ValueKind;
-  /** Inclusive bounds of an integer or size. */
+  /** Inclusive lower bound of an integer or size. */
   min?: number;
+  /** Inclusive upper bound of an integer or size. */
   max?: number;
   /** Words shown in `chronicle config` and errors for an integer, e.g. "milliseconds". */
   unit?: string;

@@ -1,11 +1,13 @@
 import { resolve } from "node:path";
-import { UsageError } from "../cli/errors.ts";
+import { ConfigError } from "./errors.ts";
 import { parseHostPort } from "./host_port.ts";
 import type { OptionSpec } from "./_options.ts";
 import { errorMessage } from "../log/mod.ts";
 
 const TRUE_WORDS = new Set(["1", "true", "yes", "on"]);
 const FALSE_WORDS = new Set(["0", "false", "no", "off"]);
+/** Folders of the kernel and devices, which Chronicle is never given access to. */
+const SYSTEM_FOLDERS = ["/proc", "/sys", "/dev"];
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 const SIZE_UNITS: Record<string, number> = {
   "": 1,
@@ -29,12 +31,12 @@ export interface RawValue {
 /**
  * Reads and checks one raw value of an option.
  *
- * @throws {UsageError} Naming the option and the value (never a secret's value).
+ * @throws {ConfigError} Naming the option and the value (never a secret's value).
  */
 export function parseValue(spec: OptionSpec, raw: RawValue): unknown {
   const fail = (reason: string, shown: unknown = raw.value): never => {
     const value = spec.kind === "secret" ? "" : ` "${display(shown)}"`;
-    throw new UsageError(`Invalid value${value} for ${raw.where}: ${reason}`);
+    throw new ConfigError(`Invalid value${value} for ${raw.where}: ${reason}`);
   };
   const text = (): string => {
     if (typeof raw.value === "string") return raw.value;
@@ -49,7 +51,11 @@ export function parseValue(spec: OptionSpec, raw: RawValue): unknown {
       const value = text();
       if (value === "") fail("expected a path");
       if (value.includes("\0")) fail("a path cannot contain NUL");
-      return resolve(raw.baseDir, value);
+      const path = resolve(raw.baseDir, value);
+      const system = SYSTEM_FOLDERS.find((top) => path === top || path.startsWith(`${top}/`));
+      // Deno refuses these to any program without --allow-all: say so here, naming the option.
+      if (system) fail(`${system} is the system's own folder, not a place for Chronicle's files`);
+      return path;
     }
     case "boolean": {
       if (typeof raw.value === "boolean") return raw.value;

@@ -23,6 +23,9 @@ export type {
   SnapshotRetention,
   ValueOrigin,
 } from "./types.ts";
+export { ConfigError } from "./errors.ts";
 export { CONTAINER_WORKSPACE, resolveConfig, type ResolveConfigOptions } from "./resolve_config.ts";
 export { describeConfig, type DescribedValue, MASK } from "./describe_config.ts";
 export { type HostPort, isLoopback, parseHostPort } from "./host_port.ts";
+export { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec, type ValueKind } from "./_options.ts";
+export { OPTION_HELP, type OptionHelp } from "./option_help.ts";

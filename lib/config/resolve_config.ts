@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { UsageError } from "../cli/errors.ts";
+import { ConfigError } from "./errors.ts";
 import { errorMessage } from "../log/mod.ts";
 import { LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/mod.ts";
@@ -20,7 +20,8 @@ export interface ResolveConfigOptions {
   env: Readonly<Record<string, string | undefined>>;
   /**
    * A `config.yaml` to read when neither `--config` nor `CHRONICLE_CONFIG` names one;
-   * it must exist. @default {"WORKSPACE/config.yaml" if present, else "DATA/config.yaml" if present}
+   * it must exist. @default {"DATA/config.yaml" if present; never "WORKSPACE/config.yaml", which
+   * belongs to the user's project}
    */
   configFile?: string;
   /** Folder relative flag and environment paths are resolved against. @default {Deno.cwd()} */
@@ -69,14 +70,15 @@ interface Chosen {
  * (`CHRONICLE_<UPPER_SNAKE>`; `CHRONICLE_AGENT_URL` is an alias of `CHRONICLE_WS_CONNECT`;
  * lists comma-separated), then `config.yaml` (snake_case keys; snapshot retention under
  * `chronicle: { max_snapshots, max_age_days }`; relative paths from the file's folder),
- * then defaults: the first that gives a value wins.
+ * then defaults: the first that gives a value wins. The file is `--config FILE`, else
+ * `CHRONICLE_CONFIG`, else `DATA/config.yaml` when present, never `WORKSPACE/config.yaml`.
  *
  * `--connect` and `--ws-connect` are one choice: the higher source decides both, so a
  * `--connect` flag overrides `CHRONICLE_AGENT_URL`. `--ws-listen` implies `--replication`.
  *
  * @param options The arguments, environment and role.
  * @returns The validated configuration, paths absolute, with the source of every value.
- * @throws {UsageError} For an unknown option, a bad value (naming it and where it came
+ * @throws {ConfigError} For an unknown option, a bad value (naming it and where it came
  * from), an unreadable or malformed `config.yaml`, or options that contradict each other.
  *
  * @example Flags beat the environment
@@ -111,9 +113,8 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
     : envConfig !== undefined
     ? { source: "env", name: CONFIG_ENV }
     : { source: "default" };
-  const configFile = fileName ??
-    [join(searchWorkspace, "config.yaml"), join(searchData, "config.yaml")]
-      .find(isFile);
+  // Only the data folder: WORKSPACE/config.yaml is the user's file (their project's own).
+  const configFile = fileName ?? [join(searchData, "config.yaml")].find(isFile);
   const file = configFile === undefined ? new Map<ConfigKey, RawValue>() : readFile(configFile);
 
   const chosen = new Map<ConfigKey, Chosen>();
@@ -260,7 +261,7 @@ function readFlags(
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeNumbers(argv),
       options: parserOptions,
       strict: true,
       allowPositionals: true,
@@ -276,7 +277,7 @@ function readFlags(
     flags.set(option.key, { value, where: `--${option.flag}`, baseDir: cwd, fromFile: false });
   }
   if (parsed.positionals.length > 1) {
-    throw new UsageError(
+    throw new ConfigError(
       `Expected one workspace, got ${parsed.positionals.length}: ${
         parsed.positionals.map((p) => `"${p}"`).join(", ")
       }`,
@@ -285,7 +286,9 @@ function readFlags(
   const positional = parsed.positionals[0];
   if (positional !== undefined) {
     if (flags.has("workspace")) {
-      throw new UsageError(`Give the workspace once: "${positional}" and -C "${values.workspace}"`);
+      throw new ConfigError(
+        `Give the workspace once: "${positional}" and -C "${values.workspace}"`,
+      );
     }
     flags.set("workspace", {
       value: positional,
@@ -295,24 +298,49 @@ function readFlags(
     });
   }
   const config = values[CONFIG_FLAG];
-  if (config === "") throw new UsageError(`Invalid value "" for --config: expected a file`);
+  if (config === "") throw new ConfigError(`Invalid value "" for --config: expected a file`);
   return { flags, explicitConfig: typeof config === "string" ? resolve(cwd, config) : undefined };
 }
 
-function usageFromParseArgs(error: unknown): UsageError {
+/**
+ * `--heartbeat-ms -5` as `--heartbeat-ms=-5`, so a negative number reaches the value check
+ * ("must be a whole number from 10…") instead of reading as a missing value. Only for
+ * options that take a number, and only before a `--`.
+ */
+function joinNegativeNumbers(argv: readonly string[]): string[] {
+  const numeric = new Set(
+    OPTIONS.filter((o) => o.kind === "integer" || o.kind === "size").map((o) => `--${o.flag}`),
+  );
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const next = argv[i + 1];
+    if (numeric.has(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
+function usageFromParseArgs(error: unknown): ConfigError {
   const message = errorMessage(error);
   const code = (error as { code?: string }).code;
   const name = /'([^' ]+)/.exec(message)?.[1] ?? "";
   switch (code) {
     case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return new UsageError(`Unknown option "${name}"`);
+      return new ConfigError(`Unknown option "${name}"`);
     case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
       if (message.includes("does not take an argument")) {
-        return new UsageError(`Option "${name}" takes no value`);
+        return new ConfigError(`Option "${name}" takes no value`);
       }
-      return new UsageError(`Option "${name}" needs a value`);
+      return new ConfigError(`Option "${name}" needs a value`);
     default:
-      return new UsageError(message.split("\n")[0]!);
+      return new ConfigError(message.split("\n")[0]!);
   }
 }
 
@@ -356,18 +384,18 @@ function readFile(path: string): Map<ConfigKey, RawValue> {
     text = Deno.readTextFileSync(path);
   } catch (error) {
     const reason = error instanceof Deno.errors.NotFound ? "no such file" : errorMessage(error);
-    throw new UsageError(`Cannot read config file "${path}": ${reason}`);
+    throw new ConfigError(`Cannot read config file "${path}": ${reason}`);
   }
   let document: unknown;
   try {
     document = parseYaml(text);
   } catch (error) {
     const reason = errorMessage(error).split("\n")[0];
-    throw new UsageError(`Config file "${path}" is not valid YAML: ${reason}`);
+    throw new ConfigError(`Config file "${path}" is not valid YAML: ${reason}`);
   }
   document ??= {};
   if (!isMapping(document)) {
-    throw new UsageError(`Config file "${path}" must hold a mapping of keys to values`);
+    throw new ConfigError(`Config file "${path}" must hold a mapping of keys to values`);
   }
   const byFileKey = new Map(OPTIONS.map((option) => [option.file, option]));
   const found = new Map<ConfigKey, RawValue>();
@@ -376,7 +404,7 @@ function readFile(path: string): Map<ConfigKey, RawValue> {
       const fileKey = prefix + key;
       if (prefix === "" && key === "chronicle") {
         if (!isMapping(value)) {
-          throw new UsageError(
+          throw new ConfigError(
             `Key "chronicle" in "${path}" must hold max_snapshots and max_age_days`,
           );
         }
@@ -384,7 +412,7 @@ function readFile(path: string): Map<ConfigKey, RawValue> {
         continue;
       }
       const option = byFileKey.get(fileKey);
-      if (!option) throw new UsageError(`Unknown key "${fileKey}" in "${path}"`);
+      if (!option) throw new ConfigError(`Unknown key "${fileKey}" in "${path}"`);
       if (value === null || value === undefined) continue;
       found.set(option.key, {
         value,
@@ -410,7 +438,7 @@ function chooseConnection(chosen: Map<ConfigKey, Chosen>): void {
   const unixRank = RANK[unix.origin.source];
   const wsRank = RANK[ws.origin.source];
   if (unixRank === wsRank) {
-    throw new UsageError(
+    throw new ConfigError(
       `Give one master to connect to: ${unix.origin.name} and ${ws.origin.name} are both set`,
     );
   }
@@ -421,12 +449,12 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
   const replica = config.connect ?? config.wsConnect;
   if (config.replication && replica !== undefined) {
     const how = config.connect !== undefined ? "--connect" : "--ws-connect";
-    throw new UsageError(
+    throw new ConfigError(
       `A master (--replication or --ws-listen) cannot also be a replica (${how} "${replica}")`,
     );
   }
   if (config.localSync && replica === undefined) {
-    throw new UsageError("--local-sync needs a master: give --connect PATH or --ws-connect URL");
+    throw new ConfigError("--local-sync needs a master: give --connect PATH or --ws-connect URL");
   }
   if (config.objectStore === undefined) {
     const needing = config.checkpointInterval !== undefined
@@ -435,13 +463,13 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
       ? "--cache-limit"
       : null;
     if (needing !== null) {
-      throw new UsageError(
+      throw new ConfigError(
         `${needing} needs an object store: give --object-store s3://BUCKET/PREFIX`,
       );
     }
   }
   if (role === "sandbox" && replica === undefined) {
-    throw new UsageError(
+    throw new ConfigError(
       "The sandbox needs its agent: give --ws-connect URL, --connect PATH or CHRONICLE_AGENT_URL",
     );
   }
@@ -450,7 +478,7 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
     if (address === undefined || config.token !== undefined || config.insecure) continue;
     if (!isLoopback(parseHostPort(address).hostname)) {
       const flag = key === "wsListen" ? "--ws-listen" : "--http";
-      throw new UsageError(
+      throw new ConfigError(
         `Refusing to listen on "${address}" (${flag}) without a token: give --token or CHRONICLE_TOKEN, or --insecure`,
       );
     }
@@ -460,12 +488,12 @@ function checkCombination(config: ChronicleConfig, role: Role | undefined): void
     if (path === undefined) continue;
     const bytes = new TextEncoder().encode(path).length;
     if (bytes > MAX_SOCKET_PATH_BYTES && (key === "connect" || config.replication)) {
-      throw new UsageError(
+      throw new ConfigError(
         `Socket path "${path}" is ${bytes} bytes; Unix sockets allow at most ${MAX_SOCKET_PATH_BYTES}`,
       );
     }
   }
   if (config.sandboxId !== undefined && RESERVED_ORIGINS.includes(config.sandboxId)) {
-    throw new UsageError(`Sandbox id "${config.sandboxId}" is reserved for origins`);
+    throw new ConfigError(`Sandbox id "${config.sandboxId}" is reserved for origins`);
   }
 }

@@ -9,12 +9,15 @@ export interface OpsSource {
   /** What works only in part (an unreachable object store), shown by `/ready`. */
   degraded?(): string[];
   status(): Record<string, unknown>;
+  /** The effective configuration, secrets masked (`GET /config`). */
+  config?(): unknown;
   /** Starts a graceful shutdown, as SIGTERM does. */
   shutdown(): void;
 }
 
 /**
- * `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, and
+ * `GET /health` (liveness), `/ready` (initial scan or sync done), `/status`, `/config`
+ * (the effective configuration, secrets masked), and
  * `POST /shutdown` (a graceful stop, used by `chronicle sync stop`; like every write
  * over `--http` it needs the token).
  */
@@ -38,6 +41,12 @@ export function opsRoutes(source: OpsSource): Hono {
     );
   });
   app.get("/status", (c) => c.json(source.status()));
+  app.get("/config", (c) => {
+    const config = source.config?.();
+    return config === undefined
+      ? c.json({ error: { code: "not_found", message: "No configuration here" } }, 404)
+      : c.json(config);
+  });
   app.post("/shutdown", (c) => {
     source.shutdown();
     return c.json({ stopping: true }, 202);

@@ -1,9 +1,9 @@
 import type { Hono } from "hono";
 import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
-import { type ChronicleConfig, isLoopback, parseHostPort } from "../config/mod.ts";
+import { type ChronicleConfig, describeConfig, isLoopback, parseHostPort } from "../config/mod.ts";
 import { accessPolicy, ConnectionLimits, serveHttp } from "../net/mod.ts";
 import { createApp, eventsRoutes, filesRoutes, restoreRoutes } from "../http/mod.ts";
-import { configureLogging, log } from "../log/mod.ts";
+import { configureLogging, errorMessage, log } from "../log/mod.ts";
 import { mcpRoutes } from "../mcp/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/mod.ts";
@@ -79,6 +79,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   const shutdown = shutdownSignal();
   // Ends every GET /events stream at shutdown, so the servers do not wait on them.
   const events = new AbortController();
+  const startedMs = Date.now();
   // Gauges that describe the store are read when scraped, not kept up to date.
   const removeCollector = defaultRegistry.addCollector(() => {
     metrics.sequence.set(workspace.store.sequence());
@@ -91,6 +92,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     const state = replicationState(replication);
     return {
       running: true,
+      pid: Deno.pid,
+      started_ms: startedMs,
       role,
       version: VERSION,
       workspace: workspace.root,
@@ -110,6 +113,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         ready: () => ready && replicaLive(replication),
         degraded: () => objectStore?.degraded() ?? [],
         shutdown: () => shutdown.request("POST /shutdown"),
+        // What `chronicle config` shows of a running process: its own view, secrets masked.
+        config: () => describeConfig(config),
         status: () => statusOf(),
       }),
       metricsRoutes(),
@@ -207,28 +212,51 @@ async function startServers(
     const { hostname, port } = parseHostPort(config.http);
     const app = createApp({ token: config.token, trustedCaller: false, routes });
     const loopback = isLoopback(hostname);
-    const server = await serveHttp({
-      address: { hostname, port },
-      fetch: app.fetch,
-      // Loopback: reads are open to this machine, but only under a loopback Host (a web
-      // page's DNS rebinding names its own). Elsewhere every request needs the token,
-      // except the liveness probes.
-      access: accessPolicy({
-        token: config.token,
-        loopback,
-        tokenForAll: !loopback,
-        open: (request) =>
-          request.method === "GET" && /^\/(health|ready)(\?|$)/.test(request.target),
-      }),
-      limit: limits.listener(config.maxListenerConnections),
-      ...timeouts,
-      onRefused: (remote, reason) => log("warn", "HTTP request refused", { remote, reason }),
-    });
+    const server = await listenNamed("--http", config.http, () =>
+      serveHttp({
+        address: { hostname, port },
+        fetch: app.fetch,
+        // Loopback: reads are open to this machine, but only under a loopback Host (a web
+        // page's DNS rebinding names its own). Elsewhere every request needs the token,
+        // except the liveness probes.
+        access: accessPolicy({
+          token: config.token,
+          loopback,
+          tokenForAll: !loopback,
+          open: (request) =>
+            request.method === "GET" && /^\/(health|ready)(\?|$)/.test(request.target),
+        }),
+        limit: limits.listener(config.maxListenerConnections),
+        ...timeouts,
+        onRefused: (remote, reason) => log("warn", "HTTP request refused", { remote, reason }),
+      }));
     // The bound port, not the asked one: with port 0 this is how a caller learns it.
     log("info", "REST API listening", { http: config.http, port: server.port });
     services.push({ name: "http", close: () => server.close() });
   }
   return services;
+}
+
+/**
+ * Runs `listen`, and names the option when the OS refuses its address ("Address already in
+ * use (os error 98)" alone does not say which of the listeners it was).
+ */
+function listenNamed<T>(flag: string, address: string | undefined, listen: () => T): T {
+  const named = (error: unknown) => {
+    if (address === undefined || !/\(os error \d+\)/.test(errorMessage(error))) return error;
+    const why = error instanceof Deno.errors.AddrInUse
+      ? "another process listens there; stop it or choose another port"
+      : errorMessage(error);
+    return new Error(`Cannot listen on ${flag} ${address}: ${why}`, { cause: error });
+  };
+  try {
+    const result = listen();
+    return (result instanceof Promise
+      ? result.catch((error) => Promise.reject(named(error)))
+      : result) as T;
+  } catch (error) {
+    throw named(error);
+  }
 }
 
 /** Starts the master or replica the configuration asks for. */
@@ -245,19 +273,20 @@ async function startReplication(
     maxWritebackBytes: config.maxWritebackBytes,
   };
   if (role === "master") {
-    const master = await startMaster({
-      ...common,
-      socketPath: config.socket,
-      wsListen: config.wsListen,
-      insecure: config.insecure,
-      agentId: config.agentId,
-      access: config.wsListen ? webSocketAccess(config, config.wsListen) : undefined,
-      limits,
-      maxConnections: config.maxListenerConnections,
-      handshakeTimeoutMs: config.handshakeTimeoutMs,
-      maxPartialFrameBytes: config.maxPartialFrameBytes,
-      maxQueuedFetches: config.maxQueuedFetches,
-    });
+    const master = await listenNamed("--ws-listen", config.wsListen, () =>
+      startMaster({
+        ...common,
+        socketPath: config.socket,
+        wsListen: config.wsListen,
+        insecure: config.insecure,
+        agentId: config.agentId,
+        access: config.wsListen ? webSocketAccess(config, config.wsListen) : undefined,
+        limits,
+        maxConnections: config.maxListenerConnections,
+        handshakeTimeoutMs: config.handshakeTimeoutMs,
+        maxPartialFrameBytes: config.maxPartialFrameBytes,
+        maxQueuedFetches: config.maxQueuedFetches,
+      }));
     log("info", "replication master listening", {
       socket: config.socket,
       ws: config.wsListen ?? null,

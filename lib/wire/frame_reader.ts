@@ -148,7 +148,7 @@ export class FrameReader implements Iterable<WireMessage> {
     if (n > this.#max) {
       this.#failed = new WireError(
         "oversized_frame",
-        `Frame length header '${n}' exceeds the limit of '${this.#max}' bytes`,
+        `Frame length header '${n}' exceeds the limit of '${this.#max}' bytes${httpHint(h)}`,
       );
       this.#chunks = [];
       this.#head = 0;
@@ -229,4 +229,14 @@ export async function* readFrames(
     yield* reader;
   }
   reader.end();
+}
+
+/**
+ * What to add when a "length header" is the start of an HTTP answer: the peer is an HTTP
+ * server (a control socket given to `--connect`), not a replication socket.
+ */
+function httpHint(header: Uint8Array): string {
+  return new TextDecoder().decode(header) === "HTTP"
+    ? " (the peer answered in HTTP: it is not a replication socket; --connect wants the master's DATA/chronicle.sock, not control.sock)"
+    : "";
 }

@@ -15,9 +15,12 @@ async function mainQuietly(args: string[]): Promise<{ code: unknown; stderr: str
 
 for (const name of ["toString", "constructor", "hasOwnProperty", "__proto__"]) {
   Deno.test(`chronicle ${name} is no command: Object.prototype's members are not dispatched`, async () => {
-    // Taken as a workspace; the unknown flag stops it at usage, before anything starts.
+    // No folder of that name: a mistyped command, refused at usage before anything starts.
     const { code, stderr } = await mainQuietly([name, "--no-such-flag"]);
     strictEqual(code, 2, stderr.join("\n"));
-    strictEqual(stderr[0], 'Unknown option "--no-such-flag"');
+    strictEqual(
+      stderr[0],
+      `Unknown command "${name}" (and no folder of that name to run on): see chronicle --help`,
+    );
   });
 }

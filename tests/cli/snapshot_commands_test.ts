@@ -59,7 +59,7 @@ Deno.test("snapshot, snapshots, diff, rollback and verify work from the command 
     expect(
       await chronicle(root, "snapshots"),
       0,
-      /#1\s+\S{8}\s+\S+\s+1 path\s+-\s+write_file: a\.txt/,
+      /#1\s+\S{8}\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+1 path\s+-\s+write_file: a\.txt/,
     );
     const rolled = await chronicle(root, "rollback", prefix);
     expect(rolled, 0, `rolled back snapshot ${snap.id}: 1 change`);
@@ -137,10 +137,12 @@ Deno.test("the snapshot commands give one-line errors and the right exit codes",
       expect(run, code, text, "stderr");
       nodeAssert.equal(run.stderr.trim().split("\n").length, 1, `one line for ${args.join(" ")}`);
     }
+    // A type that changes no files (or a typo) is refused, not silently accepted with exit 0.
     expect(
-      await chronicle(root, "snapshot", "read_file", "--path", "a"),
-      0,
-      'no snapshot: "read_file" changes no files',
+      await chronicle(root, "snapshot", "frobnicate", "--path", "a"),
+      2,
+      'Unknown action type "frobnicate": expected one of write_file,',
+      "stderr",
     );
     expect(
       await chronicle(root, "snapshot", "write_file", "--path", "a", "--no-snapshots"),
@@ -184,7 +186,10 @@ Deno.test("verify exits 1 on a tampered chain and on a database it cannot read",
 
 Deno.test("config.yaml retention applies to commands", async () => {
   await withWorkspace(async (root) => {
-    await Deno.writeTextFile(join(root, "config.yaml"), "chronicle:\n  max_snapshots: 2\n");
+    await Deno.writeTextFile(
+      join(root, ".chronicle/config.yaml"),
+      "chronicle:\n  max_snapshots: 2\n",
+    );
     await Deno.writeTextFile(join(root, "a.txt"), "a");
     for (let i = 0; i < 3; i++) {
       expect(await chronicle(root, "snapshot", "write_file", "--path", "a.txt"), 0);

@@ -33,26 +33,32 @@ Deno.test("describeConfig() shows an unset token as null", () => {
 
 Deno.test("configCommand() prints text and JSON with secrets masked", async (t) => {
   await withTempDir(async (dir) => {
-    await Deno.writeTextFile(join(dir, "config.yaml"), "token: file-secret\nheartbeat_ms: 250\n");
+    await Deno.mkdir(join(dir, ".chronicle"));
+    const file = join(dir, ".chronicle/config.yaml");
+    await Deno.writeTextFile(file, "token: file-secret\nheartbeat_ms: 250\n");
     const run = async (args: string[]) => {
       const lines: string[] = [];
-      const status = await configCommand(args, { env: {}, print: (line) => lines.push(line) });
+      const status = await configCommand(args, {
+        env: {},
+        print: (line) => lines.push(line),
+        note: () => {},
+      });
       assertEquals(status, 0);
       return lines;
     };
     await t.step("text", async () => {
       const lines = await run(["-C", dir]);
       ok(lines.some((line) => /^token\s+\*\*\*\*\s+\(file token\)$/.test(line)), lines.join("\n"));
-      ok(lines.some((line) => /^heartbeatMs\s+250\s+\(file heartbeat_ms\)$/.test(line)));
-      ok(lines.some((line) => /^debounceMs\s+50\s+\(default\)$/.test(line)));
+      ok(lines.some((line) => /^heartbeat_ms\s+250\s+\(file heartbeat_ms\)$/.test(line)));
+      ok(lines.some((line) => /^debounce_ms\s+50\s+\(default\)$/.test(line)));
       ok(!lines.join("\n").includes("file-secret"));
     });
     await t.step("json", async () => {
       const lines = await run([dir, "--json", "--debounce-ms", "5"]);
       const described = JSON.parse(lines.join("\n"));
       assertEquals(described.token, { value: "****", source: "file", name: "token" });
-      assertEquals(described.debounceMs, { value: 5, source: "flag", name: "--debounce-ms" });
-      assertEquals(described.configFile, { value: join(dir, "config.yaml"), source: "default" });
+      assertEquals(described.debounce_ms, { value: 5, source: "flag", name: "--debounce-ms" });
+      assertEquals(described.config_file, { value: file, source: "default" });
     });
   }, "chronicle-config-cmd-");
 });

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { UsageError } from "../../lib/cli/errors.ts";
+import { ConfigError } from "../../lib/config/mod.ts";
 import {
   type ChronicleConfig,
   resolveConfig,
@@ -47,8 +47,9 @@ Deno.test("resolveConfig() takes flags over environment over config.yaml over de
   await withTempDir(async (dir) => {
     const ws = join(dir, "ws");
     await Deno.mkdir(ws);
+    await Deno.mkdir(join(ws, ".chronicle"));
     await Deno.writeTextFile(
-      join(ws, "config.yaml"),
+      join(ws, ".chronicle/config.yaml"),
       [
         "heartbeat_ms: 300",
         "debounce_ms: 70",
@@ -88,17 +89,17 @@ Deno.test("resolveConfig() takes flags over environment over config.yaml over de
       {
         description: "file path from file's folder",
         actual: config.dataDir,
-        expected: join(ws, "state"),
+        expected: join(ws, ".chronicle/state"),
       },
       {
         description: "derived database",
         actual: config.database,
-        expected: join(ws, "state/chronicle.db"),
+        expected: join(ws, ".chronicle/state/chronicle.db"),
       },
       {
-        description: "config file found in workspace",
+        description: "config file found in the data folder",
         actual: config.configFile,
-        expected: join(ws, "config.yaml"),
+        expected: join(ws, ".chronicle/config.yaml"),
       },
       {
         description: "flag source",
@@ -133,7 +134,7 @@ Deno.test("resolveConfig() takes flags over environment over config.yaml over de
   });
 });
 
-Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, workspace, then data folder", async (t) => {
+Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, then the data folder, never the workspace", async (t) => {
   await withTempDir(async (dir) => {
     const ws = join(dir, "ws");
     const data = join(dir, "data");
@@ -153,9 +154,11 @@ Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, work
     await t.step("data folder from the environment", () => {
       assertEquals(agent({ argv: [ws], env: { CHRONICLE_DATA_DIR: data } }), "in-data");
     });
-    await write(join(ws, "config.yaml"), "in-workspace");
-    await t.step("workspace before data folder", () => {
-      assertEquals(agent({ argv: [ws, "--data-dir", data], env: {} }), "in-workspace");
+    // The project's own config.yaml, with keys Chronicle does not know: never read.
+    await Deno.writeTextFile(join(ws, "config.yaml"), "server:\n  port: 8080\n");
+    await t.step("WORKSPACE/config.yaml belongs to the user and is never read", () => {
+      assertEquals(agent({ argv: [ws, "--data-dir", data], env: {} }), "in-data");
+      assertEquals(resolveConfig({ argv: [ws], env: {}, cwd: dir }).configFile, undefined);
     });
     await t.step("CHRONICLE_CONFIG before both", () => {
       assertEquals(agent({ argv: [ws], env: { CHRONICLE_CONFIG: "from-env.yaml" } }), "from-env");
@@ -173,7 +176,7 @@ Deno.test("resolveConfig() finds config.yaml by --config, CHRONICLE_CONFIG, work
     await t.step("a missing explicit file is an error", () => {
       assertThrows(
         () => agent({ argv: [ws, "--config", "nope.yaml"], env: {} }),
-        UsageError,
+        ConfigError,
         `Cannot read config file "${join(dir, "nope.yaml")}": no such file`,
       );
     });
@@ -605,6 +608,32 @@ Deno.test("resolveConfig() rejects every bad input with a message naming it", as
         }": must be at least 1`,
       },
       {
+        description: "a negative number is a bad value, not a missing one",
+        argv: ["--heartbeat-ms", "-5"],
+        message: `Invalid value "-5" for --heartbeat-ms: expected a whole number of milliseconds`,
+      },
+      {
+        description: "a negative size",
+        argv: ["--max-writeback-bytes", "-1"],
+        message: `Invalid value "-1" for --max-writeback-bytes: expected a byte count`,
+      },
+      {
+        description: "a data folder under /proc names the flag (not Deno's --allow-all)",
+        argv: ["--data-dir", "/proc/nope"],
+        message:
+          `Invalid value "/proc/nope" for --data-dir: /proc is the system's own folder, not a place for Chronicle's files`,
+      },
+      {
+        description: "a workspace under /dev",
+        argv: ["/dev/shm/ws"],
+        message: `Invalid value "/dev/shm/ws" for WORKSPACE: /dev is the system's own folder`,
+      },
+      {
+        description: "a CAS under /sys from the environment",
+        env: { CHRONICLE_CAS_DIR: "/sys" },
+        message: `Invalid value "/sys" for CHRONICLE_CAS_DIR: /sys is the system's own folder`,
+      },
+      {
         description: "file fraction",
         argv: ["--config", file("frac.yaml", "heartbeat_ms: 20.5\n")],
         message: `Invalid value "20.5" for heartbeat_ms in "${
@@ -616,7 +645,7 @@ Deno.test("resolveConfig() rejects every bad input with a message naming it", as
       await t.step(row.description, () => {
         const error = assertThrows(
           () => resolveConfig({ argv: row.argv ?? [], env: row.env ?? {}, cwd: dir }),
-          UsageError,
+          ConfigError,
         );
         if (!error.message.startsWith(row.message)) {
           throw new Error(
@@ -633,7 +662,7 @@ Deno.test("resolveConfig() rejects every bad input with a message naming it", as
 Deno.test("resolveConfig() requires the sandbox's agent", () => {
   assertThrows(
     () => resolveConfig({ argv: [], env: {}, role: "sandbox" }),
-    UsageError,
+    ConfigError,
     "The sandbox needs its agent: give --ws-connect URL, --connect PATH or CHRONICLE_AGENT_URL",
   );
 });
@@ -671,25 +700,25 @@ Deno.test("resolveConfig() reads the object store's options", async (t) => {
     {
       description: "an interval without an object store",
       argv: ["--checkpoint-interval", "1h"],
-      expected: UsageError,
+      expected: ConfigError,
     },
     {
       description: "a cache limit without an object store",
       argv: ["--cache-limit", "1GiB"],
-      expected: UsageError,
+      expected: ConfigError,
     },
-    { description: "too short", argv: ["--checkpoint-interval", "10ms"], expected: UsageError },
+    { description: "too short", argv: ["--checkpoint-interval", "10ms"], expected: ConfigError },
     {
       description: "not a duration",
       argv: ["--checkpoint-interval", "soon"],
-      expected: UsageError,
+      expected: ConfigError,
     },
     {
       description: "a bucket location",
       argv: ["--object-store", "s3://fleet/a1"],
       expected: "s3://fleet/a1",
     },
-    { description: "not s3", argv: ["--object-store", "gs://fleet"], expected: UsageError },
+    { description: "not s3", argv: ["--object-store", "gs://fleet"], expected: ConfigError },
     {
       description: "an endpoint",
       argv: ["--s3-endpoint", "http://127.0.0.1:9000"],
@@ -698,14 +727,14 @@ Deno.test("resolveConfig() reads the object store's options", async (t) => {
     {
       description: "an endpoint that is not http",
       argv: ["--s3-endpoint", "ftp://x"],
-      expected: UsageError,
+      expected: ConfigError,
     },
   ];
   for (const { description, argv, expected } of table) {
     await t.step(description, () => {
       const resolve = () => resolveConfig({ argv, env: {}, cwd: "/nonexistent/ws" });
-      if (expected === UsageError) {
-        assertThrows(resolve, UsageError);
+      if (expected === ConfigError) {
+        assertThrows(resolve, ConfigError);
         return;
       }
       const config = resolve();

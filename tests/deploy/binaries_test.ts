@@ -174,7 +174,7 @@ Deno.test({
           "--json",
         ]);
         strictEqual(made.code, 0, made.stderr);
-        strictEqual(JSON.parse(made.stdout).withObjects, true);
+        strictEqual(JSON.parse(made.stdout).with_objects, true);
       } finally {
         strictEqual(await agent.stop(), 0, agent.stderr);
       }

@@ -111,13 +111,13 @@ Deno.test("the E2B start command waits for the agent's address, then runs the sa
     ok(errors.includes("ignoring a line of"), "a non-Chronicle variable is ignored");
     ok(errors.includes('ignoring "CHRONICLE_BAD-NAME"'), errors);
     const described = JSON.parse(new TextDecoder().decode(stdout));
-    assertEquals(described.wsConnect, {
+    assertEquals(described.ws_connect, {
       value: "wss://agent.example:3002/sync",
       source: "env",
       name: "CHRONICLE_AGENT_URL",
     });
     assertEquals(described.token, { value: "****", source: "env", name: "CHRONICLE_TOKEN" });
-    assertEquals(described.heartbeatMs, {
+    assertEquals(described.heartbeat_ms, {
       value: 250,
       source: "env",
       name: "CHRONICLE_HEARTBEAT_MS",
@@ -141,7 +141,7 @@ Deno.test("the E2B start command runs at once when the agent's address is alread
     }).output();
     strictEqual(code, 0, new TextDecoder().decode(stderr));
     strictEqual(
-      JSON.parse(new TextDecoder().decode(stdout)).wsConnect.value,
+      JSON.parse(new TextDecoder().decode(stdout)).ws_connect.value,
       "ws://127.0.0.1:3002",
     );
     await Deno.stat(join(dir, "started"));

@@ -251,7 +251,7 @@ export function connectWebSocket(
     const onFail = (event: Event) => {
       cleanup();
       const detail = event instanceof ErrorEvent ? `: ${event.message}` : "";
-      reject(new Error(`WebSocket connection to "${url}" failed${detail}`));
+      reject(new Error(`WebSocket connection to "${url}" failed${detail}${refusalHint(detail)}`));
     };
     const cleanup = () => {
       clearTimeout(timer);
@@ -263,4 +263,14 @@ export function connectWebSocket(
     socket.addEventListener("error", onFail);
     socket.addEventListener("close", onFail);
   });
+}
+
+/** Says what a refused handshake means: "Invalid status code: 401" alone reads as a network fault. */
+function refusalHint(detail: string): string {
+  const status = /Invalid status code:? (\d{3})/i.exec(detail)?.[1];
+  if (status === "401" || status === "403") {
+    return ` (the master refused the token: give the master's --token, or CHRONICLE_TOKEN)`;
+  }
+  if (status === "404") return " (no replication listener at that path: check the URL)";
+  return "";
 }

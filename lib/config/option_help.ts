@@ -1,0 +1,45 @@
+/**
+ * What each configuration option means, for `chronicle --help` and the shell completions:
+ * one entry per flag of the options table (`OPTIONS` in `_options.ts`); a test keeps the two
+ * in step, so an option without help here fails it.
+ */
+export interface OptionHelp {
+  /** The value's placeholder (`DIR`, `HOST:PORT`); absent for a switch. */
+  value?: string;
+  /** One line, lower case, no final period. */
+  help: string;
+}
+
+/** Help for every option, by flag (without dashes), in the order `--help` lists them. */
+export const OPTION_HELP: Readonly<Record<string, OptionHelp>> = {
+  workspace: { value: "DIR", help: "the workspace (or give it as the first argument; default .)" },
+  "data-dir": { value: "DIR", help: "database and CAS (default WORKSPACE/.chronicle)" },
+  database: { value: "FILE", help: "the SQLite database, apart from the data folder" },
+  "cas-dir": { value: "DIR", help: "the content-addressed store, apart from the data folder" },
+  http: { value: "HOST:PORT", help: "serve the REST API over TCP (writes need --token)" },
+  replication: { help: "master: accept replicas on --socket and/or --ws-listen" },
+  socket: { value: "PATH", help: "the master's Unix socket (default DATA/chronicle.sock)" },
+  "ws-listen": {
+    value: "HOST:PORT",
+    help: "the master's WebSocket listener (implies --replication)",
+  },
+  connect: { value: "PATH", help: "replica of the master at this Unix socket" },
+  "ws-connect": { value: "URL", help: "replica of the master at this ws:// or wss:// URL" },
+  "local-sync": { help: "a replica that leaves conflicts for a person to resolve" },
+  "sandbox-id": { value: "ID", help: "a replica's identity (default: made once and stored)" },
+  "agent-id": { value: "ID", help: "a name for this workspace in logs and status" },
+  ignore: { value: "PATTERN", help: "gitignore-style pattern, repeatable (and .chronicleignore)" },
+  token: { value: "TOKEN", help: "bearer token for WebSocket and REST writes" },
+  insecure: { help: "allow a non-loopback listener without a token" },
+  "log-format": { value: "text|json", help: "log lines for people or for collectors" },
+  quiet: { help: "log only warnings and errors" },
+  "heartbeat-ms": {
+    value: "N",
+    help: "milliseconds between replication heartbeats (10 to 3600000)",
+  },
+  "debounce-ms": { value: "N", help: "milliseconds a changed path must settle before capture" },
+  "max-writeback-bytes": { value: "N", help: "largest file a replica writes back" },
+  "max-snapshots": { value: "N", help: "pre-action snapshots kept at most (default 100)" },
+  "max-age-days": { value: "N", help: "days a pre-action snapshot is kept at most (default 30)" },
+  "no-snapshots": { help: "off the record: take no pre-action snapshots" },
+};
