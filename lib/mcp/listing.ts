@@ -1,4 +1,4 @@
-import type { Iteration } from "../store/mod.ts";
+import { isFolderMode, type Iteration } from "../store/mod.ts";
 import { iterationJson } from "./inputs.ts";
 
 /** One `list_files` entry: a file, or a folder standing for the files deeper than `depth`. */
@@ -16,7 +16,9 @@ export type ListingEntry =
 
 /**
  * Files up to `depth` levels below `dir`, each deeper file counted in its folder at that
- * depth (listed where its first file falls, in the input's order). Pure.
+ * depth (listed where its first file falls, in the input's order). A recorded folder
+ * (PROTOCOL.md §8) is shown only when empty (as a folder of no files) and within `depth`:
+ * one that holds files is already shown by them. Pure.
  *
  * @param live The live files under `dir`, as the store lists them.
  * @param dir The folder listed (`""` for the root).
@@ -31,8 +33,22 @@ export function summarizeListing(
   const base = dir === "" ? 0 : dir.split("/").length;
   const folders = new Map<string, { path: string; type: "folder"; files: number }>();
   const entries: ListingEntry[] = [];
+  const holdingFiles = new Set<string>();
+  for (const { path, mode } of live) {
+    if (isFolderMode(mode)) continue;
+    for (let slash = path.indexOf("/"); slash > 0; slash = path.indexOf("/", slash + 1)) {
+      holdingFiles.add(path.slice(0, slash));
+    }
+  }
   for (const iteration of live) {
     const segments = iteration.path.split("/");
+    if (isFolderMode(iteration.mode)) {
+      const within = depth === undefined || segments.length - base <= depth;
+      if (iteration.path !== dir && within && !holdingFiles.has(iteration.path)) {
+        entries.push({ path: iteration.path, type: "folder", files: 0 });
+      }
+      continue;
+    }
     if (depth !== undefined && segments.length - base > depth) {
       const folder = segments.slice(0, base + depth).join("/");
       let entry = folders.get(folder);

@@ -118,6 +118,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener
     settle(socket);
     active.set(socket, (active.get(socket) ?? 0) + 1);
     response.once("close", () => active.set(socket, Math.max(0, (active.get(socket) ?? 1) - 1)));
+    closeIfBodyUnread(request, response);
     const refusal = options.access?.(headOf(request));
     if (refusal) {
       options.onRefused?.(remoteOf(socket), refusal.message);
@@ -284,3 +285,19 @@ const STATUS_TEXT: Record<number, string> = {
   426: "Upgrade Required",
   503: "Service Unavailable",
 };
+
+/**
+ * A response sent before its request's body was read whole (a 413, a refusal) ends the
+ * connection: the rest of the body would otherwise be read as the next request, and a
+ * client reusing the connection would write into a socket the server is about to close.
+ */
+function closeIfBodyUnread(request: IncomingMessage, response: ServerResponse): void {
+  const writeHead = response.writeHead;
+  response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    if (!request.complete) response.setHeader("connection", "close");
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof response.writeHead;
+  response.once("finish", () => {
+    if (!request.complete) request.socket.destroySoon?.() ?? request.socket.end();
+  });
+}

@@ -31,6 +31,20 @@ Deno.test("summarizeListing: files to a depth, deeper ones counted in their fold
     file("src/lib/deep/c.ts", 5),
     file("tests/x_test.ts", 6),
   ];
+  const folder = (path: string, sequence: number): Iteration => ({
+    ...file(path, sequence),
+    size: 0,
+    mode: 0o040755,
+  });
+  const withFolders = [
+    file("README.md", 1),
+    folder("empty", 2),
+    folder("src", 3),
+    file("src/app.ts", 4),
+    folder("src/lib", 5),
+    file("src/lib/a.ts", 6),
+    folder("src/lib/void", 7),
+  ];
   const cases = [
     {
       description: "no depth: every file",
@@ -58,6 +72,21 @@ Deno.test("summarizeListing: files to a depth, deeper ones counted in their fold
       expected: live.map((f) => f.path),
     },
     { description: "nothing to list", input: { live: [], dir: "", depth: 1 }, expected: [] },
+    {
+      description: "recorded folders: an empty one is shown, one holding files is not repeated",
+      input: { live: withFolders, dir: "", depth: undefined },
+      expected: ["README.md", "empty/ (0)", "src/app.ts", "src/lib/a.ts", "src/lib/void/ (0)"],
+    },
+    {
+      description: "recorded folders at a depth: an empty one beyond it is not shown",
+      input: { live: withFolders, dir: "", depth: 1 },
+      expected: ["README.md", "empty/ (0)", "src/ (2)"],
+    },
+    {
+      description: "the folder listed is not an entry of itself",
+      input: { live: withFolders.slice(3), dir: "src", depth: 1 },
+      expected: ["src/app.ts", "src/lib/ (1)"],
+    },
   ];
   for (const { description, input, expected } of cases) {
     await t.step(description, () => {

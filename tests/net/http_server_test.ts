@@ -99,3 +99,46 @@ Deno.test("serveHttp applies the access rule and serves on a Unix socket", async
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("serveHttp closes the connection after answering before the body was read (a 413)", async () => {
+  const server = await serveHttp({
+    address: { hostname: "127.0.0.1", port: 0 },
+    // Refuses at once, reading none of the body, as a size limit does.
+    fetch: (request) =>
+      request.method === "POST"
+        ? Response.json({ error: "too large" }, { status: 413 })
+        : new Response("ok"),
+    limit: new ConnectionLimits({ maxTotal: 10 }).listener(10),
+  });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+  try {
+    await conn.write(encoder.encode(
+      "POST /big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10000000\r\n\r\n" +
+        "x".repeat(1000),
+    ));
+    // Kept alive, the connection would wait for the rest of the body; closed, it ends.
+    const answer = await readToEnd(conn);
+    assert(answer?.startsWith("HTTP/1.1 413"), `answer: ${answer}`);
+    assert(/\r\nconnection: close\r\n/i.test(answer!), answer!);
+  } finally {
+    await server.close();
+  }
+  // A request read whole keeps its connection for the next one.
+  const kept = await serveHttp({
+    address: { hostname: "127.0.0.1", port: 0 },
+    fetch: () => new Response("ok"),
+    limit: new ConnectionLimits({ maxTotal: 10 }).listener(10),
+  });
+  const again = await Deno.connect({ hostname: "127.0.0.1", port: kept.port! });
+  try {
+    await again.write(encoder.encode("GET /a HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    const buffer = new Uint8Array(4096);
+    const n = await again.read(buffer);
+    const head = new TextDecoder().decode(buffer.subarray(0, n ?? 0));
+    assert(head.startsWith("HTTP/1.1 200"), head);
+    assert(!/\r\nconnection: close\r\n/i.test(head), head);
+  } finally {
+    again.close();
+    await kept.close();
+  }
+});
