@@ -3,11 +3,14 @@
  *
  * @module
  */
-import { COMMANDS, findCommand } from "./lib/cli/commands.ts";
-import { UsageError } from "./lib/cli/errors.ts";
-import { unknownCommand } from "./lib/cli/help_command.ts";
-import { renderCommandHelp } from "./lib/cli/help.ts";
-import { USAGE } from "./lib/cli/usage.ts";
+import {
+  COMMANDS,
+  findCommand,
+  renderCommandHelp,
+  unknownCommand,
+  USAGE,
+  UsageError,
+} from "./lib/cli/mod.ts";
 import { ConfigError, resolveConfig, type Role } from "./lib/config/mod.ts";
 import { runDaemon, VERSION } from "./lib/daemon/mod.ts";
 import { errorMessage } from "./lib/log/mod.ts";

@@ -2,11 +2,11 @@ import { join, resolve } from "node:path";
 import { checkpoint, CheckpointError, rehydrate } from "../checkpoint/mod.ts";
 import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { LOCATE_ARGS, locateFromArgs, WORKSPACE_ROOT_META } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
 import { printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
-import { Store } from "../store/mod.ts";
+import { Store, WORKSPACE_ROOT_META } from "../store/mod.ts";
 import {
   type BucketRehydrateResult,
   checkpointToBucket,

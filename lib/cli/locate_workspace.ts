@@ -1,5 +1,6 @@
 import { dirname, join, resolve } from "node:path";
-import { openDatabase } from "../db/mod.ts";
+import { columns, openDatabase } from "../db/mod.ts";
+import { WORKSPACE_ROOT_META } from "../store/mod.ts";
 import { DEFAULT_DATA_DIR, resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError } from "./errors.ts";
 
@@ -24,9 +25,6 @@ export const LOCATE_ARGS = {
   database: { type: "string" },
   "cas-dir": { type: "string" },
 } as const;
-
-/** Meta key under which a running Chronicle records its workspace root. */
-export const WORKSPACE_ROOT_META = "workspace_root";
 
 /**
  * Finds a workspace's layout like git finds `.git`: `-C`, else the root recorded in the
@@ -101,10 +99,8 @@ function recordedRoot(database: string): string | undefined {
   if (!exists(database)) throw new CliError(`No Chronicle database at "${database}"`);
   const db = openDatabase(database, { readOnly: true });
   try {
-    const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(WORKSPACE_ROOT_META) as
-      | { value: string }
-      | undefined;
-    return row?.value;
+    const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(WORKSPACE_ROOT_META);
+    return row ? columns(row).text("value") : undefined;
   } catch {
     return undefined;
   } finally {

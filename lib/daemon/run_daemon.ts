@@ -1,12 +1,16 @@
 import type { Hono } from "hono";
-import { WORKSPACE_ROOT_META } from "../cli/locate_workspace.ts";
 import { type ChronicleConfig, describeConfig, isLoopback, parseHostPort } from "../config/mod.ts";
 import { accessPolicy, ConnectionLimits, serveHttp } from "../net/mod.ts";
-import { createApp, eventsRoutes, filesRoutes, restoreRoutes } from "../http/mod.ts";
+import {
+  createApp,
+  eventsRoutes,
+  filesRoutes,
+  restoreRoutes,
+  snapshotRoutes,
+} from "../http/mod.ts";
 import { configureLogging, errorMessage, log } from "../log/mod.ts";
 import { mcpRoutes } from "../mcp/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
-import { snapshotRoutes } from "../http/mod.ts";
 import {
   type MasterHandle,
   type MasterStatus,
@@ -16,6 +20,7 @@ import {
 } from "../replication/mod.ts";
 import { openWorkspaceSnapshots, type Snapshots } from "../snapshot/mod.ts";
 import { EDITOR_NOISE_PATTERNS } from "../localsync/mod.ts";
+import { WORKSPACE_ROOT_META } from "../store/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
 import { type ObjectStoreService, startObjectStore } from "../objectstore/mod.ts";
 import { uiApiRoutes, uiControlRoutes, uiListener, uiStaticRoutes } from "../ui/mod.ts";

@@ -10,6 +10,7 @@ export {
   type ListOptions,
   type RecordListener,
   Store,
+  WORKSPACE_ROOT_META,
 } from "./store.ts";
 export {
   isFolderMode,

@@ -34,6 +34,9 @@ export interface ListOptions {
   atSequence?: number;
 }
 
+/** Meta key under which a running Chronicle records its workspace root (see `Store.setMeta`). */
+export const WORKSPACE_ROOT_META = "workspace_root";
+
 /** Called with the iterations of each commit, in sequence order. */
 export type RecordListener = (recorded: Iteration[]) => void;
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Cas } from "../../lib/cas/mod.ts";
 import { checkpointCommand, rehydrateCommand } from "../../lib/cli/checkpoint_commands.ts";
 import { CliError, UsageError } from "../../lib/cli/errors.ts";
-import { WORKSPACE_ROOT_META } from "../../lib/cli/locate_workspace.ts";
+import { WORKSPACE_ROOT_META } from "../../lib/store/mod.ts";
 import { S_IFREG, Store } from "../../lib/store/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
