@@ -1,5 +1,5 @@
 /**
- * Scale-to-zero support (seed 002): `checkpoint` takes a consistent copy of a workspace's
+ * Scale-to-zero support: `checkpoint` takes a consistent copy of a workspace's
  * database with SQLite's online backup and lists (optionally copies) the CAS objects it
  * needs; `rehydrate` verifies such a copy, completes the CAS, installs the database and
  * writes the latest tree back, so an idle instance can stop and resume elsewhere with

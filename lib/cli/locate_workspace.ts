@@ -4,7 +4,7 @@ import { WORKSPACE_ROOT_META } from "../store/mod.ts";
 import { DEFAULT_DATA_DIR, resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError } from "./errors.ts";
 
-/** The options every history command accepts to find its workspace (SURFACES.md). */
+/** The options every history command accepts to find its workspace (README). */
 export interface LocateOptions {
   /** `-C WORKSPACE`. */
   workspace?: string | undefined;

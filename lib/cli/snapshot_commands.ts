@@ -1,6 +1,6 @@
 /**
  * The snapshot commands: `snapshot`, `snapshots`, `diff`, `rollback`, `verify`, `txn`, and
- * `restore --to SEQ|TIME [PATH…]` (SURFACES.md).
+ * `restore --to SEQ|TIME [PATH…]` (README).
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * `chronicle wire decode|encode`: framed bincode on stdin to JSON lines on stdout, and
- * back (SURFACES.md, PROTOCOL.md §1).
+ * back (PROTOCOL.md §1).
  *
  * @module
  */

@@ -21,7 +21,7 @@ export interface DescribedValue {
  * `token` query parameter in the master's URL is masked the same way.
  *
  * @param config A configuration from {@linkcode resolveConfig}.
- * @returns Keys in the order of SURFACES.md's option table.
+ * @returns Keys in the order of the README's option table.
  *
  * @example Secrets are masked
  * ```ts

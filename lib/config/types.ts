@@ -68,7 +68,7 @@ export type ConfigKey =
   | "configFile";
 
 /**
- * Chronicle's effective configuration: every option of SURFACES.md's table, validated, with
+ * Chronicle's effective configuration: every option of the README's table, validated, with
  * paths absolute. Made by {@linkcode resolveConfig}; printed by {@linkcode describeConfig}.
  */
 export interface ChronicleConfig {

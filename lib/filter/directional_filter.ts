@@ -23,7 +23,7 @@ const DEFAULT_PATTERNS: readonly string[] = [
 ];
 
 /**
- * What travels in each direction of replication (seed 001 "Filtering"), and what the
+ * What travels in each direction of replication, and what the
  * capture records: the `local` filter is what both directions share.
  */
 export class DirectionalFilter {

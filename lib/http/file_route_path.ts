@@ -8,7 +8,7 @@ export type FileRoute =
 /**
  * Splits the raw (still percent-encoded) part of a URL after `/files/`. A trailing
  * `/history`, `/diff` or `/at/{n}` is always the operation; a file whose own name ends that way
- * is reached with its slashes sent as `%2F` (SURFACES.md). Pure.
+ * is reached with its slashes sent as `%2F` (README, REST API). Pure.
  *
  * @throws {TypeError} For malformed percent-encoding or a bad iteration number.
  */

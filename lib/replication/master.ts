@@ -134,7 +134,7 @@ export interface MasterHandle {
 }
 
 /**
- * Starts the replication master (seed 001 "Agent Mode"): listens on a Unix socket and/or
+ * Starts the replication master (docs/PROTOCOL.md §3–§6): listens on a Unix socket and/or
  * a WebSocket, pushes a notification for every new iteration to each replica, serves
  * content from the CAS, answers catch-up, barrier and write-back requests, and records
  * each replica's acknowledged sequence.

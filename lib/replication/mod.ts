@@ -2,7 +2,7 @@
  * Replication between a master (the agent host's Chronicle) and its replicas (sandboxes):
  * push of every new iteration, content fetch, acknowledgements, heartbeats, catch-up and
  * full resync, write-back of local changes with causal conflict detection, and barriers
- * (seeds 000 and 001, PROTOCOL.md §3–§7).
+ * (docs/PROTOCOL.md §3–§7).
  *
  * Who owns what:
  *

@@ -53,7 +53,7 @@ interface Barrier {
 }
 
 /**
- * The push side of one replica's connection (seed 001 "Agent → Sandbox").
+ * The push side of one replica's connection.
  *
  * Every message leaves in order through one sender loop, and the channel keeps
  * `sentThrough`: every notification up to that sequence that this replica should get has

@@ -56,7 +56,7 @@ export interface ResolveContext {
 export const MERGE_ORIGIN: string = ORIGINS.localSyncMerge;
 
 /**
- * Settles the open conflicts of `path` on a local-sync replica (seed 004, PROTOCOL.md §6):
+ * Settles the open conflicts of `path` on a local-sync replica (PROTOCOL.md §6):
  *
  * - `upstream`: the master's version replaces the local file (which stays in history);
  * - `local`: the file as the person has it is written back over the master's version;

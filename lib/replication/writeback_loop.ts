@@ -55,10 +55,10 @@ export class WritebackTimeoutError extends Error {
 const BATCHES_IN_FLIGHT = 4;
 
 /**
- * Sends journaled local changes to the master for one connection (seed 001 "Sandbox →
- * Agent"): oldest first, in `WriteBack` batches bounded by count and bytes, each answered
- * by a `WriteBackResult` that marks its entries accepted or rejected. A few batches are in
- * flight at once, so a change is sent while earlier ones are still being applied; the
+ * Sends journaled local changes to the master for one connection (PROTOCOL.md §6): oldest
+ * first, in `WriteBack` batches bounded by count and bytes, each answered by a
+ * `WriteBackResult` that marks its entries accepted or rejected. A few batches are in flight
+ * at once, so a change is sent while earlier ones are still being applied; the
  * master applies a replica's batches one after another and answers them in order.
  * Entries sent but unanswered when a connection ends stay open and are sent again on the
  * next one; the master answers a repeat from its records, so no entry is ever applied

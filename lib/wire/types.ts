@@ -1,6 +1,6 @@
 /**
  * The replication protocol's messages, field for field as the Rust `WireMessage` enum
- * declares them (seed 000, PROTOCOL.md §1). Field names keep Rust's snake_case so that
+ * declares them (PROTOCOL.md §1). Field names keep Rust's snake_case so that
  * the JSON form and the bincode layout map one to one onto these objects.
  *
  * Integer conventions: `u64` and `i64` fields are `bigint`; `Option<T>` is `T | null`;
