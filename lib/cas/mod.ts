@@ -22,6 +22,7 @@ export {
 } from "./chunker.ts";
 export { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 export { ContentNotFoundError, CorruptContentError } from "./errors.ts";
+export { type FileHash, hashFile } from "./hash_file.ts";
 export { manifestProblem } from "./manifest_problem.ts";
 export { SMALL_OBJECT_LIMIT } from "./small_objects.ts";
 export {

@@ -31,3 +31,17 @@ export {
 } from "./layout.ts";
 export { type CapturePlan, planCapture, RACY_WINDOW_MS } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
+export {
+  type DiskHooks,
+  type DiskOperation,
+  ForbiddenWriteError,
+  WorkspaceDisk,
+  type WorkspaceDiskOptions,
+} from "./workspace_disk.ts";
+export {
+  CONTROL_FILES,
+  DEFAULT_WRITEBACK_MODE_BITS,
+  isControlFile,
+  linkTargetProblem,
+  maskMode,
+} from "./write_rules.ts";

@@ -9,7 +9,6 @@ import {
   lstatOrNullSync,
   syncDir,
   syncFileSystem,
-  writeSymlinkAtomic,
 } from "../disk/mod.ts";
 import {
   ancestorsOf,
@@ -34,6 +33,7 @@ import { observe, observePath } from "./file_observation.ts";
 import { type LayoutOptions, resolveLayout, type WorkspaceLayout } from "./layout.ts";
 import { planCapture, sameStat, type SeenFile, stateToRemember } from "./plan_capture.ts";
 import { TreeWatcher } from "./tree_watcher.ts";
+import { type DiskHooks, ForbiddenWriteError, WorkspaceDisk } from "./workspace_disk.ts";
 import { walkTree } from "./walk_tree.ts";
 
 /** Options for {@linkcode Workspace.open}. */
@@ -46,6 +46,8 @@ export interface WorkspaceOptions extends LayoutOptions {
   ignoreToMaster?: string[];
   /** Origin of changes found on disk. @default {"local"} */
   origin?: string;
+  /** Hooks that change the disk underneath the executor, for tests. @default {{}} */
+  hooks?: DiskHooks;
 }
 
 /** Options of a write-through change. */
@@ -162,6 +164,8 @@ export class Workspace {
   readonly origin: string;
   /** Whether files are written through the CAS's tmp folder (see `WriteToOptions.tempInStore`). */
   readonly #tempInStore: boolean;
+  /** The one executor of changes to the disk (see lib/workspace/workspace_disk.ts). */
+  readonly #disk: WorkspaceDisk;
   readonly #queue = new SerialQueue();
   #watcher: TreeWatcher | undefined;
   /** Set by {@linkcode Workspace.watch}, kept while the watcher is suspended. */
@@ -179,6 +183,7 @@ export class Workspace {
     filter: DirectionalFilter,
     origin: string,
     tempInStore: boolean,
+    hooks: DiskHooks,
   ) {
     this.layout = layout;
     this.store = store;
@@ -186,6 +191,7 @@ export class Workspace {
     this.filter = filter;
     this.origin = origin;
     this.#tempInStore = tempInStore;
+    this.#disk = new WorkspaceDisk(layout.root, { hooks });
   }
 
   /**
@@ -213,7 +219,15 @@ export class Workspace {
       // Files written through the CAS's tmp folder, which nobody watches, reach the tree
       // by one rename; that needs the CAS on the workspace's file system.
       const sameFileSystem = Deno.statSync(layout.root).dev === Deno.statSync(layout.casDir).dev;
-      return new Workspace(layout, store, cas, filter, options.origin ?? "local", sameFileSystem);
+      return new Workspace(
+        layout,
+        store,
+        cas,
+        filter,
+        options.origin ?? "local",
+        sameFileSystem,
+        options.hooks ?? {},
+      );
     } catch (error) {
       store.close();
       throw error;
@@ -388,11 +402,38 @@ export class Workspace {
     return this.#queue.run(async () => {
       const normalized = this.checkPath(path);
       const hash = sha256Hex(bytes);
-      const mode = options.mode ?? this.store.latest(normalized)?.mode ?? 0o100644;
+      const mode = this.#regularFileMode(normalized, options.mode);
       // The bytes travel with the change: written without reading the CAS back, and
       // stored with a deferred folder flush that #applyChanges makes before recording.
       return await this.#applyOne({ path: normalized, hash, mode, bytes }, options);
     });
+  }
+
+  /**
+   * The mode of a regular file written by {@linkcode writeBytes}: the one given, else the
+   * last recorded one. A link at `path` (on disk or as recorded) is never rewritten by
+   * bytes: writing a link's target as content would make the body a new link target.
+   *
+   * @throws {ForbiddenWriteError} When `path` is a link, or `mode` is not a regular file's.
+   */
+  #regularFileMode(path: string, given: number | undefined): number {
+    const isLink = (mode: number) => (mode & S_IFMT) === S_IFLNK;
+    const latest = this.store.latest(path);
+    if (
+      lstatOrNullSync(this.#absolute(path))?.isSymlink ||
+      (latest && !latest.deleted && isLink(latest.mode))
+    ) {
+      throw new ForbiddenWriteError(
+        path,
+        "a symbolic link is there; bytes are written to regular files only (remove the link first)",
+      );
+    }
+    const mode = given ?? (latest && !latest.deleted ? latest.mode : 0o100644);
+    const type = mode & S_IFMT;
+    if (type !== 0 && type !== S_IFREG) {
+      throw new ForbiddenWriteError(path, `mode ${mode.toString(8)} is not a regular file's`);
+    }
+    return mode;
   }
 
   /** Writes content already in the CAS to `path` atomically and records it. */
@@ -441,8 +482,8 @@ export class Workspace {
       if (isInside(target, source)) {
         throw new PathError(to, `cannot move "${source}" into itself`);
       }
-      this.#assertNoLinkedParents(source);
-      this.#ensureParent(target);
+      this.#disk.checkParents(source);
+      this.#disk.makeParents(target);
       await Deno.rename(this.#absolute(source), this.#absolute(target));
       this.#carryFileStates(source, target);
       const { recorded } = await this.#capture([source, target], { origin: options.origin });
@@ -450,12 +491,15 @@ export class Workspace {
     });
   }
 
-  /** Changes a file's permission bits and records the new mode. */
+  /**
+   * Changes a file's permission bits and records the new mode.
+   *
+   * @throws {ForbiddenWriteError} When `path` is a link: its mode is never changed.
+   */
   chmod(path: string, mode: number, options: WriteOptions = {}): Promise<Iteration | undefined> {
     return this.#queue.run(async () => {
       const normalized = this.checkPath(path);
-      this.#assertNoLinkedParents(normalized);
-      await Deno.chmod(this.#absolute(normalized), mode & 0o7777);
+      await this.#disk.chmod(normalized, mode);
       const { recorded } = await this.#capture([normalized], { origin: options.origin });
       return recorded.find((iteration) => iteration.path === normalized);
     });
@@ -792,17 +836,8 @@ export class Workspace {
   ): Promise<SeenFile | null> {
     const absolute = this.#absolute(change.path);
     if ("remove" in change) {
-      this.#assertNoLinkedParents(change.path);
-      await Deno.remove(absolute, { recursive: true }).catch((error) => {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      });
+      await this.#disk.remove(change.path);
       return null;
-    }
-    // Siblings share one check of their folder (made again for each if it failed).
-    const parent = parentOf(change.path);
-    if (!parents.has(parent)) {
-      this.#ensureParent(change.path);
-      parents.add(parent);
     }
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
     if ((fullMode & S_IFMT) === S_IFLNK) {
@@ -812,9 +847,17 @@ export class Workspace {
       );
       // #applyChanges makes it durable with the batch (its folder), before recording. A
       // link is made whole in one call: created in place, it refuses what is there.
-      if (change.createOnly) Deno.symlinkSync(target, absolute);
-      else await writeSymlinkAtomic(absolute, target, { syncFolder: false });
+      await this.#disk.writeLink(change.path, target, {
+        createOnly: change.createOnly ?? false,
+        syncFolder: false,
+      });
       return null;
+    }
+    // Siblings share one check of their folder (made again for each if it failed).
+    const parent = parentOf(change.path);
+    if (!parents.has(parent)) {
+      await this.#disk.prepareFile(change.path);
+      parents.add(parent);
     }
     const writeFile = () =>
       this.cas.writeTo(change.hash, absolute, {
@@ -848,32 +891,6 @@ export class Workspace {
     } catch {
       throw new PathError(path, "a folder is in the way");
     }
-  }
-
-  #ensureParent(path: string): void {
-    const parent = parentOf(path);
-    if (parent === "") return;
-    if (this.#assertNoLinkedParents(path)) return;
-    Deno.mkdirSync(this.#absolute(parent), { recursive: true }); // microseconds; see lib/disk
-  }
-
-  /**
-   * Refuses to write through a link: a linked folder could lead out of the workspace.
-   *
-   * @returns Whether every parent folder exists.
-   */
-  #assertNoLinkedParents(path: string): boolean {
-    const segments = path.split("/");
-    let current = "";
-    for (const segment of segments.slice(0, -1)) {
-      current = current === "" ? segment : `${current}/${segment}`;
-      const observation = observePath(this.root, current);
-      if (observation.kind === "absent") return false;
-      if (observation.kind !== "dir") {
-        throw new PathError(path, `"${current}" is not a folder (links are never followed)`);
-      }
-    }
-    return true;
   }
 
   #carryFileStates(from: string, to: string): void {
