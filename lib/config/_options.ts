@@ -13,7 +13,8 @@ export type ValueKind =
   | "size"
   | "logFormat"
   | "id"
-  | "secret";
+  | "secret"
+  | "octal";
 
 /** One configuration option in its three spellings. */
 export interface OptionSpec {
@@ -138,6 +139,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     min: 1,
     // A write-back batch travels in one frame (PROTOCOL.md §1).
     max: MAX_FRAME_PAYLOAD,
+  },
+  {
+    // Permission bits a replica's write-back may set (SECURITY.md); octal, e.g. 0755.
+    key: "writebackModeBits",
+    flag: "writeback-mode-bits",
+    env: ["CHRONICLE_WRITEBACK_MODE_BITS"],
+    file: "writeback_mode_bits",
+    kind: "octal",
+    min: 0,
+    max: 0o7777,
   },
   {
     key: "snapshots.maxSnapshots",

@@ -44,6 +44,7 @@ const DEFAULTS = {
   heartbeatMs: 1000,
   debounceMs: 50,
   maxWritebackBytes: 64 * 1024 * 1024,
+  writebackModeBits: 0o777,
   "snapshots.maxSnapshots": DEFAULT_SNAPSHOT_CONFIG.maxSnapshots,
   "snapshots.maxAgeDays": DEFAULT_SNAPSHOT_CONFIG.maxAgeDays,
   noSnapshots: false,
@@ -156,6 +157,7 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
     // Editors save in bursts: local-sync waits longer unless told otherwise.
     debounceMs: take("debounceMs", localSync ? LOCAL_SYNC_DEBOUNCE_MS : DEFAULTS.debounceMs),
     maxWritebackBytes: take("maxWritebackBytes", DEFAULTS.maxWritebackBytes),
+    writebackModeBits: take("writebackModeBits", DEFAULTS.writebackModeBits),
     snapshots: {
       maxSnapshots: take("snapshots.maxSnapshots", DEFAULTS["snapshots.maxSnapshots"]),
       maxAgeDays: take("snapshots.maxAgeDays", DEFAULTS["snapshots.maxAgeDays"]),

@@ -49,6 +49,7 @@ export type ConfigKey =
   | "heartbeatMs"
   | "debounceMs"
   | "maxWritebackBytes"
+  | "writebackModeBits"
   | "snapshots.maxSnapshots"
   | "snapshots.maxAgeDays"
   | "noSnapshots"
@@ -104,6 +105,11 @@ export interface ChronicleConfig {
   debounceMs: number;
   /** Largest content a replica writes back, at most the 100 MiB frame limit. @default {67108864} */
   maxWritebackBytes: number;
+  /**
+   * Permission bits a replica's write-back may set; the others are cleared (no setuid,
+   * setgid or sticky by default). @default {0o777}
+   */
+  writebackModeBits: number;
   /** Retention of pre-action snapshots (file section `chronicle:`). */
   snapshots: SnapshotRetention;
   /** Take no pre-action snapshots. @default {false} */

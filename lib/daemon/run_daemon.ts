@@ -6,6 +6,7 @@ import { configureLogging, log } from "../log/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import { snapshotRoutes } from "../http/snapshot_routes.ts";
 import {
+  keptConflictHashes,
   type MasterHandle,
   type MasterStatus,
   type ReplicaStatus,
@@ -186,6 +187,7 @@ async function startReplication(
       wsListen: config.wsListen,
       insecure: config.insecure,
       agentId: config.agentId,
+      writebackModeBits: config.writebackModeBits,
     });
     log("info", "replication master listening", {
       socket: config.socket,
@@ -240,7 +242,12 @@ function recordReplicaMetrics(master: MasterHandle): void {
 /** Removes CAS objects nothing references (left by a crash between capture and record). */
 async function sweepOrphans(workspace: Workspace, snapshots: Snapshots): Promise<void> {
   try {
-    const swept = await snapshots.cleanOrphans(workspace.store);
+    // Content a master keeps for rejected write-backs is referenced too.
+    const owner = {
+      hashes: () =>
+        new Set([...workspace.store.hashes(), ...keptConflictHashes(workspace.store.db)]),
+    };
+    const swept = await snapshots.cleanOrphans(owner);
     if (swept.removedObjects > 0) log("info", "removed orphaned content", swept);
   } catch (error) {
     log("warn", "orphan sweep failed", { error });

@@ -25,6 +25,7 @@ Deno.test("resolveConfig() gives every default", () => {
     heartbeatMs: 1000,
     debounceMs: 50,
     maxWritebackBytes: 64 * 1024 * 1024,
+    writebackModeBits: 0o777,
     snapshots: { maxSnapshots: 100, maxAgeDays: 30 },
     noSnapshots: false,
     sources: config.sources,
@@ -640,4 +641,33 @@ Deno.test("resolveConfig() gives local-sync its longer debounce unless one is se
   assertEquals(chosen.debounceMs, 20);
   const replica = resolveConfig({ ...base, argv: ["--connect", "/tmp/m.sock"] });
   assertEquals(replica.debounceMs, 50);
+});
+
+Deno.test("resolveConfig() reads --writeback-mode-bits in octal and refuses anything else", async (t) => {
+  const cases = [
+    { description: "leading zero", input: "0755", expected: 0o755 },
+    { description: "bare digits", input: "755", expected: 0o755 },
+    { description: "0o prefix", input: "0o4755", expected: 0o4755 },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => {
+      const config = resolveConfig({
+        argv: ["--writeback-mode-bits", input],
+        env: {},
+        cwd: "/nonexistent/ws",
+      });
+      assertEquals(config.writebackModeBits, expected);
+    });
+  }
+  for (const bad of ["0x1ff", "789", "99999"]) {
+    await t.step(`refuses "${bad}"`, () => {
+      let failed = false;
+      try {
+        resolveConfig({ argv: ["--writeback-mode-bits", bad], env: {}, cwd: "/nonexistent/ws" });
+      } catch (error) {
+        failed = error instanceof Error && error.message.includes("writeback-mode-bits");
+      }
+      assertEquals(failed, true);
+    });
+  }
 });
