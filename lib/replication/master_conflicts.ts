@@ -39,7 +39,11 @@ const COLUMNS = `id, sandbox_id AS sandboxId, local_seq AS localSeq, path, opera
 export class MasterConflicts {
   readonly #statement: (sql: string) => StatementSync;
 
-  /** @param db The master's database, already migrated. */
+  /**
+   * Opens the record.
+   *
+   * @param db The master's database, already migrated.
+   */
   constructor(db: DatabaseSync) {
     this.#statement = statementCache(db);
   }

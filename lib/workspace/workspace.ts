@@ -164,6 +164,8 @@ export class Workspace {
   readonly origin: string;
   /** Whether files are written through the CAS's tmp folder (see `WriteToOptions.tempInStore`). */
   readonly #tempInStore: boolean;
+  /** `--ignore` patterns, applied with `.chronicleignore`'s whenever it is read again. */
+  readonly #configuredIgnore: string[];
   /** The one executor of changes to the disk (see lib/workspace/workspace_disk.ts). */
   readonly #disk: WorkspaceDisk;
   readonly #queue = new SerialQueue();
@@ -184,6 +186,7 @@ export class Workspace {
     origin: string,
     tempInStore: boolean,
     hooks: DiskHooks,
+    configuredIgnore: string[],
   ) {
     this.layout = layout;
     this.store = store;
@@ -192,6 +195,7 @@ export class Workspace {
     this.origin = origin;
     this.#tempInStore = tempInStore;
     this.#disk = new WorkspaceDisk(layout.root, { hooks });
+    this.#configuredIgnore = configuredIgnore;
   }
 
   /**
@@ -227,6 +231,7 @@ export class Workspace {
         options.origin ?? "local",
         sameFileSystem,
         options.hooks ?? {},
+        options.ignore ?? [],
       );
     } catch (error) {
       store.close();
@@ -631,8 +636,23 @@ export class Workspace {
     );
     await this.cas.syncDeferred(); // the content stored above, durable before it is recorded
     const recorded = this.store.record(changes, states); // one commit for both
+    if (recorded.some((iteration) => iteration.path === IGNORE_FILE)) this.#reloadIgnore();
     for (const problem of problems) log("warn", "not recorded", problem);
     return { recorded, problems };
+  }
+
+  /**
+   * Reads `.chronicleignore` again and applies it without a restart (issue #18), then
+   * scans: paths no longer ignored are recorded. On a master only the agent host can have
+   * changed it (a sandbox's write-back of it is refused, see SECURITY.md).
+   */
+  #reloadIgnore(): void {
+    readIgnoreFile(this.root).then((lines) => {
+      if (this.#closed) return;
+      this.filter.setPatterns([...this.#configuredIgnore, ...lines]);
+      log("info", "applied .chronicleignore", { patterns: lines.filter((l) => l.trim()).length });
+      return this.scan(); // queued behind the capture that saw the change
+    }).catch((error) => log("warn", "could not apply .chronicleignore", { error }));
   }
 
   /** Adds the live iterations the local filter lets through to `live`, by path. */
@@ -971,9 +991,12 @@ function dedupeScopes(scopes: string[]): string[] {
   return kept.paths;
 }
 
+/** The workspace's own ignore file, read at open and again whenever it changes. */
+const IGNORE_FILE = ".chronicleignore";
+
 async function readIgnoreFile(root: string): Promise<string[]> {
   try {
-    return (await Deno.readTextFile(`${root}/.chronicleignore`)).split(/\r?\n/);
+    return (await Deno.readTextFile(`${root}/${IGNORE_FILE}`)).split(/\r?\n/);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;

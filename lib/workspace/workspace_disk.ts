@@ -31,6 +31,8 @@ export class ForbiddenWriteError extends Error {
   /** The workspace path. */
   readonly path: string;
   /**
+   * Makes the error.
+   *
    * @param path The workspace path.
    * @param problem What is forbidden, in words.
    */
@@ -66,6 +68,8 @@ export class WorkspaceDisk {
   readonly #hooks: DiskHooks;
 
   /**
+   * Makes an executor for one workspace.
+   *
    * @param root Absolute workspace root.
    * @param options Hooks for tests.
    */
