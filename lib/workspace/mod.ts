@@ -39,6 +39,8 @@ export {
   type WorkspaceDiskOptions,
 } from "./workspace_disk.ts";
 export {
+  type BytesWriteInput,
+  bytesWriteMode,
   CONTROL_FILES,
   DEFAULT_WRITEBACK_MODE_BITS,
   isControlFile,

@@ -1,4 +1,5 @@
 import { posix } from "node:path";
+import { S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 
 /**
  * Permission bits a replica's write-back may set by default: read, write and execute for
@@ -71,4 +72,45 @@ export function maskMode(mode: number, allowed: number): number {
  */
 export function isControlFile(path: string): boolean {
   return CONTROL_FILES.includes(path);
+}
+
+/** What {@linkcode bytesWriteMode} looks at. */
+export interface BytesWriteInput {
+  /** Whether a symbolic link is on disk at the path now. */
+  linkOnDisk: boolean;
+  /** The path's last recorded mode, or `undefined` when nothing (or a deletion) is recorded. */
+  recordedMode: number | undefined;
+  /** The mode the caller gave, if any. */
+  given: number | undefined;
+}
+
+/**
+ * The mode a write of bytes gives a regular file: the one given, else the last recorded
+ * one, else `0o100644`. A link at the path (on disk or as recorded) is never rewritten by
+ * bytes: writing a link's target as content would make the body a new link target.
+ *
+ * @param input What is at the path and what was asked.
+ * @returns `{ mode }`, or `{ problem }` in words when the write must be refused.
+ *
+ * @example Deciding
+ * ```ts
+ * import { bytesWriteMode } from "./write_rules.ts";
+ * bytesWriteMode({ linkOnDisk: false, recordedMode: 0o100755, given: undefined });
+ * // { mode: 0o100755 }
+ * ```
+ */
+export function bytesWriteMode(input: BytesWriteInput): { mode: number } | { problem: string } {
+  const isLink = (mode: number | undefined) => mode !== undefined && (mode & S_IFMT) === S_IFLNK;
+  if (input.linkOnDisk || isLink(input.recordedMode)) {
+    return {
+      problem:
+        "a symbolic link is there; bytes are written to regular files only (remove the link first)",
+    };
+  }
+  const mode = input.given ?? input.recordedMode ?? 0o100644;
+  const type = mode & S_IFMT;
+  if (type !== 0 && type !== S_IFREG) {
+    return { problem: `mode ${mode.toString(8)} is not a regular file's` };
+  }
+  return { mode };
 }

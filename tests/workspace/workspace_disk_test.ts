@@ -9,6 +9,7 @@ import { lstatOrNullSync } from "../../lib/disk/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { DiskWriter } from "../../lib/snapshot/mod.ts";
 import {
+  bytesWriteMode,
   type DiskOperation,
   ForbiddenWriteError,
   linkTargetProblem,
@@ -50,6 +51,55 @@ Deno.test("maskMode() keeps the type and only the allowed permission bits", asyn
   ];
   for (const { description, input, expected } of cases) {
     await t.step(description, () => assert.equal(maskMode(input[0]!, input[1]!), expected));
+  }
+});
+
+Deno.test("bytesWriteMode() picks a regular file's mode and refuses links and other types", async (t) => {
+  const none = { linkOnDisk: false, recordedMode: undefined, given: undefined };
+  const cases = [
+    { description: "nothing recorded: 0644", input: none, expected: { mode: 0o100644 } },
+    {
+      description: "the recorded mode is kept",
+      input: { ...none, recordedMode: 0o100755 },
+      expected: { mode: 0o100755 },
+    },
+    {
+      description: "the given mode wins",
+      input: { ...none, recordedMode: 0o100755, given: 0o100600 },
+      expected: { mode: 0o100600 },
+    },
+    {
+      description: "permission bits alone",
+      input: { ...none, given: 0o640 },
+      expected: { mode: 0o640 },
+    },
+    {
+      description: "a link on disk",
+      input: { ...none, linkOnDisk: true, given: 0o100644 },
+      expected: { problem: "symbolic link" },
+    },
+    {
+      description: "a link as recorded",
+      input: { ...none, recordedMode: 0o120777 },
+      expected: { problem: "symbolic link" },
+    },
+    {
+      description: "a folder's mode given",
+      input: { ...none, given: 0o40755 },
+      expected: { problem: "not a regular file's" },
+    },
+    {
+      description: "a link's mode given",
+      input: { ...none, given: 0o120777 },
+      expected: { problem: "not a regular file's" },
+    },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => {
+      const decision = bytesWriteMode(input);
+      if ("mode" in expected) assert.deepEqual(decision, expected);
+      else assert.ok("problem" in decision && decision.problem.includes(expected.problem));
+    });
   }
 });
 
