@@ -18,12 +18,13 @@ export interface WorkspaceLayout {
 
 /** Options for {@linkcode resolveLayout}; relative paths resolve against the current folder. */
 export interface LayoutOptions {
+  /** The workspace folder. */
   root: string;
-  /** @default {`ROOT/.chronicle`} */
+  /** The data folder. @default {`ROOT/.chronicle`} */
   dataDir?: string | undefined;
-  /** @default {`DATA/chronicle.db`} */
+  /** The SQLite database. @default {`DATA/chronicle.db`} */
   database?: string | undefined;
-  /** @default {`DATA/cas`} */
+  /** The CAS folder. @default {`DATA/cas`} */
   casDir?: string | undefined;
 }
 

@@ -29,7 +29,8 @@ export {
   resolveLayout,
   type WorkspaceLayout,
 } from "./layout.ts";
-export { type CapturePlan, planCapture, RACY_WINDOW_MS } from "./plan_capture.ts";
+export { type CapturePlan, planCapture, RACY_WINDOW_MS, type SeenFile } from "./plan_capture.ts";
+export type { Observation } from "./file_observation.ts";
 export { Debouncer } from "./debouncer.ts";
 export {
   type DiskHooks,

@@ -50,10 +50,15 @@ const SCAN_SLICE_MAX = 2048;
  * API (write-through) or from the disk (scan and watcher).
  */
 export class Workspace {
+  /** Where the workspace, its data folder, database and CAS are. */
   readonly layout: WorkspaceLayout;
+  /** The iterations and file states recorded. */
   readonly store: Store;
+  /** The content store every recorded version's bytes are in. */
   readonly cas: Cas;
+  /** The ignore patterns, local and per direction of replication. */
   readonly filter: DirectionalFilter;
+  /** Origin of changes found on disk (`local` unless told otherwise). */
   readonly origin: string;
   /** `--ignore` patterns, applied with `.chronicleignore`'s whenever it is read again. */
   readonly #configuredIgnore: string[];

@@ -56,6 +56,7 @@ export interface ApplyChangesResult {
 
 /** What a capture (scan or watcher batch) recorded. */
 export interface CaptureResult {
+  /** The iterations recorded, in path order. */
   recorded: Iteration[];
   /** Paths that could not be recorded, each with its reason. */
   problems: Array<{ path: string; reason: string }>;
