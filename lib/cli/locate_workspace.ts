@@ -1,6 +1,6 @@
 import { dirname, join, resolve } from "node:path";
 import { openDatabase } from "../db/mod.ts";
-import { DEFAULT_DATA_DIR, resolveLayout, type WorkspaceLayout } from "../workspace/layout.ts";
+import { DEFAULT_DATA_DIR, resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError } from "./errors.ts";
 
 /** The options every history command accepts to find its workspace (SURFACES.md). */
