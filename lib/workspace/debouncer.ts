@@ -28,12 +28,7 @@ export class Debouncer<K> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #firstAt = 0;
 
-  /**
-   * Makes the debouncer; nothing is pending.
-   *
-   * @param options Quiet time, longest wait, and which keys wait for which.
-   * @param flush Called with each batch once it is quiet (or waited long enough).
-   */
+  /** Makes a debouncer that hands each batch of keys to `flush`. */
   constructor(options: DebouncerOptions<K>, flush: (batch: Set<K>) => void) {
     this.#quietMs = options.quietMs;
     this.#maxWaitMs = options.maxWaitMs ?? options.quietMs * 20;

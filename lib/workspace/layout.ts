@@ -20,11 +20,23 @@ export interface WorkspaceLayout {
 export interface LayoutOptions {
   /** The workspace folder. */
   root: string;
-  /** The data folder. @default {`ROOT/.chronicle`} */
+  /**
+   * Database and CAS folder.
+   *
+   * @default {`ROOT/.chronicle`}
+   */
   dataDir?: string | undefined;
-  /** The SQLite database. @default {`DATA/chronicle.db`} */
+  /**
+   * The SQLite database file.
+   *
+   * @default {`DATA/chronicle.db`}
+   */
   database?: string | undefined;
-  /** The CAS folder. @default {`DATA/cas`} */
+  /**
+   * The CAS folder.
+   *
+   * @default {`DATA/cas`}
+   */
   casDir?: string | undefined;
 }
 

@@ -30,8 +30,8 @@ export {
   type WorkspaceLayout,
 } from "./layout.ts";
 export { type CapturePlan, planCapture, RACY_WINDOW_MS, type SeenFile } from "./plan_capture.ts";
-export type { Observation } from "./file_observation.ts";
 export { Debouncer } from "./debouncer.ts";
+export type { Observation } from "./file_observation.ts";
 export {
   type DiskHooks,
   type DiskOperation,
