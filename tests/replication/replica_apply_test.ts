@@ -153,9 +153,12 @@ Deno.test("inline content that does not hash to its notification's hash is never
     const workspace = await Workspace.open({ root: `${root}/r` });
     const replica = await startReplica({ workspace, connect: `${root}/m.sock` });
     try {
+      // A copy is renamed into place before it is recorded (visibleFirst): wait for both.
       await waitFor(
-        "the real content on the replica",
-        async () => await readText(`${root}/r/a.txt`) === "the master's real content",
+        "the real content on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/a.txt`) === "the master's real content" &&
+          workspace.store.latest("a.txt") !== undefined,
       );
       assert.equal(fetches, 1);
       assert.deepEqual(workspace.store.history("a.txt").map((it) => it.hash), [hash]);
