@@ -23,6 +23,7 @@ export {
 export { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 export { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 export type { ContentTier } from "./content_tier.ts";
+export { type FileHash, hashFile } from "./hash_file.ts";
 export { manifestProblem } from "./manifest_problem.ts";
 export { SMALL_OBJECT_LIMIT } from "./small_objects.ts";
 export {

@@ -1,13 +1,10 @@
-import { createHash } from "node:crypto";
+import { hashFile } from "../cas/mod.ts";
 import { dirname } from "node:path";
 import { syncDir, writeAll } from "../disk/mod.ts";
 
-/** Lowercase hex SHA-256 of a file, read in pieces. */
+/** Lowercase hex SHA-256 of a file, read in pieces (see `hashFile` in lib/cas). */
 export async function sha256File(path: string): Promise<string> {
-  const hasher = createHash("sha256");
-  using file = await Deno.open(path, { read: true });
-  for await (const piece of file.readable) hasher.update(piece);
-  return hasher.digest("hex");
+  return (await hashFile(path)).hash;
 }
 
 /** Writes bytes to a new file and fsyncs it (the folder is synced by the caller). */

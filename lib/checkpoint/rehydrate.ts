@@ -1,4 +1,4 @@
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { forEachLimited } from "../concurrency/mod.ts";
 import {
   Cas,
@@ -17,7 +17,7 @@ import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
 import { casPath, copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
 import { checkpointTree, surveyTarget, type TargetSurvey } from "./_target.ts";
 import { lstatOrNull } from "../disk/mod.ts";
-import { resolveLayout } from "../workspace/mod.ts";
+import { resolveLayout, WorkspaceDisk } from "../workspace/mod.ts";
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,
@@ -342,19 +342,19 @@ async function materialize(
   >
 > {
   await Deno.mkdir(workspace, { recursive: true });
+  const disk = new WorkspaceDisk(workspace);
   const result = { files: 0, symlinks: 0, bytes: 0, problems: [] as RehydrateProblem[] };
   const isLink = (entry: Iteration) => (entry.mode & S_IFMT) === S_IFLNK;
   const write = async (entry: Iteration): Promise<void> => {
     try {
       const path = normalizeWorkspacePath(entry.path, { dataDir });
-      const dest = join(workspace, ...path.split("/"));
-      await makeParents(workspace, path);
       const type = entry.mode & S_IFMT;
       if (type === S_IFLNK) {
         const target = new TextDecoder().decode(await cas.readBytes(entry.hash));
-        await replaceWithSymlink(dest, target);
+        await replaceWithSymlink(disk, path, target);
         result.symlinks++;
       } else if (type === S_IFREG || type === 0) {
+        const dest = await disk.prepareFile(path);
         if ((await lstatOrNull(dest))?.isDirectory) throw new Error("a folder is in the way");
         await cas.writeTo(entry.hash, dest, { mode: entry.mode & 0o7777 });
         const seconds = entry.timestamp / 1000;
@@ -371,13 +371,12 @@ async function materialize(
   // Folders (PROTOCOL.md §8) made first; their modes set last, deepest first, so a
   // read-only folder never refuses what goes inside it.
   const folders = tree.filter((entry) => isFolderMode(entry.mode));
-  const made: Array<{ entry: Iteration; dest: string }> = [];
+  const made: Array<{ entry: Iteration; path: string }> = [];
   for (const entry of folders) {
     try {
       const path = normalizeWorkspacePath(entry.path, { dataDir });
-      const dest = join(workspace, ...path.split("/"));
-      await makeParents(workspace, `${path}/x`);
-      made.push({ entry, dest });
+      await disk.mkdir(path); // through the executor: never through a link
+      made.push({ entry, path });
     } catch (error) {
       result.problems.push({ path: entry.path, reason: errorMessage(error) });
     }
@@ -386,8 +385,8 @@ async function materialize(
   // Regular files first, a few at a time; links last, so a link never redirects a write.
   await forEachLimited(contents.filter((entry) => !isLink(entry)), PARALLEL_WRITES, write);
   for (const entry of contents.filter(isLink)) await write(entry);
-  for (const { entry, dest } of made.reverse()) {
-    await Deno.chmod(dest, entry.mode & 0o7777).catch((error) =>
+  for (const { entry, path } of made.reverse()) {
+    await disk.chmod(path, entry.mode).catch((error) =>
       result.problems.push({ path: entry.path, reason: errorMessage(error) })
     );
   }
@@ -395,35 +394,15 @@ async function materialize(
   return result;
 }
 
-/** Creates the folders above a path, refusing to go through a symlink. */
-async function makeParents(workspace: string, path: string): Promise<void> {
-  const segments = path.split("/").slice(0, -1);
-  let current = workspace;
-  for (const segment of segments) {
-    current = join(current, segment);
-    let info = await lstatOrNull(current);
-    if (info === null) {
-      try {
-        await Deno.mkdir(current);
-        continue;
-      } catch (error) {
-        // Another write of this rehydrate made it meanwhile: check what is there now.
-        if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-        info = await lstatOrNull(current);
-      }
-    }
-    if (info === null) throw new Error(`"${relative(workspace, current)}" vanished`);
-    if (info.isSymlink) throw new Error(`"${relative(workspace, current)}" is a symlink`);
-    else if (!info.isDirectory) throw new Error(`"${relative(workspace, current)}" is a file`);
-  }
-}
-
-async function replaceWithSymlink(dest: string, target: string): Promise<void> {
+/** Puts a link at `path` through the workspace's executor (its link rules), unless it is there. */
+async function replaceWithSymlink(
+  disk: WorkspaceDisk,
+  path: string,
+  target: string,
+): Promise<void> {
+  const dest = disk.absolute(path);
   const existing = await lstatOrNull(dest);
   if (existing?.isSymlink && (await Deno.readLink(dest)) === target) return;
   if (existing?.isDirectory) throw new Error("a folder is in the way");
-  // RACE: between the removal and the symlink another process could create the path;
-  // symlink then fails with AlreadyExists and the path is reported as a problem.
-  if (existing !== null) await Deno.remove(dest);
-  await Deno.symlink(target, dest);
+  await disk.writeLink(path, target); // atomic: replaces a file or link there
 }

@@ -1,5 +1,11 @@
 import { openDatabase } from "../db/mod.ts";
-import { ConflictLog, type SyncWaitResult, WriteJournal } from "../replication/mod.ts";
+import {
+  ConflictLog,
+  type MasterConflict,
+  MasterConflicts,
+  type SyncWaitResult,
+  WriteJournal,
+} from "../replication/mod.ts";
 import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
@@ -71,9 +77,12 @@ export function conflictsCommand(args: string[]): Promise<number> {
         name: string;
       }[]).map((row) => row.name),
     );
+    if (tables.has("master_conflicts") && !tables.has("replica_conflicts")) {
+      return Promise.resolve(printMasterConflicts(new MasterConflicts(db).list(), values.json));
+    }
     if (!tables.has("replica_conflicts")) {
       if (values.json) printJson({ conflicts: [], refused: [] });
-      else println("no conflicts (this workspace has never been a replica)");
+      else println("no conflicts (this workspace has never been a master or a replica)");
       return Promise.resolve(0);
     }
     const conflicts = new ConflictLog(db).list();
@@ -112,4 +121,29 @@ export function conflictsCommand(args: string[]): Promise<number> {
   } finally {
     db.close();
   }
+}
+
+/** Prints a master's kept rejections (`chronicle conflicts` on the agent host). */
+function printMasterConflicts(conflicts: MasterConflict[], json: boolean | undefined): number {
+  if (json) {
+    printJson({ conflicts, refused: [] });
+    return 0;
+  }
+  if (conflicts.length === 0) {
+    println("no conflicts");
+    return 0;
+  }
+  const rows = [["time", "sandbox", "path", "operation", "kept content", "reason"]];
+  for (const c of conflicts) {
+    rows.push([
+      formatTime(c.createdMs),
+      c.sandboxId,
+      c.path,
+      c.operation,
+      c.keptHash ?? "-",
+      c.reason,
+    ]);
+  }
+  for (const line of table(rows)) println(line);
+  return 0;
 }

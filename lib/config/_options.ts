@@ -16,7 +16,8 @@ export type ValueKind =
   | "secret"
   | "s3Url"
   | "httpUrl"
-  | "duration";
+  | "duration"
+  | "octal";
 
 /** One configuration option in its three spellings. */
 export interface OptionSpec {
@@ -204,6 +205,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     min: 64,
     max: 65_536,
     unit: "fetches",
+  },
+  {
+    // Permission bits a replica's write-back may set (SECURITY.md); octal, e.g. 0755.
+    key: "writebackModeBits",
+    flag: "writeback-mode-bits",
+    env: ["CHRONICLE_WRITEBACK_MODE_BITS"],
+    file: "writeback_mode_bits",
+    kind: "octal",
+    min: 0,
+    max: 0o7777,
   },
   {
     key: "snapshots.maxSnapshots",

@@ -100,6 +100,13 @@ export function parseValue(spec: OptionSpec, raw: RawValue): unknown {
       if (url.hostname === "") fail("the URL has no host");
       return value;
     }
+    case "octal": {
+      // Permission bits: 0777, 777 or 0o777 (a number in a file is taken as written in octal).
+      const digits = typeof raw.value === "number" ? String(raw.value) : text().trim();
+      const match = /^(?:0o)?([0-7]{1,5})$/.exec(digits);
+      if (!match) fail("expected permission bits in octal, like 0755");
+      return inRange(spec, parseInt(match![1]!, 8), fail);
+    }
     case "integer": {
       let value: number;
       if (typeof raw.value === "number") value = raw.value;

@@ -51,6 +51,7 @@ const DEFAULTS = {
   idleTimeoutMs: 60_000,
   maxPartialFrameBytes: 128 * 1024 * 1024,
   maxQueuedFetches: 256,
+  writebackModeBits: 0o777,
   "snapshots.maxSnapshots": DEFAULT_SNAPSHOT_CONFIG.maxSnapshots,
   "snapshots.maxAgeDays": DEFAULT_SNAPSHOT_CONFIG.maxAgeDays,
   noSnapshots: false,
@@ -164,6 +165,7 @@ export function resolveConfig(options: ResolveConfigOptions): ChronicleConfig {
     debounceMs: take("debounceMs", localSync ? LOCAL_SYNC_DEBOUNCE_MS : DEFAULTS.debounceMs),
     maxWritebackBytes: take("maxWritebackBytes", DEFAULTS.maxWritebackBytes),
     ...connectionLimits(take),
+    writebackModeBits: take("writebackModeBits", DEFAULTS.writebackModeBits),
     snapshots: {
       maxSnapshots: take("snapshots.maxSnapshots", DEFAULTS["snapshots.maxSnapshots"]),
       maxAgeDays: take("snapshots.maxAgeDays", DEFAULTS["snapshots.maxAgeDays"]),

@@ -55,6 +55,7 @@ export type ConfigKey =
   | "idleTimeoutMs"
   | "maxPartialFrameBytes"
   | "maxQueuedFetches"
+  | "writebackModeBits"
   | "snapshots.maxSnapshots"
   | "snapshots.maxAgeDays"
   | "noSnapshots"
@@ -132,6 +133,11 @@ export interface ChronicleConfig {
   maxPartialFrameBytes: number;
   /** Content fetches one replica connection may have outstanding. @default {256} */
   maxQueuedFetches: number;
+  /**
+   * Permission bits a replica's write-back may set; the others are cleared (no setuid,
+   * setgid or sticky by default). @default {0o777}
+   */
+  writebackModeBits: number;
   /** Retention of pre-action snapshots (file section `chronicle:`). */
   snapshots: SnapshotRetention;
   /** Take no pre-action snapshots. @default {false} */

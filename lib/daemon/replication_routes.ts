@@ -66,7 +66,12 @@ export function replicationRoutes(handle: () => ReplicationHandle): Hono {
     }
   });
   app.get("/conflicts", (c) => {
-    const replica = requireReplica(handle());
+    const current = handle();
+    // A master lists what it rejected (and kept); a replica what its master rejected.
+    if (current.kind === "master") {
+      return c.json({ conflicts: current.master.conflicts(), refused: [] });
+    }
+    const replica = requireReplica(current);
     const status = replica.status();
     return c.json({ conflicts: status.conflicts, refused: status.refused });
   });

@@ -12,6 +12,7 @@ import { configureLogging, errorMessage, log } from "../log/mod.ts";
 import { mcpRoutes } from "../mcp/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import {
+  keptConflictHashes,
   type MasterHandle,
   type MasterStatus,
   type ReplicaStatus,
@@ -291,6 +292,7 @@ async function startReplication(
         handshakeTimeoutMs: config.handshakeTimeoutMs,
         maxPartialFrameBytes: config.maxPartialFrameBytes,
         maxQueuedFetches: config.maxQueuedFetches,
+        writebackModeBits: config.writebackModeBits,
       }));
     log("info", "replication master listening", {
       socket: config.socket,
@@ -386,7 +388,12 @@ function recordReplicaMetrics(master: MasterHandle): void {
 /** Removes CAS objects nothing references (left by a crash between capture and record). */
 async function sweepOrphans(workspace: Workspace, snapshots: Snapshots): Promise<void> {
   try {
-    const swept = await snapshots.cleanOrphans(workspace.store);
+    // Content a master keeps for rejected write-backs is referenced too.
+    const owner = {
+      hashes: () =>
+        new Set([...workspace.store.hashes(), ...keptConflictHashes(workspace.store.db)]),
+    };
+    const swept = await snapshots.cleanOrphans(owner);
     if (swept.removedObjects > 0) log("info", "removed orphaned content", swept);
   } catch (error) {
     log("warn", "orphan sweep failed", { error });

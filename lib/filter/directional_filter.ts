@@ -34,20 +34,52 @@ export class DirectionalFilter {
   /** Excluded from replica → master write-backs. */
   readonly toMaster: PathFilter;
 
-  private constructor(local: PathFilter, toReplica: PathFilter, toMaster: PathFilter) {
+  readonly #options: DirectionalFilterOptions;
+
+  private constructor(
+    local: PathFilter,
+    toReplica: PathFilter,
+    toMaster: PathFilter,
+    options: DirectionalFilterOptions,
+  ) {
     this.local = local;
     this.toReplica = toReplica;
     this.toMaster = toMaster;
+    this.#options = options;
   }
 
   /** Builds the three filters from defaults, shared patterns and per-direction patterns. */
   static create(options: DirectionalFilterOptions = {}): DirectionalFilter {
-    const base = [...DEFAULT_PATTERNS, ...(options.patterns ?? [])];
-    if (options.dataDir) base.push(`/${options.dataDir}/`);
+    const lists = patternLists(options);
     return new DirectionalFilter(
-      new PathFilter(base),
-      new PathFilter([...base, ...(options.toReplica ?? [])]),
-      new PathFilter([...base, ...(options.toMaster ?? [])]),
+      new PathFilter(lists.local),
+      new PathFilter(lists.toReplica),
+      new PathFilter(lists.toMaster),
+      options,
     );
   }
+
+  /**
+   * Replaces the shared patterns (`--ignore` and `.chronicleignore`), keeping the
+   * defaults, the data folder and the per-direction ones; every holder of the three
+   * filters sees the change at once.
+   *
+   * @param patterns The shared patterns now.
+   */
+  setPatterns(patterns: string[]): void {
+    const lists = patternLists({ ...this.#options, patterns });
+    this.local.replace(lists.local);
+    this.toReplica.replace(lists.toReplica);
+    this.toMaster.replace(lists.toMaster);
+  }
+}
+
+function patternLists(options: DirectionalFilterOptions) {
+  const base = [...DEFAULT_PATTERNS, ...(options.patterns ?? [])];
+  if (options.dataDir) base.push(`/${options.dataDir}/`);
+  return {
+    local: base,
+    toReplica: [...base, ...(options.toReplica ?? [])],
+    toMaster: [...base, ...(options.toMaster ?? [])],
+  };
 }

@@ -8,7 +8,7 @@ import { compilePattern, type FastMatcher, fastMatches } from "./compile_pattern
  * order matters, so the full matcher decides everything.
  */
 export class PathFilter {
-  readonly #patterns: readonly string[];
+  #patterns: readonly string[];
   #compiled: { fast: FastMatcher[]; full: Ignore | undefined } | undefined;
 
   /**
@@ -18,6 +18,17 @@ export class PathFilter {
    */
   constructor(patterns: Iterable<string> = []) {
     this.#patterns = [...patterns];
+  }
+
+  /**
+   * Replaces the patterns: every holder of this filter sees the new ones at once (a
+   * `.chronicleignore` edited while Chronicle runs).
+   *
+   * @param patterns Gitignore lines; blanks and `#` comments are skipped.
+   */
+  replace(patterns: Iterable<string>): void {
+    this.#patterns = [...patterns];
+    this.#compiled = undefined;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { errorMessage, log } from "../log/mod.ts";
+import { log } from "../log/mod.ts";
 import { sameSecret } from "../net/mod.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 
@@ -38,12 +38,8 @@ export function createApp(options: AppOptions): Hono {
     }
     if (error instanceof SyntaxError) return errorResponse(c, 400, "bad_request", error.message);
     log("error", "request failed", { method: c.req.method, path: c.req.path, error });
-    return errorResponse(
-      c,
-      500,
-      "internal",
-      errorMessage(error),
-    );
+    // The details (which may name the server's files) go to the log only.
+    return errorResponse(c, 500, "internal", "Internal error; the server's log has the details");
   });
   return app;
 }

@@ -1,7 +1,6 @@
 import { readBodyLimited } from "./body_limit.ts";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
-import type { Context } from "hono";
 import { errorMessage, log } from "../log/mod.ts";
 import {
   diffIterations,
@@ -11,7 +10,7 @@ import {
 } from "../history/mod.ts";
 import { PathError } from "../paths/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS, S_IFLNK, S_IFMT } from "../store/mod.ts";
-import type { Workspace } from "../workspace/mod.ts";
+import { ForbiddenWriteError, type Workspace } from "../workspace/mod.ts";
 import { HttpError } from "./errors.ts";
 import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
 
@@ -71,6 +70,11 @@ export function filesRoutes(workspace: Workspace): Hono {
   });
 
   app.put("/files/*", async (c) => {
+    return await writing(() => putFile(c));
+  });
+
+  /** `PUT /files/{path}`: a regular file; a link there is refused (409), never rewritten. */
+  async function putFile(c: Context): Promise<Response> {
     const route = fileRoute(c.req.url);
     if (route.op !== "content") {
       throw new HttpError(400, "bad_request", "Only a file path can be written");
@@ -86,7 +90,7 @@ export function filesRoutes(workspace: Workspace): Hono {
     });
     const latest = iteration ?? store.latest(path)!;
     return c.json(historyEntry(latest), iteration ? 201 : 200);
-  });
+  }
 
   app.delete("/files/*", async (c) => {
     const route = fileRoute(c.req.url);
@@ -96,7 +100,7 @@ export function filesRoutes(workspace: Workspace): Hono {
     const path = checked(workspace, route.path);
     const latest = store.latest(path);
     if (!latest || latest.deleted) throw new HttpError(404, "not_found", `Unknown path "${path}"`);
-    const iteration = await workspace.remove(path, { origin: ORIGINS.api });
+    const iteration = await writing(() => workspace.remove(path, { origin: ORIGINS.api }));
     return c.json(historyEntry(iteration ?? store.latest(path)!));
   });
 
@@ -135,13 +139,68 @@ async function diffResponse(c: Context, workspace: Workspace, path: string): Pro
   });
 }
 
+/**
+ * The route of a `/files/…` request, from the path exactly as sent: `new URL()` would
+ * resolve `..` and `%2e%2e` segments first, and a cut at a fixed offset would then land
+ * in another name. Dot segments and empty ones are refused, never resolved.
+ */
 function fileRoute(url: string): FileRoute {
-  const rawPath = new URL(url).pathname;
+  let route: FileRoute;
   try {
-    return parseFileRoute(rawPath.slice("/files/".length));
+    route = parseFileRoute(rawFilesTail(url));
   } catch (error) {
     throw new HttpError(400, "bad_request", errorMessage(error));
   }
+  for (const segment of route.path.split("/")) {
+    if (segment === "." || segment === ".." || segment === "") {
+      throw new HttpError(
+        400,
+        "bad_path",
+        `Invalid path "${
+          route.path.slice(0, 200)
+        }": "." and ".." segments and empty names are refused, never resolved`,
+      );
+    }
+  }
+  return route;
+}
+
+/**
+ * Runs a write, turning what the workspace refuses into a 4xx with a message that names
+ * the workspace path only (never a file of the server's).
+ */
+async function writing<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    if (error instanceof ForbiddenWriteError) throw new HttpError(409, "forbidden", error.message);
+    if (error instanceof PathError) throw new HttpError(409, "bad_path", error.message);
+    const refused = REFUSED_BY_DISK.find(([type]) => error instanceof type);
+    if (refused) throw new HttpError(409, "conflict", refused[1]);
+    if ((error as { code?: unknown } | null)?.code === "ENAMETOOLONG") {
+      throw new HttpError(400, "bad_path", "A name in the path is too long for the file system");
+    }
+    throw error;
+  }
+}
+
+/** Disk errors that mean the path cannot take the write, each with what to tell the caller. */
+const REFUSED_BY_DISK: Array<[abstract new (...args: never[]) => Error, string]> = [
+  [Deno.errors.IsADirectory, "A folder is in the way of the path"],
+  [Deno.errors.NotADirectory, "A file is in the way: one of the path's folders is a file"],
+  [Deno.errors.AlreadyExists, "Something is already in the way of the path"],
+];
+
+/** The part of a request URL after `/files/`, as sent (still percent-encoded, dots kept). */
+function rawFilesTail(url: string): string {
+  const afterScheme = url.indexOf("://");
+  const start = url.indexOf("/", afterScheme === -1 ? 0 : afterScheme + 3);
+  let path = start === -1 ? "/" : url.slice(start);
+  const end = path.search(/[?#]/);
+  if (end !== -1) path = path.slice(0, end);
+  if (!path.startsWith("/files/")) throw new TypeError("Expected a path under /files/");
+  return path.slice("/files/".length);
 }
 
 function checked(workspace: Workspace, path: string): string {

@@ -48,11 +48,20 @@ export function normalizeWorkspacePath(path: string, options: NormalizeOptions =
   const normalized = segments.join("/");
   if (normalized === "" && !options.allowRoot) throw new PathError(path, "empty path");
   if (normalized.length > 4096) throw new PathError(path, "longer than 4096 characters");
+  for (const segment of segments) {
+    if (UTF8.encode(segment).length > NAME_MAX_BYTES) {
+      throw new PathError(path, `a name is longer than ${NAME_MAX_BYTES} bytes`);
+    }
+  }
   if (options.dataDir && isInside(normalized, options.dataDir)) {
     throw new PathError(path, "inside Chronicle's data folder");
   }
   return normalized;
 }
+
+/** The longest file or folder name file systems take (NAME_MAX), in UTF-8 bytes. */
+const NAME_MAX_BYTES = 255;
+const UTF8 = new TextEncoder();
 
 /** Whether `path` is `folder` itself or lies beneath it (both normalized, relative). */
 export function isInside(path: string, folder: string): boolean {

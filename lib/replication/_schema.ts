@@ -74,6 +74,7 @@ export const REPLICA_MIGRATIONS: Migration[] = [
  * | --- | --- |
  * | `master_replicas` | per sandbox id: the highest sequence it acknowledged, when it was first and last seen |
  * | `master_writebacks` | the outcome of every write-back entry, by sandbox id and local sequence, so an entry resent after a lost answer is answered again and never applied twice |
+ * | `master_conflicts` | write-back entries the master rejected (a conflict, a forbidden change, a filtered path, a failure), with the sender, the reason and the hash of the content kept in the master's CAS: what a sandbox thrown away took along is still here |
  * | `master_applying` | each state a write-back entry being written to the workspace may leave a path in (a rename leaves two paths, and passes through two modes when it changes the mode), until its outcome is stored: what a restart finds of them on disk is theirs, not the agent's |
  */
 export const MASTER_MIGRATIONS: Migration[] = [
@@ -116,4 +117,17 @@ export const MASTER_MIGRATIONS: Migration[] = [
      FROM master_applying;
    DROP TABLE master_applying;
    ALTER TABLE master_applying_states RENAME TO master_applying;`,
+  `CREATE TABLE master_conflicts (
+     id         INTEGER PRIMARY KEY AUTOINCREMENT,
+     sandbox_id TEXT    NOT NULL,
+     local_seq  INTEGER NOT NULL,
+     path       TEXT    NOT NULL,
+     operation  TEXT    NOT NULL,
+     reason     TEXT    NOT NULL,
+     kept_hash  TEXT,
+     kept_size  INTEGER NOT NULL,
+     kept_mode  INTEGER NOT NULL,
+     created_ms INTEGER NOT NULL
+   );
+   CREATE INDEX master_conflicts_hash ON master_conflicts (kept_hash);`,
 ];

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { sha256Hex } from "../cas/mod.ts";
+import { hashFile, sha256Hex } from "../cas/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT } from "../store/mod.ts";
 
 /** A path's recorded state, to compare with the disk. */
@@ -55,25 +54,14 @@ export async function diskMatches(
   }
   if (((info.mode ?? 0) & 0o7777) !== (expected.mode & 0o7777)) return false;
   if (info.size !== expected.size) return false;
-  return await hashFile(`${root}/${path}`) === expected.hash;
+  return await hashOrNull(`${root}/${path}`) === expected.hash;
 }
 
-async function hashFile(path: string): Promise<string | null> {
-  const hasher = createHash("sha256");
-  let file: Deno.FsFile;
+async function hashOrNull(path: string): Promise<string | null> {
   try {
-    file = Deno.openSync(path, { read: true });
+    return (await hashFile(path)).hash;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
-  try {
-    const buffer = new Uint8Array(256 * 1024);
-    for (let n = await file.read(buffer); n !== null; n = await file.read(buffer)) {
-      hasher.update(buffer.subarray(0, n));
-    }
-  } finally {
-    file.close();
-  }
-  return hasher.digest("hex");
 }

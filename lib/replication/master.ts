@@ -14,6 +14,7 @@ import type { Workspace } from "../workspace/mod.ts";
 import { MAX_FRAME_PAYLOAD, type WireMessage, type WriteBackMessage } from "../wire/mod.ts";
 import { decideCatchup } from "./catchup_decision.ts";
 import { MasterState } from "./master_state.ts";
+import { type MasterConflict, MasterConflicts } from "./master_conflicts.ts";
 import { NotificationSource } from "./notification_source.ts";
 import { answerContentFetch } from "./content_answer.ts";
 import { type FetchClient, FetchScheduler } from "./fetch_scheduler.ts";
@@ -58,6 +59,8 @@ export interface MasterOptions {
   agentId?: string | undefined;
   /** Largest content a write-back may carry. @default {67108864} */
   maxWritebackBytes?: number;
+  /** Permission bits a write-back may set; others are cleared. @default {0o777} */
+  writebackModeBits?: number;
   /** Per-replica queue bound in notifications; past it the queue is dropped and replay repairs. @default {10000} */
   maxQueueItems?: number;
   /** Per-replica queue bound in bytes. @default {33554432} */
@@ -129,6 +132,8 @@ export interface MasterHandle {
   readonly wsPort: number | null;
   /** Current replicas and their acknowledged sequences. */
   status(): MasterStatus;
+  /** Write-backs this master rejected, newest first, with the content it kept. */
+  conflicts(): MasterConflict[];
   /** Stops listening, disconnects every replica and waits for work in progress. */
   close(): Promise<void>;
 }
@@ -210,6 +215,9 @@ class Master implements MasterHandle {
       ...(options.maxWritebackBytes === undefined
         ? {}
         : { maxContentBytes: options.maxWritebackBytes }),
+      ...(options.writebackModeBits === undefined
+        ? {}
+        : { allowedModeBits: options.writebackModeBits }),
     });
     this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
     this.fetches = new FetchScheduler({
@@ -276,6 +284,10 @@ class Master implements MasterHandle {
       this.wsPort = server.port ?? null;
       log("info", "replication listening", { websocket: server.address });
     }
+  }
+
+  conflicts(): MasterConflict[] {
+    return new MasterConflicts(this.#store.db).list();
   }
 
   status(): MasterStatus {

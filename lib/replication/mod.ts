@@ -83,6 +83,12 @@ export {
 } from "./write_journal.ts";
 export { type Conflict, ConflictLog } from "./conflict_log.ts";
 export {
+  keptConflictHashes,
+  type MasterConflict,
+  MasterConflicts,
+  type NewMasterConflict,
+} from "./master_conflicts.ts";
+export {
   type ConflictChoice,
   isConflictChoice,
   MERGE_ORIGIN,

@@ -1,10 +1,13 @@
 import type { WriteBackEntry } from "../wire/mod.ts";
 import { wirePathProblem } from "../paths/mod.ts";
+import { S_IFLNK, S_IFMT } from "../store/mod.ts";
+import { isControlFile, linkTargetProblem } from "../workspace/mod.ts";
 
 /** The reasons a write-back entry is rejected, as the first word of the wire reason. */
 export type RejectReason =
   | "conflict"
   | "invalid path"
+  | "forbidden"
   | "filtered"
   | "too large"
   | "invalid content"
@@ -118,6 +121,14 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
   if ("problem" in located) return reject("invalid path", located.problem, located.escapes);
   const { paths } = located;
   for (const path of paths) {
+    // Chronicle's own control files set the master's recording policy: only the agent
+    // host changes them (SECURITY.md).
+    if (isControlFile(path)) {
+      return reject(
+        "forbidden",
+        `"${path}" is Chronicle's control file; a sandbox cannot change the master's recording policy (edit it on the agent host)`,
+      );
+    }
     if (facts.paths[path]?.filtered) {
       return reject("filtered", `"${path}" is excluded from replica-to-master replication`);
     }
@@ -142,6 +153,14 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
         "invalid content",
         `${entry.content_bytes.length} bytes sent for a declared size of ${entry.size}`,
       );
+    }
+    // A link's target is its content: judged here when it came along (the workspace's
+    // executor judges stored content when it writes the link).
+    if ((Number(entry.permissions) & S_IFMT) === S_IFLNK && entry.content_bytes !== null) {
+      const problem = linkTargetProblem(paths[0]!, new TextDecoder().decode(entry.content_bytes));
+      if (problem !== null) {
+        return reject("forbidden", `"${paths[0]}" is a symbolic link: ${problem}`);
+      }
     }
   }
   const seen = Number(entry.master_rowid_seen);

@@ -1,13 +1,20 @@
 import { type Cas, CHUNKING_THRESHOLD, isContentHash, sha256Hex } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { isSameState, type Iteration, S_IFMT, S_IFREG, type Store } from "../store/mod.ts";
-import type { Workspace, WorkspaceChange } from "../workspace/mod.ts";
+import {
+  DEFAULT_WRITEBACK_MODE_BITS,
+  ForbiddenWriteError,
+  maskMode,
+  type Workspace,
+  type WorkspaceChange,
+} from "../workspace/mod.ts";
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
-import { errorMessage } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
-import { parentOf, PathSet } from "../paths/mod.ts";
+import { parentOf, PathError, PathSet } from "../paths/mod.ts";
+import { MasterConflicts } from "./master_conflicts.ts";
 import { diskMatches } from "./disk_check.ts";
 import type { AppliedContent, MasterState, WriteBackOutcome } from "./master_state.ts";
 import {
@@ -32,6 +39,12 @@ export interface WriteBackApplierOptions {
   state: MasterState;
   /** Largest content a write-back may carry. @default {67108864} */
   maxContentBytes?: number;
+  /**
+   * Permission bits a write-back may set; the others (setuid, setgid, sticky by
+   * default) are cleared from every mode a replica sends (`--writeback-mode-bits`).
+   * @default {0o777}
+   */
+  allowedModeBits?: number;
 }
 
 /** Most writes and deletions applied together. */
@@ -59,6 +72,8 @@ export class WriteBackApplier {
   readonly #filter: DirectionalFilter;
   readonly #state: MasterState;
   readonly #maxContentBytes: number;
+  readonly #allowedModeBits: number;
+  readonly #conflicts: MasterConflicts;
   readonly #queue = new SerialQueue();
 
   /** @param options See {@linkcode WriteBackApplierOptions}. */
@@ -69,6 +84,8 @@ export class WriteBackApplier {
     this.#filter = options.filter;
     this.#state = options.state;
     this.#maxContentBytes = options.maxContentBytes ?? 64 * 1024 * 1024;
+    this.#allowedModeBits = options.allowedModeBits ?? DEFAULT_WRITEBACK_MODE_BITS;
+    this.#conflicts = new MasterConflicts(options.store.db);
   }
 
   /**
@@ -95,6 +112,7 @@ export class WriteBackApplier {
             );
           });
           outcomes.forEach(countDecided);
+          for (let i = 0; i < run.length; i++) await this.#keep(sandboxId, run[i]!, outcomes[i]!);
           run.forEach((entry, i) => report(result, entry, outcomes[i]!));
           index += run.length;
           continue;
@@ -113,6 +131,7 @@ export class WriteBackApplier {
             if (decided.disconnect) result.disconnect = outcome.reason;
             this.#state.saveOutcome(sandboxId, entry.local_seq, outcome);
             countDecided(outcome);
+            await this.#keep(sandboxId, entry, outcome);
           }
         }
         report(result, entry, outcome);
@@ -194,7 +213,7 @@ export class WriteBackApplier {
     // filtered path, a file not recorded yet) is kept, and the entry fails.
     if (entry.operation.type === "Delete") return { path, remove: true, onlyEmptyFolder: true };
     const hash = entry.content_hash!;
-    const mode = fullMode(Number(entry.permissions));
+    const mode = fullMode(maskMode(Number(entry.permissions), this.#allowedModeBits));
     const bytes = entry.content_bytes;
     // Small content is written from the entry and stored by the write; large content is
     // stored chunked first, so that replicas fetch it in pieces.
@@ -327,11 +346,49 @@ export class WriteBackApplier {
       !there.deleted && there.hash === content.hash;
   }
 
+  /**
+   * Keeps a newly rejected entry on the master (`chronicle conflicts`, `GET /conflicts`):
+   * its content, when it came along and hashed right, goes into the CAS. Entries refused
+   * as malformed (`invalid path`, `invalid content`, `too large`) are not kept: there is
+   * nothing trustworthy to keep.
+   */
+  async #keep(sandboxId: string, entry: WriteBackEntry, outcome: WriteBackOutcome): Promise<void> {
+    if (outcome.accepted || !KEPT_REASONS.has(reasonWord(outcome.reason))) return;
+    let keptHash: string | null = null;
+    const bytes = entry.content_bytes;
+    try {
+      if (entry.operation.type === "Write" && entry.content_hash !== null) {
+        if (bytes !== null && sha256Hex(bytes) === entry.content_hash) {
+          keptHash = (await this.#cas.putBytes(bytes)).hash;
+        } else if (bytes === null && await this.#cas.has(entry.content_hash)) {
+          keptHash = entry.content_hash;
+        }
+      }
+      this.#conflicts.add({
+        sandboxId,
+        localSeq: Number(entry.local_seq),
+        path: entry.filepath,
+        operation: entry.operation.type.toLowerCase(),
+        reason: outcome.reason,
+        keptHash,
+        keptSize: keptHash === null ? 0 : Number(entry.size),
+        keptMode: Number(entry.permissions),
+      });
+    } catch (error) {
+      // The answer stands; only the master's copy is missing (the replica keeps its own).
+      log("warn", "could not keep a rejected write-back", {
+        sandboxId,
+        path: entry.filepath,
+        error,
+      });
+    }
+  }
+
   /** Applies an accepted rename or mode change; returns the master sequence it became. */
   async #execute(sandboxId: string, entry: WriteBackEntry, paths: string[]): Promise<number> {
     const origin = { origin: sandboxId };
     const workspace = this.#workspace;
-    const mode = fullMode(Number(entry.permissions));
+    const mode = fullMode(maskMode(Number(entry.permissions), this.#allowedModeBits));
     const path = paths[0]!;
     let recorded: (Iteration | undefined)[];
     switch (entry.operation.type) {
@@ -434,9 +491,15 @@ function contentOf(change: WorkspaceChange): AppliedContent {
   return { path: change.path, hash: change.hash, mode: change.mode, deleted: false };
 }
 
+/** The wire reason for an accepted entry the workspace refused or failed to make. */
 function failedReason(error: unknown): string {
+  if (error instanceof ForbiddenWriteError) return `forbidden: ${error.message}`;
+  if (error instanceof PathError) return `invalid path: ${error.message}`;
   return `failed: ${errorMessage(error)}`;
 }
+
+/** The rejections the master keeps (see `WriteBackApplier.#keep`). */
+const KEPT_REASONS = new Set(["conflict", "forbidden", "filtered", "failed"]);
 
 function fullMode(mode: number): number {
   return (mode & S_IFMT) === 0 ? S_IFREG | (mode & 0o7777) : mode;

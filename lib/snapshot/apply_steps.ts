@@ -1,8 +1,7 @@
 import { dirname, join } from "node:path";
-import { PathError } from "../paths/mod.ts";
 import { errorMessage } from "../log/mod.ts";
-import { linkedAncestor } from "./_fs.ts";
-import { isMissing, syncDir } from "../disk/mod.ts";
+import { syncDir } from "../disk/mod.ts";
+import { WorkspaceDisk } from "../workspace/mod.ts";
 import type { ApplyProblem, ApplyResult, ApplyStep, WorkspaceWriter } from "./types.ts";
 
 /** Options for {@linkcode applySteps}. */
@@ -13,6 +12,11 @@ export interface ApplyOptions {
   writer: WorkspaceWriter;
   /** Origin passed to the writer; the writer's own default when absent. */
   origin?: string | undefined;
+  /**
+   * The executor for folders (made, emptied, given their mode).
+   * @default {a `WorkspaceDisk` on `root`}
+   */
+  disk?: WorkspaceDisk;
 }
 
 /**
@@ -33,11 +37,12 @@ export async function applySteps(
   const applied: ApplyStep[] = [];
   const problems: ApplyProblem[] = [];
   const writeOptions = options.origin === undefined ? {} : { origin: options.origin };
+  const disk = options.disk ?? new WorkspaceDisk(options.root);
   for (const step of steps) {
     try {
       // RACE: a change made between the capture that planned these steps and this step is
       // overwritten; the snapshot taken just before the rollback holds what was there then.
-      await applyOne(step, options, writeOptions);
+      await applyOne(step, options, disk, writeOptions);
       applied.push(step);
     } catch (error) {
       problems.push({ path: step.path, message: `${step.op}: ${errorMessage(error)}` });
@@ -49,6 +54,7 @@ export async function applySteps(
 async function applyOne(
   step: ApplyStep,
   options: ApplyOptions,
+  disk: WorkspaceDisk,
   writeOptions: { origin?: string },
 ): Promise<void> {
   if (step.op === "write") {
@@ -59,27 +65,18 @@ async function applyOne(
     await options.writer.remove(step.path, writeOptions);
     return;
   }
-  const link = await linkedAncestor(options.root, step.path);
-  if (link !== undefined) {
-    throw new PathError(step.path, `it lies beyond the symbolic link "${link}"`);
-  }
   const absolute = join(options.root, step.path);
   switch (step.op) {
     case "remove":
-      try {
-        await Deno.remove(absolute);
-      } catch (error) {
-        if (isMissing(error)) return;
-        throw error;
-      }
-      await syncDir(dirname(absolute));
+      // Only an empty folder: nothing the plan did not know of is ever deleted.
+      if (await disk.remove(step.path, { recursive: false })) await syncDir(dirname(absolute));
       return;
     case "mkdir":
-      await Deno.mkdir(absolute, { recursive: true });
+      await disk.mkdir(step.path);
       await syncDir(dirname(absolute));
       return;
     case "chmod":
-      await Deno.chmod(absolute, step.mode & 0o7777);
+      await disk.chmod(step.path, step.mode);
       return;
   }
 }

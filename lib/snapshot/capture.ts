@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { type Cas, sha256Hex, WORKSPACE_TEMP_SUFFIX } from "../cas/mod.ts";
+import { type Cas, hashFile, sha256Hex, WORKSPACE_TEMP_SUFFIX } from "../cas/mod.ts";
 import { isInside } from "../paths/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { isMissing, lstatOrNull } from "../disk/mod.ts";
@@ -45,17 +44,7 @@ export function casSink(cas: Cas): ContentSink {
 
 /** A sink that only hashes content, storing nothing (for diffs). */
 export const HASH_ONLY_SINK: ContentSink = {
-  async file(path) {
-    const hasher = createHash("sha256");
-    let size = 0;
-    const file = await Deno.open(path, { read: true });
-    // The readable closes the file when it ends, errors or is left.
-    for await (const piece of file.readable) {
-      hasher.update(piece);
-      size += piece.length;
-    }
-    return { hash: hasher.digest("hex"), size };
-  },
+  file: (path) => hashFile(path),
   bytes(bytes) {
     return Promise.resolve({ hash: sha256Hex(bytes), size: bytes.length });
   },

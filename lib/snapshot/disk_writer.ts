@@ -10,8 +10,8 @@ import {
   S_IFMT,
   S_IFREG,
 } from "../store/mod.ts";
-import { linkedAncestor } from "./_fs.ts";
-import { lstatOrNull, syncDir, writeSymlinkAtomic } from "../disk/mod.ts";
+import { lstatOrNullSync, syncDir } from "../disk/mod.ts";
+import { type DiskHooks, WorkspaceDisk } from "../workspace/mod.ts";
 import type { WorkspaceWriter } from "./types.ts";
 
 /** Options for {@linkcode DiskWriter}. */
@@ -22,6 +22,8 @@ export interface DiskWriterOptions {
   store?: Store | undefined;
   /** Origin of recorded changes. @default {"local"} */
   origin?: string;
+  /** Hooks that change the disk underneath the executor, for tests. @default {{}} */
+  hooks?: DiskHooks;
 }
 
 /**
@@ -29,12 +31,16 @@ export interface DiskWriterOptions {
  * the folder), recording each change in a store when given one. Used by rollback and
  * restore when no running workspace (`Workspace` in `lib/workspace`) is at hand; a store
  * records a change seen twice only once, so a watcher running meanwhile does no harm.
- * Refuses paths beyond a symbolic link.
+ * Every change goes through the workspace's one disk executor (`WorkspaceDisk` in
+ * `lib/workspace`): paths beyond a symbolic link, links leading out of the workspace and
+ * mode changes of links are refused.
  */
 export class DiskWriter implements WorkspaceWriter {
   readonly #root: string;
   readonly #cas: Cas;
   readonly #options: DiskWriterOptions;
+  /** The workspace's one disk executor: its link, mode and parent rules. */
+  readonly #disk: WorkspaceDisk;
 
   /**
    * @param root Absolute workspace root.
@@ -45,6 +51,7 @@ export class DiskWriter implements WorkspaceWriter {
     this.#root = root;
     this.#cas = cas;
     this.#options = options;
+    this.#disk = new WorkspaceDisk(root, options.hooks ? { hooks: options.hooks } : {});
   }
 
   /**
@@ -64,22 +71,23 @@ export class DiskWriter implements WorkspaceWriter {
     mode: number,
     options: { origin?: string } = {},
   ): Promise<Iteration | undefined> {
-    const normalized = await this.#check(path);
-    const absolute = join(this.#root, normalized);
-    await Deno.mkdir(dirname(absolute), { recursive: true });
+    const normalized = this.#check(path);
     let size: number;
     if (isFolderMode(mode)) {
-      const found = await lstatOrNull(absolute);
-      if (found && !found.isDirectory) await Deno.remove(absolute);
-      if (!found?.isDirectory) await Deno.mkdir(absolute);
-      await Deno.chmod(absolute, mode & 0o7777);
+      // Through the executor too: no folder is made, emptied or given a mode through a link.
+      const absolute = this.#disk.absolute(normalized);
+      const found = lstatOrNullSync(absolute);
+      if (found && !found.isDirectory) await this.#disk.remove(normalized, { recursive: false });
+      await this.#disk.mkdir(normalized);
+      await this.#disk.chmod(normalized, mode);
       await syncDir(dirname(absolute));
       size = 0;
     } else if ((mode & S_IFMT) === S_IFLNK) {
       const target = await this.#cas.readBytes(hash);
-      await writeSymlinkAtomic(absolute, new TextDecoder().decode(target));
+      await this.#disk.writeLink(normalized, new TextDecoder().decode(target));
       size = target.length;
     } else {
+      const absolute = await this.#disk.prepareFile(normalized);
       await this.#cas.writeTo(hash, absolute, { mode });
       size = (await this.#cas.objectSize(hash)) ?? 0;
     }
@@ -111,13 +119,9 @@ export class DiskWriter implements WorkspaceWriter {
    * @returns The deletion recorded for `path`, or `undefined`.
    */
   async remove(path: string, options: { origin?: string } = {}): Promise<Iteration | undefined> {
-    const normalized = await this.#check(path);
+    const normalized = this.#check(path);
     const absolute = join(this.#root, normalized);
-    const info = await lstatOrNull(absolute);
-    if (info) {
-      await Deno.remove(absolute, { recursive: info.isDirectory });
-      await syncDir(dirname(absolute));
-    }
+    if (await this.#disk.remove(normalized)) await syncDir(dirname(absolute));
     const gone = this.#livePaths(normalized).reverse().map((p) => deletion(p)); // children first
     const recorded = this.#record(gone, options);
     return recorded.find((iteration) => iteration.path === normalized);
@@ -129,11 +133,12 @@ export class DiskWriter implements WorkspaceWriter {
    * @returns The recorded deletions and creations.
    */
   async move(from: string, to: string, options: { origin?: string } = {}): Promise<Iteration[]> {
-    const source = await this.#check(from);
-    const target = await this.#check(to);
+    const source = this.#check(from);
+    const target = this.#check(to);
     if (isInside(target, source)) throw new PathError(to, `cannot move "${source}" into itself`);
     const absolute = join(this.#root, target);
-    await Deno.mkdir(dirname(absolute), { recursive: true });
+    this.#disk.checkParents(source);
+    this.#disk.makeParents(target);
     await Deno.rename(join(this.#root, source), absolute);
     await syncDir(dirname(absolute));
     if (dirname(source) !== dirname(target)) await syncDir(dirname(join(this.#root, source)));
@@ -156,13 +161,9 @@ export class DiskWriter implements WorkspaceWriter {
     return this.#record([...gone.reverse(), ...created], options);
   }
 
-  async #check(path: string): Promise<string> {
-    const normalized = normalizeWorkspacePath(path, { dataDir: this.#options.dataDir });
-    const link = await linkedAncestor(this.#root, normalized);
-    if (link !== undefined) {
-      throw new PathError(path, `it lies beyond the symbolic link "${link}"`);
-    }
-    return normalized;
+  /** Normalizes a path; the executor checks what lies on the way when it acts. */
+  #check(path: string): string {
+    return normalizeWorkspacePath(path, { dataDir: this.#options.dataDir });
   }
 
   #livePaths(path: string): string[] {

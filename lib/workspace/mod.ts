@@ -17,13 +17,13 @@ export {
   type ApplyChangesOptions,
   type ApplyChangesResult,
   type CaptureResult,
-  FolderNotEmptyError,
   type WatchOptions,
   Workspace,
   type WorkspaceChange,
   type WorkspaceOptions,
   type WriteOptions,
 } from "./workspace.ts";
+export { FolderNotEmptyError } from "./workspace_types.ts";
 export {
   DEFAULT_DATA_DIR,
   type LayoutOptions,
@@ -39,3 +39,19 @@ export {
 } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
 export type { Observation } from "./file_observation.ts";
+export {
+  type DiskHooks,
+  type DiskOperation,
+  ForbiddenWriteError,
+  WorkspaceDisk,
+  type WorkspaceDiskOptions,
+} from "./workspace_disk.ts";
+export {
+  type BytesWriteInput,
+  bytesWriteMode,
+  CONTROL_FILES,
+  DEFAULT_WRITEBACK_MODE_BITS,
+  isControlFile,
+  linkTargetProblem,
+  maskMode,
+} from "./write_rules.ts";

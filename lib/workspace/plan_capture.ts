@@ -9,7 +9,7 @@ export type SeenFile = Extract<Observation, { kind: "file" | "symlink" | "dir" }
  * The content hash a folder is recorded with: it has no content, so the empty content's
  * (PROTOCOL.md §8). Its size is 0 and its mode carries the folder type bits.
  */
-export const FOLDER_HASH = EMPTY_HASH;
+export const FOLDER_HASH: string = EMPTY_HASH;
 
 /** What capture must do after looking at the disk. */
 export interface CapturePlan {

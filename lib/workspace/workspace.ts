@@ -1,152 +1,37 @@
 import { dirname } from "node:path";
 import { Cas, EMPTY_HASH, sha256Hex } from "../cas/mod.ts";
-import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
+import { SerialQueue } from "../concurrency/mod.ts";
 import { DirectionalFilter } from "../filter/mod.ts";
-import { errorMessage, log } from "../log/mod.ts";
-import {
-  canSyncFileSystem,
-  isMissing,
-  lstatOrNullSync,
-  syncDir,
-  syncFileSystem,
-  writeSymlinkAtomic,
-} from "../disk/mod.ts";
-import {
-  ancestorsOf,
-  isInside,
-  normalizeWorkspacePath,
-  parentOf,
-  PathError,
-  PathSet,
-} from "../paths/mod.ts";
-import {
-  type FileState,
-  type FileStateChange,
-  isFolderMode,
-  type Iteration,
-  type NewIteration,
-  S_IFLNK,
-  S_IFMT,
-  S_IFREG,
-  Store,
-} from "../store/mod.ts";
-import { Debouncer } from "./debouncer.ts";
-import { observe, observePath } from "./file_observation.ts";
-import { type LayoutOptions, resolveLayout, type WorkspaceLayout } from "./layout.ts";
-import { planCapture, sameStat, type SeenFile, stateToRemember } from "./plan_capture.ts";
-import { TreeWatcher } from "./tree_watcher.ts";
+import { log } from "../log/mod.ts";
+import { lstatOrNullSync } from "../disk/mod.ts";
+import { isInside, normalizeWorkspacePath, PathError } from "../paths/mod.ts";
+import { type FileState, type Iteration, Store } from "../store/mod.ts";
+import { ChangeWriter } from "./_change_writer.ts";
+import { WatchDriver } from "./_watch_driver.ts";
+import { readIgnoreFile, Recorder } from "./_recorder.ts";
+import { resolveLayout, type WorkspaceLayout } from "./layout.ts";
+import { type DiskHooks, ForbiddenWriteError, WorkspaceDisk } from "./workspace_disk.ts";
 import { walkTree } from "./walk_tree.ts";
+import { bytesWriteMode } from "./write_rules.ts";
+import type {
+  ApplyChangesOptions,
+  ApplyChangesResult,
+  CaptureResult,
+  WatchOptions,
+  WorkspaceChange,
+  WorkspaceOptions,
+  WriteOptions,
+} from "./workspace_types.ts";
 
-/** Options for {@linkcode Workspace.open}. */
-export interface WorkspaceOptions extends LayoutOptions {
-  /** Gitignore-style patterns never recorded (besides `.git/`, the data folder, `.chronicleignore`). */
-  ignore?: string[];
-  /** Extra patterns for master → replica only. */
-  ignoreToReplica?: string[];
-  /** Extra patterns for replica → master only. */
-  ignoreToMaster?: string[];
-  /** Origin of changes found on disk. @default {"local"} */
-  origin?: string;
-}
-
-/** Options of a write-through change. */
-export interface WriteOptions {
-  /** Who made the change. @default {the workspace's origin} */
-  origin?: string;
-}
-
-/** Options for {@linkcode Workspace.applyChanges}. */
-export interface ApplyChangesOptions extends WriteOptions {
-  /**
-   * Rename each file into place before its fsync (both before recording): visible
-   * sooner, but a power cut can leave a file torn. For a replica, whose files are copies
-   * of the master's and whose torn files would be refused as conflicting write-backs. A
-   * batch of 32 such copies or more is flushed by one flush of the file system.
-   * @default {false}
-   */
-  visibleFirst?: boolean;
-}
-
-/** One change for {@linkcode Workspace.applyChanges}. */
-export type WorkspaceChange =
-  /**
-   * Content written to `path` with `mode` (`st_mode`, or permission bits for a file):
-   * already in the CAS, or given as `bytes` (checked against `hash`, and stored). With
-   * `createOnly`, it is only created: anything found at `path` (but an empty folder, for a
-   * regular file) fails the change with `Deno.errors.AlreadyExists` and is left as it is.
-   * A mode with the folder type bits makes a folder (PROTOCOL.md §8): created if missing
-   * (replacing a file or link there, unless `createOnly`), its permission bits set.
-   */
-  | { path: string; hash: string; mode: number; bytes?: Uint8Array; createOnly?: boolean }
-  /**
-   * `path` removed: a file, a link, or a folder with everything in it. With
-   * `onlyEmptyFolder`, a folder is removed only when empty; one still holding anything
-   * fails the change with {@linkcode FolderNotEmptyError} and is left as it is.
-   */
-  | { path: string; remove: true; onlyEmptyFolder?: boolean };
-
-/** A folder to remove (`onlyEmptyFolder`) still holds something, so it was kept. */
-export class FolderNotEmptyError extends Error {
-  /** @param path The folder's workspace path. */
-  constructor(readonly path: string) {
-    super(`Folder "${path}" still holds files, so it was kept`);
-    this.name = "FolderNotEmptyError";
-  }
-}
-
-/** What {@linkcode Workspace.applyChanges} did. */
-export interface ApplyChangesResult {
-  /** The iterations recorded, in path order. */
-  recorded: Iteration[];
-  /** Changes not made, each with its error; every other change was made and recorded. */
-  failed: Array<{ path: string; error: unknown }>;
-}
-
-/** What a capture (scan or watcher batch) recorded. */
-export interface CaptureResult {
-  recorded: Iteration[];
-  /** Paths that could not be recorded, each with its reason. */
-  problems: Array<{ path: string; reason: string }>;
-}
-
-/** Options for {@linkcode Workspace.watch}. */
-export interface WatchOptions {
-  /** Quiet time before a batch of changes is recorded. @default {50} */
-  debounceMs?: number;
-  /**
-   * Record a file as soon as its writer closes it, without waiting for the quiet time;
-   * other events then wait at least 100 ms. Off for editors that save in several steps
-   * (local-sync). @default {true}
-   */
-  captureOnClose?: boolean;
-  /**
-   * Least time between safety rescans, which catch events the OS dropped without saying
-   * so (a burst past the inotify queue, files created in a folder before its watch). The
-   * interval grows to ten times the last scan's duration, so a large workspace is not
-   * rescanned continuously. @default {10000}
-   */
-  rescanMs?: number;
-}
-
-/** How many files are read and stored at once during a capture. */
-const HASH_CONCURRENCY = 8;
-/**
- * With capture on close, the least quiet time for every other event (a deletion, a
- * rename, a mode change, a write whose file is still open): a writer pausing longer than
- * this in the middle of a file is rare, so a file is not recorded half-written.
- */
-const OPEN_WRITE_QUIET_MS = 100;
-/**
- * How many changes {@linkcode Workspace.applyChanges} makes at once: each fsynced one
- * waits mostly on its fsync, and the file system commits concurrent ones together.
- */
-const APPLY_CONCURRENCY = 16;
-/**
- * A batch of at least this many copies (`visibleFirst`) is flushed by one flush of the
- * file system (see `syncFileSystem` in lib/disk) rather than an fsync per file, where
- * that works.
- */
-const FILE_SYSTEM_SYNC_MIN = 32;
+export type {
+  ApplyChangesOptions,
+  ApplyChangesResult,
+  CaptureResult,
+  WatchOptions,
+  WorkspaceChange,
+  WorkspaceOptions,
+  WriteOptions,
+} from "./workspace_types.ts";
 
 /**
  * Paths captured in one turn of the queue by {@linkcode Workspace.scan} while other work
@@ -160,32 +45,32 @@ export const SCAN_SLICE = 128;
 const SCAN_SLICE_MAX = 2048;
 
 /**
- * Changes of one batch written before their flush starts: a large batch is flushed in
- * chunks of this many, each while the next is written.
- */
-const FLUSH_CHUNK = 512;
-
-/**
  * A workspace under Chronicle: its files on disk, its store and CAS, and the one way to
  * change it so that every change is recorded exactly once, whether it comes through this
  * API (write-through) or from the disk (scan and watcher).
  */
 export class Workspace {
+  /** Where the workspace, its data folder, database and CAS are. */
   readonly layout: WorkspaceLayout;
+  /** The iterations and file states recorded. */
   readonly store: Store;
+  /** The content store every recorded version's bytes are in. */
   readonly cas: Cas;
+  /** The ignore patterns, local and per direction of replication. */
   readonly filter: DirectionalFilter;
+  /** Origin of changes found on disk (`local` unless told otherwise). */
   readonly origin: string;
-  /** Whether files are written through the CAS's tmp folder (see `WriteToOptions.tempInStore`). */
-  readonly #tempInStore: boolean;
+  /** `--ignore` patterns, applied with `.chronicleignore`'s whenever it is read again. */
+  readonly #configuredIgnore: string[];
+  /** The one executor of changes to the disk (see lib/workspace/workspace_disk.ts). */
+  readonly #disk: WorkspaceDisk;
+  /** Looks at the disk and records what changed (scan, watcher, after writes). */
+  readonly #recorder: Recorder;
+  /** Makes batches of changes on disk, durable, then recorded. */
+  readonly #writer: ChangeWriter;
   readonly #queue = new SerialQueue();
-  #watcher: TreeWatcher | undefined;
-  /** Set by {@linkcode Workspace.watch}, kept while the watcher is suspended. */
-  #watchOptions: WatchOptions | undefined;
-  #debouncer: Debouncer<string> | undefined;
-  #rescanTimer: ReturnType<typeof setTimeout> | undefined;
-  /** The watcher's capture queued and not started yet, which new events join. */
-  #waitingCapture: Set<string> | null = null;
+  /** The watcher, its batches and the safety rescans. */
+  readonly #watch: WatchDriver;
   #closed = false;
 
   private constructor(
@@ -195,13 +80,43 @@ export class Workspace {
     filter: DirectionalFilter,
     origin: string,
     tempInStore: boolean,
+    hooks: DiskHooks,
+    configuredIgnore: string[],
   ) {
     this.layout = layout;
     this.store = store;
     this.cas = cas;
     this.filter = filter;
     this.origin = origin;
-    this.#tempInStore = tempInStore;
+    this.#disk = new WorkspaceDisk(layout.root, { hooks });
+    this.#configuredIgnore = configuredIgnore;
+    this.#recorder = new Recorder({
+      root: layout.root,
+      store,
+      cas,
+      filter,
+      origin,
+      onIgnoreFile: () => this.#reloadIgnore(),
+    });
+    this.#writer = new ChangeWriter({
+      root: layout.root,
+      cas,
+      disk: this.#disk,
+      tempInStore,
+      checkPath: (path) => this.checkPath(path),
+      capture: (paths, options) => this.#recorder.capture(paths, options),
+    });
+    this.#watch = new WatchDriver({
+      root: layout.root,
+      dataDirInside: layout.dataDirInside,
+      filter,
+      queue: this.#queue,
+      capture: async (scopes) => {
+        if (this.store.db.isOpen) await this.#recorder.capture(scopes);
+      },
+      scan: () => this.scan(),
+      closed: () => this.#closed,
+    });
   }
 
   /**
@@ -232,7 +147,16 @@ export class Workspace {
       // Folders are recorded with the empty content's hash: always to be had, by every
       // reader of a recorded path's content (a replica, a notification's inline bytes).
       if (!(await cas.has(EMPTY_HASH))) await cas.putBytes(new Uint8Array(0));
-      return new Workspace(layout, store, cas, filter, options.origin ?? "local", sameFileSystem);
+      return new Workspace(
+        layout,
+        store,
+        cas,
+        filter,
+        options.origin ?? "local",
+        sameFileSystem,
+        options.hooks ?? {},
+        options.ignore ?? [],
+      );
     } catch (error) {
       store.close();
       throw error;
@@ -274,7 +198,7 @@ export class Workspace {
     for (const problem of walked.skipped) log("warn", "not recorded", problem);
     const result: CaptureResult = { recorded: [], problems: [...walked.skipped] };
     if (this.#closed) return result; // the store may be closing: nothing to record into
-    const suspects = this.#suspects(walked.files);
+    const suspects = this.#recorder.suspects(walked.files);
     let at = 0;
     let size = SCAN_SLICE;
     while (at < suspects.length) {
@@ -283,7 +207,9 @@ export class Workspace {
       at += slice.length;
       const captured = await this.#queue.run(async () =>
         // A folder among them is looked at alone: what it holds is among the suspects.
-        this.#closed ? { recorded: [], problems: [] } : await this.#capture(slice, { shallow })
+        this.#closed
+          ? { recorded: [], problems: [] }
+          : await this.#recorder.capture(slice, { shallow })
       );
       result.recorded.push(...captured.recorded);
       result.problems.push(...captured.problems);
@@ -294,45 +220,22 @@ export class Workspace {
     return result;
   }
 
-  /**
-   * The paths a capture of the whole tree would record or look at again, given the files
-   * a walk saw: new, changed or untrusted ones, ones recorded otherwise, and live ones gone.
-   */
-  #suspects(seen: SeenFile[]): string[] {
-    const live = new Map<string, Iteration>();
-    this.#addLive(this.store.list(), live);
-    const plan = planCapture(seen, this.store.fileStates(), live.keys());
-    const otherwise = plan.unchanged.filter(({ file, hash }) =>
-      recordsOtherwise(live.get(file.path), file, hash)
-    ).map(({ file }) => file);
-    // New folders before the files: a slice's files then find their folders recorded.
-    return [
-      ...plan.deleted,
-      ...otherwise.filter((file) => file.kind === "dir").map((file) => file.path),
-      ...plan.toHash.map((file) => file.path),
-      ...otherwise.filter((file) => file.kind !== "dir").map((file) => file.path),
-    ];
-  }
-
   /** Records what changed on disk at these paths now, as the watcher would. */
   capture(paths: string[]): Promise<CaptureResult> {
-    return this.#queue.run(() => this.#capture(paths.map((path) => this.checkPath(path))));
+    return this.#queue.run(() => this.#recorder.capture(paths.map((path) => this.checkPath(path))));
   }
 
   /**
    * Watches the workspace and records changes in debounced batches, rescanning whenever
    * the OS reports lost events.
    */
-  async watch(options: WatchOptions = {}): Promise<void> {
-    if (this.#watchOptions || this.#closed) return;
-    this.#watchOptions = options;
-    await this.#startWatcher(options);
-    this.#scheduleRescan(options.rescanMs ?? 10_000, 0);
+  watch(options: WatchOptions = {}): Promise<void> {
+    return this.#watch.watch(options);
   }
 
   /** Whether the OS reports changes to this workspace right now (see {@linkcode watch}). */
   get watching(): boolean {
-    return this.#watcher !== undefined;
+    return this.#watch.watching;
   }
 
   /**
@@ -340,65 +243,21 @@ export class Workspace {
    * rescans go on. For bulk writes such as a replica's initial sync: each file written
    * would come back as an event to look at, costing as much again as writing it.
    */
-  async suspendWatching(): Promise<void> {
-    const watcher = this.#watcher;
-    const debouncer = this.#debouncer;
-    if (!watcher) return;
-    this.#watcher = undefined;
-    await watcher.close();
-    debouncer?.flushNow();
+  suspendWatching(): Promise<void> {
+    return this.#watch.suspend();
   }
 
   /**
    * Starts the watcher again after {@linkcode suspendWatching}, then scans: what changed
    * while nobody watched is recorded by that scan.
    */
-  async resumeWatching(): Promise<void> {
-    const options = this.#watchOptions;
-    if (!options || this.#watcher || this.#closed) return;
-    await this.#startWatcher(options);
-    if (!this.#closed) await this.scan(); // closing meanwhile: nothing left to record into
-  }
-
-  async #startWatcher(options: WatchOptions): Promise<void> {
-    const captureOnClose = options.captureOnClose ?? true;
-    const debounceMs = options.debounceMs ?? 50;
-    const debouncer = new Debouncer<string>(
-      {
-        quietMs: captureOnClose ? Math.max(debounceMs, OPEN_WRITE_QUIET_MS) : debounceMs,
-        // A file closed in a folder whose creation is still pending waits for it: files
-        // written before the folder's watch existed are then recorded before it.
-        waitsFor: (pending, path) =>
-          pending.has("") || ancestorsOf(path).some((a) => pending.has(a)),
-      },
-      (batch) => this.#captureBatch(batch),
-    );
-    this.#debouncer = debouncer;
-    const excluded = (name: string) =>
-      name === this.layout.dataDirInside?.split("/")[0] || this.filter.local.ignores(name, true);
-    const watcher = new TreeWatcher(this.root, excluded, (event) => {
-      if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
-      // Reads report nothing; "access" is a writer closing the file: its write is complete.
-      else if (event.kind === "access" && captureOnClose) {
-        debouncer.addReady(this.#relevantPaths(event.paths));
-      } else debouncer.add(this.#relevantPaths(event.paths));
-    });
-    this.#watcher = watcher;
-    await watcher.start();
-  }
-
-  #scheduleRescan(minimumMs: number, lastScanMs: number): void {
-    if (this.#closed) return;
-    this.#rescanTimer = setTimeout(async () => {
-      const started = Date.now();
-      await this.scan().catch((error) => log("error", "safety rescan failed", { error }));
-      this.#scheduleRescan(minimumMs, Date.now() - started);
-    }, Math.max(minimumMs, lastScanMs * 10));
+  resumeWatching(): Promise<void> {
+    return this.#watch.resume();
   }
 
   /** Resolves once every queued capture and write has finished. */
   async settled(): Promise<void> {
-    this.#debouncer?.flushNow();
+    this.#watch.flush();
     await this.#queue.idle();
   }
 
@@ -411,11 +270,27 @@ export class Workspace {
     return this.#queue.run(async () => {
       const normalized = this.checkPath(path);
       const hash = sha256Hex(bytes);
-      const mode = options.mode ?? this.store.latest(normalized)?.mode ?? 0o100644;
+      const mode = this.#regularFileMode(normalized, options.mode);
       // The bytes travel with the change: written without reading the CAS back, and
       // stored with a deferred folder flush that #applyChanges makes before recording.
       return await this.#applyOne({ path: normalized, hash, mode, bytes }, options);
     });
+  }
+
+  /**
+   * The mode of a regular file written by {@linkcode writeBytes} (see `bytesWriteMode`).
+   *
+   * @throws {ForbiddenWriteError} When `path` is a link, or `mode` is not a regular file's.
+   */
+  #regularFileMode(path: string, given: number | undefined): number {
+    const latest = this.store.latest(path);
+    const decision = bytesWriteMode({
+      linkOnDisk: lstatOrNullSync(this.#absolute(path))?.isSymlink ?? false,
+      recordedMode: latest && !latest.deleted ? latest.mode : undefined,
+      given,
+    });
+    if ("problem" in decision) throw new ForbiddenWriteError(path, decision.problem);
+    return decision.mode;
   }
 
   /** Writes content already in the CAS to `path` atomically and records it. */
@@ -453,7 +328,7 @@ export class Workspace {
     changes: WorkspaceChange[],
     options: ApplyChangesOptions = {},
   ): Promise<ApplyChangesResult> {
-    return this.#queue.run(() => this.#applyChanges(changes, options));
+    return this.#queue.run(() => this.#writer.applyChanges(changes, options));
   }
 
   /** Moves a file, link or folder and records both sides in one transaction. */
@@ -464,23 +339,28 @@ export class Workspace {
       if (isInside(target, source)) {
         throw new PathError(to, `cannot move "${source}" into itself`);
       }
-      this.#assertNoLinkedParents(source);
-      this.#ensureParent(target);
+      this.#disk.checkParents(source);
+      this.#disk.makeParents(target);
       await Deno.rename(this.#absolute(source), this.#absolute(target));
       this.#carryFileStates(source, target);
-      const { recorded } = await this.#capture([source, target], { origin: options.origin });
+      const { recorded } = await this.#recorder.capture([source, target], {
+        origin: options.origin,
+      });
       return recorded;
     });
   }
 
-  /** Changes a file's permission bits and records the new mode. */
+  /**
+   * Changes a file's permission bits and records the new mode.
+   *
+   * @throws {ForbiddenWriteError} When `path` is a link: its mode is never changed.
+   */
   chmod(path: string, mode: number, options: WriteOptions = {}): Promise<Iteration | undefined> {
     return this.#queue.run(async () => {
       const normalized = this.checkPath(path);
-      this.#assertNoLinkedParents(normalized);
-      await Deno.chmod(this.#absolute(normalized), mode & 0o7777);
+      await this.#disk.chmod(normalized, mode);
       // A folder's own mode changed: what is inside it is not this change.
-      const { recorded } = await this.#capture([normalized], {
+      const { recorded } = await this.#recorder.capture([normalized], {
         origin: options.origin,
         shallow: new Set([normalized]),
       });
@@ -492,469 +372,31 @@ export class Workspace {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#rescanTimer);
-    await this.#watcher?.close();
-    this.#debouncer?.flushNow();
+    await this.#watch.close();
     await this.#queue.idle();
     this.store.close();
-  }
-
-  /**
-   * Queues a capture of the watcher's batch, or joins the one already queued and not yet
-   * started: idle, a change is recorded at once; busy, everything that happens meanwhile
-   * is recorded together by the next capture.
-   */
-  #captureBatch(batch: Set<string>): void {
-    if (this.#closed) return;
-    if (this.#waitingCapture) {
-      for (const scope of batch) this.#waitingCapture.add(scope);
-      return;
-    }
-    const scopes = new Set(batch);
-    this.#waitingCapture = scopes;
-    this.#queue.run(async () => {
-      this.#waitingCapture = null; // later events make the next capture
-      const list = scopes.has("") ? [""] : [...scopes];
-      if (this.store.db.isOpen) await this.#capture(list);
-    }).catch((error) => log("error", "capture failed", { error }));
-  }
-
-  #relevantPaths(absolutePaths: string[]): string[] {
-    const out: string[] = [];
-    for (const absolute of absolutePaths) {
-      if (!absolute.startsWith(this.root + "/")) continue;
-      const relative = absolute.slice(this.root.length + 1);
-      if (this.layout.dataDirInside && isInside(relative, this.layout.dataDirInside)) continue;
-      if (this.filter.local.ignores(relative)) continue; // our temp files among others
-      out.push(relative);
-    }
-    return out;
-  }
-
-  /**
-   * The one capture mechanism: look at each scope on disk (a file, a folder, or a path
-   * that is gone), compare with what was recorded, store new content, and record the
-   * differences in one transaction.
-   */
-  async #capture(
-    scopes: string[],
-    options: {
-      origin?: string | undefined;
-      /** Files this workspace just wrote, by path: recorded as written, not looked at again. */
-      written?: Map<string, WrittenFile>;
-      /**
-       * Scopes looked at alone even when they are folders: what is inside a folder this
-       * workspace just made or changed the mode of is not its change (a local file in it,
-       * not yet recorded, must not be recorded with this change's origin).
-       */
-      shallow?: ReadonlySet<string>;
-    } = {},
-  ): Promise<CaptureResult> {
-    const problems: CaptureResult["problems"] = [];
-    const seen = new Map<string, SeenFile>();
-    const live = new Map<string, Iteration>();
-    const known = new Map<string, FileState>();
-    const written = options.written ?? new Map<string, WrittenFile>();
-    const { scopes: withAncestors, unrecordedAncestors } = this.#withRecordedFileAncestors(scopes);
-    const looked = dedupeScopes(withAncestors, options.shallow);
-    // A path where the store still holds files inside it (a folder removed or replaced
-    // unseen) is looked at with all beneath it, so those are recorded as deleted.
-    const holdingFiles = this.store.withLiveInside(looked.filter((scope) => scope !== ""));
-    const single: string[] = []; // a file, a link or nothing: its own record only
-    for (const scope of looked) {
-      const holding = holdingFiles.has(scope);
-      const file = written.get(scope)?.file;
-      if (file && !holding) {
-        seen.set(scope, file); // just written: a file, with nothing live inside
-        continue;
-      }
-      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen)) {
-        single.push(scope);
-        continue;
-      }
-      const walked = await this.#observeScope(scope, seen, problems);
-      if (!walked && !holding) {
-        single.push(scope);
-        continue;
-      }
-      this.#addLive(this.store.list({ dir: scope }), live);
-      for (const [path, state] of this.store.fileStates(scope)) known.set(path, state);
-    }
-    // Folders a change was made in (created by a write's parents, or by someone else) and
-    // never recorded: recorded now, so every folder on disk has its own record.
-    for (const ancestor of unrecordedAncestors) {
-      if (!looked.some((scope) => isInside(ancestor, scope))) {
-        if (this.#observeFolderAlone(ancestor, seen)) single.push(ancestor);
-      }
-    }
-    // Looked up together: a scan captures hundreds of single paths at a time.
-    this.#addLive(this.store.latestOf(single).values(), live);
-    for (const [path, state] of this.store.fileStatesOf(single)) known.set(path, state);
-    const plan = planCapture([...seen.values()], known, live.keys());
-    const now = Date.now();
-    const changes: NewIteration[] = [];
-    const states: FileStateChange[] = [];
-    const origin = options.origin ?? this.origin;
-    for (const { file, hash } of plan.unchanged) {
-      // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
-      // large tree then takes no write lock and queries nothing per file).
-      if (recordsOtherwise(live.get(file.path), file, hash)) {
-        changes.push(toChange(file, hash, origin));
-      }
-    }
-    await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
-      try {
-        // Our own hash only for the very file we wrote (a walk may find another there).
-        const ours = written.get(file.path);
-        const mine = ours && sameStat(ours.file, file) ? ours : undefined;
-        const given = mine?.hash;
-        // Record the size of the bytes read, not the earlier lstat: a writer may be mid-file.
-        const stored = given === undefined
-          ? await this.#storeContent(file, known.get(file.path)?.hash)
-          : { hash: given, size: file.size };
-        const read = { ...file, size: stored.size };
-        changes.push(toChange(read, stored.hash, origin));
-        // Racy or not as of when the file was seen: for one we wrote, when it was written.
-        states.push(stateToRemember(read, stored.hash, mine?.seenAt ?? now));
-      } catch (error) {
-        if (error instanceof Deno.errors.NotFound) return; // RACE: deleted while we looked; its event follows
-        problems.push({ path: file.path, reason: errorMessage(error) });
-      }
-    });
-    for (const path of plan.deleted) {
-      changes.push({ path, hash: "", size: 0, mode: 0, deleted: true, origin });
-      states.push({ path, forget: true });
-    }
-    // Deletions first: a file replaced by a folder of the same name (or the reverse) is
-    // then never recorded as both present at one sequence, and replicas apply it in order.
-    // Deletions children first (descending: a folder after what was in it), creations
-    // parents first (ascending), as PROTOCOL.md §8 orders them.
-    changes.sort((a, b) => {
-      if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
-      const order = a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
-      return a.deleted ? -order : order;
-    });
-    await this.cas.syncDeferred(); // the content stored above, durable before it is recorded
-    const recorded = this.store.record(changes, states); // one commit for both
-    for (const problem of problems) log("warn", "not recorded", problem);
-    return { recorded, problems };
-  }
-
-  /** Adds the live iterations the local filter lets through to `live`, by path. */
-  #addLive(iterations: Iterable<Iteration>, live: Map<string, Iteration>): void {
-    for (const iteration of iterations) {
-      if (!iteration.deleted && !this.filter.local.ignores(iteration.path)) {
-        live.set(iteration.path, iteration);
-      }
-    }
-  }
-
-  /**
-   * The scopes, plus each ancestor the store holds as a live file: if it is a folder now,
-   * the file was replaced, and its deletion must be recorded with (and before) what is
-   * inside, never after it. Also the ancestors the store holds no live record of, to be
-   * looked at alone (a folder made by a write of what is inside it).
-   */
-  #withRecordedFileAncestors(
-    scopes: string[],
-  ): { scopes: string[]; unrecordedAncestors: string[] } {
-    const ancestors = new Set<string>();
-    for (const scope of scopes) {
-      for (const ancestor of ancestorsOf(scope)) {
-        if (ancestors.has(ancestor)) break; // and its own ancestors with it
-        ancestors.add(ancestor);
-      }
-    }
-    const out = new Set(scopes);
-    const latest = this.store.latestOf([...ancestors]);
-    const unrecordedAncestors: string[] = [];
-    for (const ancestor of ancestors) {
-      const recorded = latest.get(ancestor);
-      if (!recorded || recorded.deleted) unrecordedAncestors.push(ancestor);
-      else if (!isFolderMode(recorded.mode)) out.add(ancestor);
-    }
-    return { scopes: [...out], unrecordedAncestors };
-  }
-
-  /**
-   * Looks at one folder, not what is inside, adding it to `seen` when it is one and the
-   * filter lets it through.
-   *
-   * @returns Whether it is a folder (looked at, or filtered).
-   */
-  #observeFolderAlone(path: string, seen: Map<string, SeenFile>): boolean {
-    const observation = observePath(this.root, path);
-    if (observation.kind !== "dir") return false;
-    if (!this.filter.local.ignores(path, true)) seen.set(path, observation);
-    return true;
-  }
-
-  /**
-   * Looks at a scope on disk, adding what it finds to `seen`.
-   *
-   * @returns Whether the scope is a folder, walked.
-   */
-  async #observeScope(
-    scope: string,
-    seen: Map<string, SeenFile>,
-    problems: CaptureResult["problems"],
-  ): Promise<boolean> {
-    if (scope !== "" && this.filter.local.ignores(scope)) return false;
-    const observation = scope === "" ? { kind: "dir" as const } : observePath(this.root, scope);
-    if (observation.kind === "dir") {
-      if (scope !== "") seen.set(scope, observation as SeenFile); // the folder itself
-      const walked = await walkTree(this.root, scope, this.filter.local);
-      for (const file of walked.files) seen.set(file.path, file);
-      problems.push(...walked.skipped);
-      return true;
-    }
-    if (observation.kind === "file" || observation.kind === "symlink") {
-      seen.set(scope, observation);
-    }
-    return false;
-  }
-
-  /**
-   * Stores a file's content. `lastHash`, the content last recorded for the path, is not
-   * stored again: re-checking a file that most likely did not change (its mtime was too
-   * recent to trust, see stateToRemember) then costs one read and no write.
-   */
-  async #storeContent(file: SeenFile, lastHash?: string): Promise<{ hash: string; size: number }> {
-    const absolute = this.#absolute(file.path);
-    if (file.kind === "symlink") {
-      const target = Deno.readLinkSync(absolute);
-      return await this.cas.putBytes(new TextEncoder().encode(target));
-    }
-    // Made durable together, by #capture, before anything records them.
-    return await this.cas.putFile(absolute, {
-      deferSync: true,
-      ...(lastHash === undefined ? {} : { alreadyStored: lastHash }),
-    });
   }
 
   /** One change, its error thrown; the iteration recorded at its path, if any. */
   async #applyOne(change: WorkspaceChange, options: WriteOptions): Promise<Iteration | undefined> {
     const path = this.checkPath(change.path);
-    const { recorded, failed } = await this.#applyChanges([{ ...change, path }], options);
+    const { recorded, failed } = await this.#writer.applyChanges([{ ...change, path }], options);
     if (failed[0]) throw failed[0].error;
     return recorded.find((iteration) => iteration.path === path);
   }
 
-  async #applyChanges(
-    changes: WorkspaceChange[],
-    options: ApplyChangesOptions,
-  ): Promise<ApplyChangesResult> {
-    const failed: ApplyChangesResult["failed"] = [];
-    const accepted: WorkspaceChange[] = [];
-    const taken = new PathSet();
-    for (const change of changes) {
-      let path: string;
-      try {
-        path = this.checkPath(change.path);
-      } catch (error) {
-        failed.push({ path: change.path, error });
-        continue;
-      }
-      if (taken.overlaps(path)) {
-        throw new TypeError(`"${path}" is related to another path of the same batch of changes`);
-      }
-      taken.add(path);
-      accepted.push({ ...change, path });
-    }
-    const parents = new Set<string>();
-    let made: WorkspaceChange[] = [];
-    const written = new Map<string, WrittenFile>();
-    const visibleFirst = options.visibleFirst ?? false;
-    // Only copies, visible before they are durable anyway, skip their own fsync for one
-    // flush of the file system: an original is renamed into place only once it is durable.
-    const flushAtOnce = visibleFirst && accepted.length >= FILE_SYSTEM_SYNC_MIN &&
-      canSyncFileSystem();
-    const write = { visibleFirst, syncFile: !flushAtOnce };
-    // Each chunk is flushed while the next one is written: only the last flush is waited
-    // for with nothing else to do. Every flush starts after its chunk's writes.
-    const flushes: Promise<void>[] = [];
-    for (let at = 0; at < accepted.length; at += FLUSH_CHUNK) {
-      const madeHere: WorkspaceChange[] = [];
-      await forEachLimited(
-        accepted.slice(at, at + FLUSH_CHUNK),
-        APPLY_CONCURRENCY,
-        async (change) => {
-          try {
-            const file = await this.#makeChange(change, parents, write);
-            madeHere.push(change);
-            if (file && "hash" in change) {
-              written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
-            }
-          } catch (error) {
-            failed.push({ path: change.path, error });
-          }
-        },
-      );
-      made.push(...madeHere);
-      const flush = this.#makeDurable(madeHere, write.syncFile);
-      flush.catch(() => {}); // settled below, with the others
-      flushes.push(flush);
-    }
-    const flushFailure = (await Promise.allSettled(flushes)).find((outcome) =>
-      outcome.status === "rejected"
-    );
-    if (flushFailure) {
-      // Made but perhaps not durable: never recorded. The disk now differs from the store,
-      // as after a crash, and the next look at these paths records what is there.
-      for (const change of made) failed.push({ path: change.path, error: flushFailure.reason });
-      made = [];
-    }
-    // Content put with a deferred sync is made durable by #capture, before it records.
-    // RACE: a write by someone else after our rename is not seen here; its own watcher
-    // event re-hashes the file, because the state remembered for a fresh mtime is marked
-    // untrustworthy (see stateToRemember).
-    const { recorded } = await this.#capture(made.map((change) => change.path), {
-      origin: options.origin,
-      written,
-      shallow: new Set(
-        made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
-      ),
-    });
-    return { recorded, failed };
-  }
-
   /**
-   * Makes changes durable before they are recorded. Files not flushed as they were written
-   * are flushed by one flush of each file system the changes touched (a mount inside the
-   * workspace is another one), or, where that cannot be done, one by one. Then, unless a
-   * whole file system was flushed, each changed folder is flushed once.
+   * Reads `.chronicleignore` again and applies it without a restart (issue #18), then
+   * scans: paths no longer ignored are recorded. On a master only the agent host can have
+   * changed it (a sandbox's write-back of it is refused, see SECURITY.md).
    */
-  async #makeDurable(made: WorkspaceChange[], flushedAsWritten: boolean): Promise<void> {
-    if (made.length === 0) return;
-    const folders = [...new Set(made.map((change) => this.#absolute(parentOf(change.path))))];
-    if (!flushedAsWritten) {
-      if (await syncFileSystems(folders)) return;
-      await forEachLimited(made, APPLY_CONCURRENCY, (change) => this.#flushWritten(change));
-    }
-    await forEachLimited(folders, APPLY_CONCURRENCY, async (folder) => {
-      await syncDir(folder).catch((error) => {
-        if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
-      });
-    });
-  }
-
-  /**
-   * Flushes a file written without its fsync, found again by its path: a regular file
-   * only (a link's target is never opened). RACE: a file put there since is flushed
-   * instead, harmlessly.
-   */
-  async #flushWritten(change: WorkspaceChange): Promise<void> {
-    if ("remove" in change) return;
-    const absolute = this.#absolute(change.path);
-    if (!lstatOrNullSync(absolute)?.isFile) return;
-    await syncDir(absolute).catch((error) => {
-      if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
-    });
-  }
-
-  /**
-   * Writes or removes one path on disk, without recording it.
-   *
-   * @returns What was written, for a regular file put where no folder was; `null` for
-   * anything else, which the capture looks at on disk.
-   */
-  async #makeChange(
-    change: WorkspaceChange,
-    parents: Set<string>,
-    write: { visibleFirst: boolean; syncFile: boolean },
-  ): Promise<SeenFile | null> {
-    const absolute = this.#absolute(change.path);
-    if ("remove" in change) {
-      this.#assertNoLinkedParents(change.path);
-      if (change.onlyEmptyFolder && lstatOrNullSync(absolute)?.isDirectory) {
-        removeEmptyFolder(absolute, change.path);
-        return null;
-      }
-      await Deno.remove(absolute, { recursive: true }).catch((error) => {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      });
-      return null;
-    }
-    // Siblings share one check of their folder (made again for each if it failed).
-    const parent = parentOf(change.path);
-    if (!parents.has(parent)) {
-      this.#ensureParent(change.path);
-      parents.add(parent);
-    }
-    const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
-    if (isFolderMode(fullMode)) {
-      makeFolder(absolute, change.path, fullMode, change.createOnly ?? false);
-      return null;
-    }
-    if ((fullMode & S_IFMT) === S_IFLNK) {
-      if (change.bytes) await this.cas.putVerified(change.hash, change.bytes);
-      const target = new TextDecoder().decode(
-        change.bytes ?? await this.cas.readBytes(change.hash),
-      );
-      // #applyChanges makes it durable with the batch (its folder), before recording. A
-      // link is made whole in one call: created in place, it refuses what is there.
-      if (change.createOnly) Deno.symlinkSync(target, absolute);
-      else await writeSymlinkAtomic(absolute, target, { syncFolder: false });
-      return null;
-    }
-    const writeFile = () =>
-      this.cas.writeTo(change.hash, absolute, {
-        ...write,
-        mode: fullMode,
-        syncFolder: false,
-        tempInStore: this.#tempInStore,
-        createOnly: change.createOnly ?? false,
-        ...(change.bytes ? { bytes: change.bytes } : {}),
-      });
-    try {
-      return observeFile(change.path, await writeFile());
-    } catch (error) {
-      // Rarely a folder is in the way: asked for then, not looked for before every write.
-      if (!isFolderInTheWay(error, absolute)) throw error;
-    }
-    this.#removeEmptyFolder(change.path);
-    await writeFile();
-    return null; // the capture also records what the folder held as deleted
-  }
-
-  /**
-   * Removes an empty folder where a file must go: it holds nothing (Chronicle records
-   * files, and a folder only through them), so nothing is lost.
-   *
-   * @throws {PathError} When the folder holds anything.
-   */
-  #removeEmptyFolder(path: string): void {
-    try {
-      Deno.removeSync(this.#absolute(path));
-    } catch {
-      throw new PathError(path, "a folder is in the way");
-    }
-  }
-
-  #ensureParent(path: string): void {
-    const parent = parentOf(path);
-    if (parent === "") return;
-    if (this.#assertNoLinkedParents(path)) return;
-    Deno.mkdirSync(this.#absolute(parent), { recursive: true }); // microseconds; see lib/disk
-  }
-
-  /**
-   * Refuses to write through a link: a linked folder could lead out of the workspace.
-   *
-   * @returns Whether every parent folder exists.
-   */
-  #assertNoLinkedParents(path: string): boolean {
-    const segments = path.split("/");
-    let current = "";
-    for (const segment of segments.slice(0, -1)) {
-      current = current === "" ? segment : `${current}/${segment}`;
-      const observation = observePath(this.root, current);
-      if (observation.kind === "absent") return false;
-      if (observation.kind !== "dir") {
-        throw new PathError(path, `"${current}" is not a folder (links are never followed)`);
-      }
-    }
-    return true;
+  #reloadIgnore(): void {
+    readIgnoreFile(this.root).then((lines) => {
+      if (this.#closed) return;
+      this.filter.setPatterns([...this.#configuredIgnore, ...lines]);
+      log("info", "applied .chronicleignore", { patterns: lines.filter((l) => l.trim()).length });
+      return this.scan(); // queued behind the capture that saw the change
+    }).catch((error) => log("warn", "could not apply .chronicleignore", { error }));
   }
 
   #carryFileStates(from: string, to: string): void {
@@ -967,116 +409,5 @@ export class Workspace {
 
   #absolute(path: string): string {
     return `${this.root}/${path}`;
-  }
-}
-
-/**
- * Makes a folder with `mode`'s permission bits, or sets them on the folder there. A file
- * or link in the way is replaced, unless `createOnly`.
- *
- * @throws {Deno.errors.AlreadyExists} With `createOnly`, when something else is there.
- */
-function makeFolder(absolute: string, path: string, mode: number, createOnly: boolean): void {
-  const found = lstatOrNullSync(absolute);
-  if (found && !found.isDirectory) {
-    if (createOnly) throw new Deno.errors.AlreadyExists(`"${path}" exists and is not a folder`);
-    Deno.removeSync(absolute); // a file or link the folder replaces
-  }
-  if (!found?.isDirectory) Deno.mkdirSync(absolute, { mode: mode & 0o7777 });
-  Deno.chmodSync(absolute, mode & 0o7777); // exactly these bits, whatever the umask
-}
-
-/**
- * Removes a folder only when it is empty.
- *
- * @throws {FolderNotEmptyError} When it still holds anything.
- */
-function removeEmptyFolder(absolute: string, path: string): void {
-  try {
-    Deno.removeSync(absolute);
-  } catch (error) {
-    if (isMissing(error)) return; // RACE: removed since
-    if (lstatOrNullSync(absolute)?.isDirectory) throw new FolderNotEmptyError(path);
-    throw error;
-  }
-}
-
-/**
- * Flushes the file systems holding these folders, once each.
- *
- * @returns `false` when that cannot be done here (see `syncFileSystem` in lib/disk).
- */
-async function syncFileSystems(folders: string[]): Promise<boolean> {
-  const byDevice = new Map<number, string>();
-  for (const folder of folders) {
-    let device: number;
-    try {
-      device = Deno.statSync(folder).dev;
-    } catch (error) {
-      if (isMissing(error)) continue; // RACE: removed since; nothing left to flush
-      throw error;
-    }
-    if (!byDevice.has(device)) byDevice.set(device, folder);
-  }
-  for (const folder of byDevice.values()) {
-    if (!(await syncFileSystem(folder))) return false;
-  }
-  return true;
-}
-
-/**
- * Whether a write failed because a folder is at `absolute`: a rename over it says so; a
- * create-only write finds something there, which may be a folder.
- */
-function isFolderInTheWay(error: unknown, absolute: string): boolean {
-  if (error instanceof Deno.errors.IsADirectory) return true;
-  return error instanceof Deno.errors.AlreadyExists &&
-    lstatOrNullSync(absolute)?.isDirectory === true;
-}
-
-/** A file {@linkcode Workspace} wrote: what it looks like, and the content put in it. */
-interface WrittenFile {
-  file: SeenFile;
-  hash: string;
-  /** When `file` was taken (epoch ms): its state is racy as of then, not of the capture. */
-  seenAt: number;
-}
-
-/** The observation of a file just written, from its handle's status (`null`: not a file). */
-function observeFile(path: string, info: Deno.FileInfo): SeenFile | null {
-  const observation = observe(path, info);
-  return observation.kind === "file" ? observation : null;
-}
-
-function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
-  return { path: file.path, hash, size: file.size, mode: file.mode, deleted: false, origin };
-}
-
-/** Whether a file found unchanged on disk is recorded with other content or mode. */
-function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash: string): boolean {
-  return recorded?.hash !== hash || recorded.mode !== file.mode;
-}
-
-/**
- * The scopes without those inside another (ancestors are shorter, so they come first). A
- * scope looked at alone (`shallow`) covers nothing.
- */
-function dedupeScopes(scopes: string[], shallow?: ReadonlySet<string>): string[] {
-  const kept = new PathSet();
-  const alone: string[] = [];
-  for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {
-    if (kept.covers(scope)) continue;
-    if (shallow?.has(scope)) alone.push(scope);
-    else kept.add(scope);
-  }
-  return [...kept.paths, ...alone];
-}
-
-async function readIgnoreFile(root: string): Promise<string[]> {
-  try {
-    return (await Deno.readTextFile(`${root}/.chronicleignore`)).split(/\r?\n/);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
   }
 }

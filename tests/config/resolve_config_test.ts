@@ -32,6 +32,7 @@ Deno.test("resolveConfig() gives every default", () => {
     idleTimeoutMs: 60_000,
     maxPartialFrameBytes: 128 * 1024 * 1024,
     maxQueuedFetches: 256,
+    writebackModeBits: 0o777,
     snapshots: { maxSnapshots: 100, maxAgeDays: 30 },
     noSnapshots: false,
     s3Region: "us-east-1",
@@ -744,6 +745,35 @@ Deno.test("resolveConfig() reads the object store's options", async (t) => {
         ? config.objectStore
         : config.s3Endpoint;
       assertEquals(value, expected);
+    });
+  }
+});
+
+Deno.test("resolveConfig() reads --writeback-mode-bits in octal and refuses anything else", async (t) => {
+  const cases = [
+    { description: "leading zero", input: "0755", expected: 0o755 },
+    { description: "bare digits", input: "755", expected: 0o755 },
+    { description: "0o prefix", input: "0o4755", expected: 0o4755 },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => {
+      const config = resolveConfig({
+        argv: ["--writeback-mode-bits", input],
+        env: {},
+        cwd: "/nonexistent/ws",
+      });
+      assertEquals(config.writebackModeBits, expected);
+    });
+  }
+  for (const bad of ["0x1ff", "789", "99999"]) {
+    await t.step(`refuses "${bad}"`, () => {
+      let failed = false;
+      try {
+        resolveConfig({ argv: ["--writeback-mode-bits", bad], env: {}, cwd: "/nonexistent/ws" });
+      } catch (error) {
+        failed = error instanceof Error && error.message.includes("writeback-mode-bits");
+      }
+      assertEquals(failed, true);
     });
   }
 });

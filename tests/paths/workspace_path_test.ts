@@ -8,6 +8,7 @@ Deno.test("normalizeWorkspacePath() normalizes safe paths", () => {
     { input: "src/./x/", expected: "src/x" },
     { input: "名前/ç.txt", expected: "名前/ç.txt" },
     { input: ".chronicleignore", expected: ".chronicleignore" },
+    { input: "n".repeat(255), expected: "n".repeat(255) },
   ];
   for (const { input, expected } of table) {
     assert.deepEqual(normalizeWorkspacePath(input, { dataDir: ".chronicle" }), expected);
@@ -26,6 +27,8 @@ Deno.test("normalizeWorkspacePath() refuses unsafe paths with a reason", () => {
     { input: "./", reason: "empty" },
     { input: ".chronicle/chronicle.db", reason: "data folder" },
     { input: ".chronicle", reason: "data folder" },
+    { input: `d/${"n".repeat(256)}`, reason: "longer than 255 bytes" },
+    { input: "é".repeat(128), reason: "longer than 255 bytes" },
   ];
   for (const { input, reason } of table) {
     assert.throws(

@@ -153,7 +153,7 @@ Deno.test("inline content that does not hash to its notification's hash is never
     const workspace = await Workspace.open({ root: `${root}/r` });
     const replica = await startReplica({ workspace, connect: `${root}/m.sock` });
     try {
-      // The file lands before its iteration is recorded: wait for both.
+      // A copy is renamed into place before it is recorded (visibleFirst): wait for both.
       await waitFor(
         "the real content on the replica, recorded",
         async () =>

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { CHUNKING_THRESHOLD, sha256Hex } from "../../lib/cas/mod.ts";
-import { writeSymlinkAtomic } from "../../lib/disk/mod.ts";
+import { lstatOrNullSync, writeSymlinkAtomic } from "../../lib/disk/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { S_IFLNK } from "../../lib/store/mod.ts";
-import { Workspace } from "../../lib/workspace/mod.ts";
+import { ForbiddenWriteError, Workspace } from "../../lib/workspace/mod.ts";
 import { SCAN_SLICE } from "../../lib/workspace/workspace.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
@@ -167,8 +167,12 @@ Deno.test("Workspace records symlinks as links and never writes through a linked
         assert.equal(new TextDecoder().decode(await workspace.cas.readBytes(link.hash)), outside);
         await assert.rejects(() => workspace.writeBytes("escape/pwned.txt", text("x")), PathError);
         assert.deepEqual([...Deno.readDirSync(outside)], [], "nothing written outside");
-        await workspace.writeContent("copy-of-link", link.hash, link.mode);
-        assert.equal(await Deno.readLink(`${root}/copy-of-link`), outside);
+        // Recorded as found, but never written again: a link out of the workspace is refused.
+        await assert.rejects(
+          () => workspace.writeContent("copy-of-link", link.hash, link.mode),
+          ForbiddenWriteError,
+        );
+        assert.equal(lstatOrNullSync(`${root}/copy-of-link`), null);
       } finally {
         await workspace.close();
       }

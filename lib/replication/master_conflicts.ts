@@ -1,0 +1,105 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { statementCache } from "../db/mod.ts";
+
+/** A write-back the master rejected, as the master keeps it. */
+export interface MasterConflict {
+  /** Row id. */
+  id: number;
+  /** The sending replica. */
+  sandboxId: string;
+  /** The entry's local sequence on that replica. */
+  localSeq: number;
+  /** The path (a rename's source). */
+  path: string;
+  /** `write`, `delete`, `rename` or `chmod`. */
+  operation: string;
+  /** The reason sent back, e.g. `conflict: "a.txt" changed at sequence 12 by "local" after 9`. */
+  reason: string;
+  /** Hash of the content kept in the master's CAS (`chronicle cat`-able), `null` when none came. */
+  keptHash: string | null;
+  /** Its size in bytes. */
+  keptSize: number;
+  /** The mode the replica sent. */
+  keptMode: number;
+  /** Epoch ms of the rejection. */
+  createdMs: number;
+}
+
+/** A new row of {@linkcode MasterConflicts.add}. */
+export type NewMasterConflict = Omit<MasterConflict, "id" | "createdMs">;
+
+const COLUMNS = `id, sandbox_id AS sandboxId, local_seq AS localSeq, path, operation, reason,
+  kept_hash AS keptHash, kept_size AS keptSize, kept_mode AS keptMode, created_ms AS createdMs`;
+
+/**
+ * The master's record of rejected write-backs (table `master_conflicts`, migrated by
+ * `MasterState`): a rejected entry's content stays in the master's CAS under `keptHash`,
+ * and the CAS sweep keeps it (see {@linkcode keptConflictHashes}).
+ */
+export class MasterConflicts {
+  readonly #statement: (sql: string) => StatementSync;
+
+  /**
+   * Opens the record.
+   *
+   * @param db The master's database, already migrated.
+   */
+  constructor(db: DatabaseSync) {
+    this.#statement = statementCache(db);
+  }
+
+  /**
+   * Records a rejection.
+   *
+   * @param conflict What was rejected, from whom, why, and the content kept.
+   * @returns The stored row.
+   */
+  add(conflict: NewMasterConflict): MasterConflict {
+    const createdMs = Date.now();
+    const result = this.#statement(
+      `INSERT INTO master_conflicts
+         (sandbox_id, local_seq, path, operation, reason, kept_hash, kept_size, kept_mode, created_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      conflict.sandboxId,
+      conflict.localSeq,
+      conflict.path,
+      conflict.operation,
+      conflict.reason,
+      conflict.keptHash,
+      conflict.keptSize,
+      conflict.keptMode,
+      createdMs,
+    );
+    return { id: Number(result.lastInsertRowid), ...conflict, createdMs };
+  }
+
+  /**
+   * The rejections, newest first.
+   *
+   * @param limit The most rows returned. @default {1000}
+   * @returns The rows.
+   */
+  list(limit = 1000): MasterConflict[] {
+    return this.#statement(`SELECT ${COLUMNS} FROM master_conflicts ORDER BY id DESC LIMIT ?`)
+      .all(limit) as unknown as MasterConflict[];
+  }
+}
+
+/**
+ * The content hashes the master keeps for rejected write-backs, for the CAS sweep's keep
+ * set. Empty when the database never was a master's.
+ *
+ * @param db A workspace's database.
+ * @returns The hashes.
+ */
+export function keptConflictHashes(db: DatabaseSync): Set<string> {
+  const table = db.prepare(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'master_conflicts'",
+  ).get();
+  if (!table) return new Set();
+  const rows = db.prepare(
+    "SELECT DISTINCT kept_hash AS hash FROM master_conflicts WHERE kept_hash IS NOT NULL",
+  ).all() as { hash: string }[];
+  return new Set(rows.map((row) => row.hash));
+}

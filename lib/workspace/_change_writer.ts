@@ -1,0 +1,349 @@
+import type { Cas } from "../cas/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
+import {
+  canSyncFileSystem,
+  isMissing,
+  lstatOrNullSync,
+  syncDir,
+  syncFileSystem,
+} from "../disk/mod.ts";
+import { parentOf, PathError, PathSet } from "../paths/mod.ts";
+import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
+import { observe } from "./file_observation.ts";
+import type { SeenFile } from "./plan_capture.ts";
+import type { WrittenFile } from "./_recorder.ts";
+import type { WorkspaceDisk } from "./workspace_disk.ts";
+import {
+  type ApplyChangesOptions,
+  type ApplyChangesResult,
+  type CaptureResult,
+  FolderNotEmptyError,
+  type WorkspaceChange,
+} from "./workspace_types.ts";
+
+/**
+ * How many changes {@linkcode Workspace.applyChanges} makes at once: each fsynced one
+ * waits mostly on its fsync, and the file system commits concurrent ones together.
+ */
+const APPLY_CONCURRENCY = 16;
+/**
+ * A batch of at least this many copies (`visibleFirst`) is flushed by one flush of the
+ * file system (see `syncFileSystem` in lib/disk) rather than an fsync per file, where
+ * that works.
+ */
+const FILE_SYSTEM_SYNC_MIN = 32;
+
+/**
+ * Changes of one batch written before their flush starts: a large batch is flushed in
+ * chunks of this many, each while the next is written.
+ */
+const FLUSH_CHUNK = 512;
+
+/** What a {@linkcode ChangeWriter} works with. */
+export interface ChangeWriterContext {
+  root: string;
+  cas: Cas;
+  /** The workspace's one disk executor. */
+  disk: WorkspaceDisk;
+  /** Whether files are written through the CAS's tmp folder (see `WriteToOptions.tempInStore`). */
+  tempInStore: boolean;
+  /** Normalizes and checks a path (see `Workspace.checkPath`). */
+  checkPath: (path: string) => string;
+  /** Records what is on disk at these paths now (the workspace's capture). */
+  capture: (
+    paths: string[],
+    options: {
+      origin?: string | undefined;
+      written?: Map<string, WrittenFile>;
+      /** Folders looked at alone, not with what they hold (see `Recorder.capture`). */
+      shallow?: ReadonlySet<string>;
+    },
+  ) => Promise<CaptureResult>;
+}
+
+/**
+ * The write path of a workspace: makes batches of changes on disk through the
+ * workspace's executor, durable before they are recorded, then records them. Internal to
+ * `Workspace`, which runs it in its queue.
+ */
+export class ChangeWriter {
+  readonly #c: ChangeWriterContext;
+
+  /**
+   * Makes the writer.
+   *
+   * @param context What it works with.
+   */
+  constructor(context: ChangeWriterContext) {
+    this.#c = context;
+  }
+
+  async applyChanges(
+    changes: WorkspaceChange[],
+    options: ApplyChangesOptions,
+  ): Promise<ApplyChangesResult> {
+    const failed: ApplyChangesResult["failed"] = [];
+    const accepted: WorkspaceChange[] = [];
+    const taken = new PathSet();
+    for (const change of changes) {
+      let path: string;
+      try {
+        path = this.#c.checkPath(change.path);
+      } catch (error) {
+        failed.push({ path: change.path, error });
+        continue;
+      }
+      if (taken.overlaps(path)) {
+        throw new TypeError(`"${path}" is related to another path of the same batch of changes`);
+      }
+      taken.add(path);
+      accepted.push({ ...change, path });
+    }
+    const parents = new Set<string>();
+    let made: WorkspaceChange[] = [];
+    const written = new Map<string, WrittenFile>();
+    const visibleFirst = options.visibleFirst ?? false;
+    // Only copies, visible before they are durable anyway, skip their own fsync for one
+    // flush of the file system: an original is renamed into place only once it is durable.
+    const flushAtOnce = visibleFirst && accepted.length >= FILE_SYSTEM_SYNC_MIN &&
+      canSyncFileSystem();
+    const write = { visibleFirst, syncFile: !flushAtOnce };
+    // Each chunk is flushed while the next one is written: only the last flush is waited
+    // for with nothing else to do. Every flush starts after its chunk's writes.
+    const flushes: Promise<void>[] = [];
+    for (let at = 0; at < accepted.length; at += FLUSH_CHUNK) {
+      const madeHere: WorkspaceChange[] = [];
+      await forEachLimited(
+        accepted.slice(at, at + FLUSH_CHUNK),
+        APPLY_CONCURRENCY,
+        async (change) => {
+          try {
+            const file = await this.#makeChange(change, parents, write);
+            madeHere.push(change);
+            if (file && "hash" in change) {
+              written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
+            }
+          } catch (error) {
+            failed.push({ path: change.path, error });
+          }
+        },
+      );
+      made.push(...madeHere);
+      const flush = this.#makeDurable(madeHere, write.syncFile);
+      flush.catch(() => {}); // settled below, with the others
+      flushes.push(flush);
+    }
+    const flushFailure = (await Promise.allSettled(flushes)).find((outcome) =>
+      outcome.status === "rejected"
+    );
+    if (flushFailure) {
+      // Made but perhaps not durable: never recorded. The disk now differs from the store,
+      // as after a crash, and the next look at these paths records what is there.
+      for (const change of made) failed.push({ path: change.path, error: flushFailure.reason });
+      made = [];
+    }
+    // Content put with a deferred sync is made durable by #capture, before it records.
+    // RACE: a write by someone else after our rename is not seen here; its own watcher
+    // event re-hashes the file, because the state remembered for a fresh mtime is marked
+    // untrustworthy (see stateToRemember).
+    const { recorded } = await this.#c.capture(made.map((change) => change.path), {
+      origin: options.origin,
+      written,
+      // A folder made or given its mode is that change alone: what it holds is not.
+      shallow: new Set(
+        made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
+      ),
+    });
+    return { recorded, failed };
+  }
+
+  /**
+   * Makes changes durable before they are recorded. Files not flushed as they were written
+   * are flushed by one flush of each file system the changes touched (a mount inside the
+   * workspace is another one), or, where that cannot be done, one by one. Then, unless a
+   * whole file system was flushed, each changed folder is flushed once.
+   */
+  async #makeDurable(made: WorkspaceChange[], flushedAsWritten: boolean): Promise<void> {
+    if (made.length === 0) return;
+    const folders = [...new Set(made.map((change) => this.#absolute(parentOf(change.path))))];
+    if (!flushedAsWritten) {
+      if (await syncFileSystems(folders)) return;
+      await forEachLimited(made, APPLY_CONCURRENCY, (change) => this.#flushWritten(change));
+    }
+    await forEachLimited(folders, APPLY_CONCURRENCY, async (folder) => {
+      await syncDir(folder).catch((error) => {
+        if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
+      });
+    });
+  }
+
+  /**
+   * Flushes a file written without its fsync, found again by its path: a regular file
+   * only (a link's target is never opened). RACE: a file put there since is flushed
+   * instead, harmlessly.
+   */
+  async #flushWritten(change: WorkspaceChange): Promise<void> {
+    if ("remove" in change) return;
+    const absolute = this.#absolute(change.path);
+    if (!lstatOrNullSync(absolute)?.isFile) return;
+    await syncDir(absolute).catch((error) => {
+      if (!isMissing(error)) throw error; // RACE: removed since; nothing left to flush
+    });
+  }
+
+  /**
+   * Writes or removes one path on disk, without recording it.
+   *
+   * @returns What was written, for a regular file put where no folder was; `null` for
+   * anything else, which the capture looks at on disk.
+   */
+  async #makeChange(
+    change: WorkspaceChange,
+    parents: Set<string>,
+    write: { visibleFirst: boolean; syncFile: boolean },
+  ): Promise<SeenFile | null> {
+    const absolute = this.#absolute(change.path);
+    if ("remove" in change) {
+      if (change.onlyEmptyFolder && lstatOrNullSync(absolute)?.isDirectory) {
+        await this.#removeFolderIfEmpty(change.path);
+        return null;
+      }
+      await this.#c.disk.remove(change.path);
+      return null;
+    }
+    const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
+    if (isFolderMode(fullMode)) {
+      await this.#makeFolder(change.path, fullMode, change.createOnly ?? false);
+      return null;
+    }
+    if ((fullMode & S_IFMT) === S_IFLNK) {
+      if (change.bytes) await this.#c.cas.putVerified(change.hash, change.bytes);
+      const target = new TextDecoder().decode(
+        change.bytes ?? await this.#c.cas.readBytes(change.hash),
+      );
+      // #applyChanges makes it durable with the batch (its folder), before recording. A
+      // link is made whole in one call: created in place, it refuses what is there.
+      await this.#c.disk.writeLink(change.path, target, {
+        createOnly: change.createOnly ?? false,
+        syncFolder: false,
+      });
+      return null;
+    }
+    // Siblings share one check of their folder (made again for each if it failed).
+    const parent = parentOf(change.path);
+    if (!parents.has(parent)) {
+      await this.#c.disk.prepareFile(change.path);
+      parents.add(parent);
+    }
+    const writeFile = () =>
+      this.#c.cas.writeTo(change.hash, absolute, {
+        ...write,
+        mode: fullMode,
+        syncFolder: false,
+        tempInStore: this.#c.tempInStore,
+        createOnly: change.createOnly ?? false,
+        ...(change.bytes ? { bytes: change.bytes } : {}),
+      });
+    try {
+      return observeFile(change.path, await writeFile());
+    } catch (error) {
+      // Rarely a folder is in the way: asked for then, not looked for before every write.
+      if (!isFolderInTheWay(error, absolute)) throw error;
+    }
+    this.#removeEmptyFolder(change.path);
+    await writeFile();
+    return null; // the capture also records what the folder held as deleted
+  }
+
+  /**
+   * Makes a folder with `mode`'s permission bits, or sets them on the folder there, through
+   * the executor (never through a link). A file or link in the way is replaced, unless
+   * `createOnly`.
+   *
+   * @throws {Deno.errors.AlreadyExists} With `createOnly`, when something else is there.
+   * @throws {PathError} When a parent is a link or a file.
+   */
+  async #makeFolder(path: string, mode: number, createOnly: boolean): Promise<void> {
+    this.#c.disk.checkParents(path);
+    const found = lstatOrNullSync(this.#absolute(path));
+    if (found && !found.isDirectory) {
+      if (createOnly) throw new Deno.errors.AlreadyExists(`"${path}" exists and is not a folder`);
+      await this.#c.disk.remove(path, { recursive: false }); // a file or link the folder replaces
+    }
+    await this.#c.disk.mkdir(path);
+    await this.#c.disk.chmod(path, mode); // exactly these bits, whatever the umask
+  }
+
+  /**
+   * Removes a folder only when it is empty (`onlyEmptyFolder`).
+   *
+   * @throws {FolderNotEmptyError} When it still holds anything.
+   * @throws {PathError} When a parent is a link or a file.
+   */
+  async #removeFolderIfEmpty(path: string): Promise<void> {
+    try {
+      await this.#c.disk.remove(path, { recursive: false }); // nothing there: already done
+    } catch (error) {
+      if (error instanceof PathError) throw error;
+      if (lstatOrNullSync(this.#absolute(path))?.isDirectory) throw new FolderNotEmptyError(path);
+      throw error;
+    }
+  }
+
+  /**
+   * Removes an empty folder where a file must go: it holds nothing, so nothing is lost
+   * (the capture records the folder's record replaced by the file).
+   *
+   * @throws {PathError} When the folder holds anything.
+   */
+  #removeEmptyFolder(path: string): void {
+    try {
+      Deno.removeSync(this.#absolute(path));
+    } catch {
+      throw new PathError(path, "a folder is in the way");
+    }
+  }
+
+  #absolute(path: string): string {
+    return `${this.#c.root}/${path}`;
+  }
+}
+
+/**
+ * Flushes the file systems holding these folders, once each.
+ *
+ * @returns `false` when that cannot be done here (see `syncFileSystem` in lib/disk).
+ */
+async function syncFileSystems(folders: string[]): Promise<boolean> {
+  const byDevice = new Map<number, string>();
+  for (const folder of folders) {
+    let device: number;
+    try {
+      device = Deno.statSync(folder).dev;
+    } catch (error) {
+      if (isMissing(error)) continue; // RACE: removed since; nothing left to flush
+      throw error;
+    }
+    if (!byDevice.has(device)) byDevice.set(device, folder);
+  }
+  for (const folder of byDevice.values()) {
+    if (!(await syncFileSystem(folder))) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether a write failed because a folder is at `absolute`: a rename over it says so; a
+ * create-only write finds something there, which may be a folder.
+ */
+function isFolderInTheWay(error: unknown, absolute: string): boolean {
+  if (error instanceof Deno.errors.IsADirectory) return true;
+  return error instanceof Deno.errors.AlreadyExists &&
+    lstatOrNullSync(absolute)?.isDirectory === true;
+}
+
+/** The observation of a file just written, from its handle's status (`null`: not a file). */
+function observeFile(path: string, info: Deno.FileInfo): SeenFile | null {
+  const observation = observe(path, info);
+  return observation.kind === "file" ? observation : null;
+}

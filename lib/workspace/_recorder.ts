@@ -1,0 +1,326 @@
+import type { Cas } from "../cas/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
+import type { DirectionalFilter } from "../filter/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
+import { ancestorsOf, isInside, PathSet } from "../paths/mod.ts";
+import {
+  type FileState,
+  type FileStateChange,
+  isFolderMode,
+  type Iteration,
+  type NewIteration,
+  type Store,
+} from "../store/mod.ts";
+import { observePath } from "./file_observation.ts";
+import { planCapture, sameStat, type SeenFile, stateToRemember } from "./plan_capture.ts";
+import { walkTree } from "./walk_tree.ts";
+import type { CaptureResult } from "./workspace_types.ts";
+
+/** How many files are read and stored at once during a capture. */
+const HASH_CONCURRENCY = 8;
+
+/** The ignore file whose change makes the workspace read its patterns again. */
+export const IGNORE_FILE = ".chronicleignore";
+
+/** What a {@linkcode Recorder} works on. */
+export interface RecorderContext {
+  root: string;
+  store: Store;
+  cas: Cas;
+  filter: DirectionalFilter;
+  /** Origin of changes found on disk. */
+  origin: string;
+  /** Called after a capture recorded a change of {@linkcode IGNORE_FILE}. */
+  onIgnoreFile: () => void;
+}
+
+/**
+ * The one capture mechanism of a workspace: looks at paths on disk, compares them with
+ * what the store holds, stores new content and records the differences. Internal to
+ * `Workspace`, which runs it in its queue.
+ */
+export class Recorder {
+  readonly #c: RecorderContext;
+
+  /**
+   * Makes the recorder.
+   *
+   * @param context What it works on.
+   */
+  constructor(context: RecorderContext) {
+    this.#c = context;
+  }
+
+  /**
+   * The one capture mechanism: look at each scope on disk (a file, a folder, or a path
+   * that is gone), compare with what was recorded, store new content, and record the
+   * differences in one transaction.
+   */
+  async capture(
+    scopes: string[],
+    options: {
+      origin?: string | undefined;
+      /** Files this workspace just wrote, by path: recorded as written, not looked at again. */
+      written?: Map<string, WrittenFile>;
+      /**
+       * Scopes looked at alone even when they are folders: what is inside a folder this
+       * workspace just made or changed the mode of is not its change (a local file in it,
+       * not yet recorded, must not be recorded with this change's origin).
+       */
+      shallow?: ReadonlySet<string>;
+    } = {},
+  ): Promise<CaptureResult> {
+    const problems: CaptureResult["problems"] = [];
+    const seen = new Map<string, SeenFile>();
+    const live = new Map<string, Iteration>();
+    const known = new Map<string, FileState>();
+    const written = options.written ?? new Map<string, WrittenFile>();
+    const { scopes: withAncestors, unrecordedAncestors } = this.#withRecordedFileAncestors(scopes);
+    const looked = dedupeScopes(withAncestors, options.shallow);
+    // A path where the store still holds files inside it (a folder removed or replaced
+    // unseen) is looked at with all beneath it, so those are recorded as deleted.
+    const holdingFiles = this.#c.store.withLiveInside(looked.filter((scope) => scope !== ""));
+    const single: string[] = []; // a file, a link or nothing: its own record only
+    for (const scope of looked) {
+      const holding = holdingFiles.has(scope);
+      const file = written.get(scope)?.file;
+      if (file && !holding) {
+        seen.set(scope, file); // just written: a file, with nothing live inside
+        continue;
+      }
+      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen)) {
+        single.push(scope);
+        continue;
+      }
+      const walked = await this.#observeScope(scope, seen, problems);
+      if (!walked && !holding) {
+        single.push(scope);
+        continue;
+      }
+      this.#addLive(this.#c.store.list({ dir: scope }), live);
+      for (const [path, state] of this.#c.store.fileStates(scope)) known.set(path, state);
+    }
+    // Folders a change was made in (created by a write's parents, or by someone else) and
+    // never recorded: recorded now, so every folder on disk has its own record.
+    for (const ancestor of unrecordedAncestors) {
+      if (!looked.some((scope) => isInside(ancestor, scope))) {
+        if (this.#observeFolderAlone(ancestor, seen)) single.push(ancestor);
+      }
+    }
+    // Looked up together: a scan captures hundreds of single paths at a time.
+    this.#addLive(this.#c.store.latestOf(single).values(), live);
+    for (const [path, state] of this.#c.store.fileStatesOf(single)) known.set(path, state);
+    const plan = planCapture([...seen.values()], known, live.keys());
+    const now = Date.now();
+    const changes: NewIteration[] = [];
+    const states: FileStateChange[] = [];
+    const origin = options.origin ?? this.#c.origin;
+    for (const { file, hash } of plan.unchanged) {
+      // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
+      // large tree then takes no write lock and queries nothing per file).
+      if (recordsOtherwise(live.get(file.path), file, hash)) {
+        changes.push(toChange(file, hash, origin));
+      }
+    }
+    await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
+      try {
+        // Our own hash only for the very file we wrote (a walk may find another there).
+        const ours = written.get(file.path);
+        const mine = ours && sameStat(ours.file, file) ? ours : undefined;
+        const given = mine?.hash;
+        // Record the size of the bytes read, not the earlier lstat: a writer may be mid-file.
+        const stored = given === undefined
+          ? await this.#storeContent(file, known.get(file.path)?.hash)
+          : { hash: given, size: file.size };
+        const read = { ...file, size: stored.size };
+        changes.push(toChange(read, stored.hash, origin));
+        // Racy or not as of when the file was seen: for one we wrote, when it was written.
+        states.push(stateToRemember(read, stored.hash, mine?.seenAt ?? now));
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return; // RACE: deleted while we looked; its event follows
+        problems.push({ path: file.path, reason: errorMessage(error) });
+      }
+    });
+    for (const path of plan.deleted) {
+      changes.push({ path, hash: "", size: 0, mode: 0, deleted: true, origin });
+      states.push({ path, forget: true });
+    }
+    // Deletions first: a file replaced by a folder of the same name (or the reverse) is
+    // then never recorded as both present at one sequence, and replicas apply it in order.
+    // Deletions children first (descending: a folder after what was in it), creations
+    // parents first (ascending), as PROTOCOL.md §8 orders them.
+    changes.sort((a, b) => {
+      if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
+      const order = a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+      return a.deleted ? -order : order;
+    });
+    await this.#c.cas.syncDeferred(); // the content stored above, durable before it is recorded
+    const recorded = this.#c.store.record(changes, states); // one commit for both
+    if (recorded.some((iteration) => iteration.path === IGNORE_FILE)) this.#c.onIgnoreFile();
+    for (const problem of problems) log("warn", "not recorded", problem);
+    return { recorded, problems };
+  }
+
+  /**
+   * The paths a capture of the whole tree would record or look at again, given the files
+   * a walk saw: new, changed or untrusted ones, ones recorded otherwise, and live ones gone.
+   */
+  suspects(seen: SeenFile[]): string[] {
+    const live = new Map<string, Iteration>();
+    this.#addLive(this.#c.store.list(), live);
+    const plan = planCapture(seen, this.#c.store.fileStates(), live.keys());
+    const otherwise = plan.unchanged.filter(({ file, hash }) =>
+      recordsOtherwise(live.get(file.path), file, hash)
+    ).map(({ file }) => file);
+    // New folders before the files: a slice's files then find their folders recorded.
+    return [
+      ...plan.deleted,
+      ...otherwise.filter((file) => file.kind === "dir").map((file) => file.path),
+      ...plan.toHash.map((file) => file.path),
+      ...otherwise.filter((file) => file.kind !== "dir").map((file) => file.path),
+    ];
+  }
+
+  /** Adds the live iterations the local filter lets through to `live`, by path. */
+  #addLive(iterations: Iterable<Iteration>, live: Map<string, Iteration>): void {
+    for (const iteration of iterations) {
+      if (!iteration.deleted && !this.#c.filter.local.ignores(iteration.path)) {
+        live.set(iteration.path, iteration);
+      }
+    }
+  }
+
+  /**
+   * The scopes, plus each ancestor the store holds as a live file: if it is a folder now,
+   * the file was replaced, and its deletion must be recorded with (and before) what is
+   * inside, never after it. Also the ancestors the store holds no live record of, to be
+   * looked at alone (a folder made by a write of what is inside it).
+   */
+  #withRecordedFileAncestors(
+    scopes: string[],
+  ): { scopes: string[]; unrecordedAncestors: string[] } {
+    const ancestors = new Set<string>();
+    for (const scope of scopes) {
+      for (const ancestor of ancestorsOf(scope)) {
+        if (ancestors.has(ancestor)) break; // and its own ancestors with it
+        ancestors.add(ancestor);
+      }
+    }
+    const out = new Set(scopes);
+    const latest = this.#c.store.latestOf([...ancestors]);
+    const unrecordedAncestors: string[] = [];
+    for (const ancestor of ancestors) {
+      const recorded = latest.get(ancestor);
+      if (!recorded || recorded.deleted) unrecordedAncestors.push(ancestor);
+      else if (!isFolderMode(recorded.mode)) out.add(ancestor);
+    }
+    return { scopes: [...out], unrecordedAncestors };
+  }
+
+  /**
+   * Looks at one folder, not what is inside, adding it to `seen` when it is one and the
+   * filter lets it through.
+   *
+   * @returns Whether it is a folder (looked at, or filtered).
+   */
+  #observeFolderAlone(path: string, seen: Map<string, SeenFile>): boolean {
+    const observation = observePath(this.#c.root, path);
+    if (observation.kind !== "dir") return false;
+    if (!this.#c.filter.local.ignores(path, true)) seen.set(path, observation);
+    return true;
+  }
+
+  /**
+   * Looks at a scope on disk, adding what it finds to `seen`.
+   *
+   * @returns Whether the scope is a folder, walked.
+   */
+  async #observeScope(
+    scope: string,
+    seen: Map<string, SeenFile>,
+    problems: CaptureResult["problems"],
+  ): Promise<boolean> {
+    if (scope !== "" && this.#c.filter.local.ignores(scope)) return false;
+    const observation = scope === "" ? { kind: "dir" as const } : observePath(this.#c.root, scope);
+    if (observation.kind === "dir") {
+      if (scope !== "") seen.set(scope, observation as SeenFile); // the folder itself
+      const walked = await walkTree(this.#c.root, scope, this.#c.filter.local);
+      for (const file of walked.files) seen.set(file.path, file);
+      problems.push(...walked.skipped);
+      return true;
+    }
+    if (observation.kind === "file" || observation.kind === "symlink") {
+      seen.set(scope, observation);
+    }
+    return false;
+  }
+
+  /**
+   * Stores a file's content. `lastHash`, the content last recorded for the path, is not
+   * stored again: re-checking a file that most likely did not change (its mtime was too
+   * recent to trust, see stateToRemember) then costs one read and no write.
+   */
+  async #storeContent(file: SeenFile, lastHash?: string): Promise<{ hash: string; size: number }> {
+    const absolute = this.#absolute(file.path);
+    if (file.kind === "symlink") {
+      const target = Deno.readLinkSync(absolute);
+      return await this.#c.cas.putBytes(new TextEncoder().encode(target));
+    }
+    // Made durable together, by #capture, before anything records them.
+    return await this.#c.cas.putFile(absolute, {
+      deferSync: true,
+      ...(lastHash === undefined ? {} : { alreadyStored: lastHash }),
+    });
+  }
+
+  #absolute(path: string): string {
+    return `${this.#c.root}/${path}`;
+  }
+}
+
+/** A file {@linkcode Workspace} wrote: what it looks like, and the content put in it. */
+export interface WrittenFile {
+  file: SeenFile;
+  hash: string;
+  /** When `file` was taken (epoch ms): its state is racy as of then, not of the capture. */
+  seenAt: number;
+}
+
+function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
+  return { path: file.path, hash, size: file.size, mode: file.mode, deleted: false, origin };
+}
+
+/** Whether a file found unchanged on disk is recorded with other content or mode. */
+function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash: string): boolean {
+  return recorded?.hash !== hash || recorded.mode !== file.mode;
+}
+
+/**
+ * The scopes without those inside another (ancestors are shorter, so they come first). A
+ * scope looked at alone (`shallow`) covers nothing.
+ */
+function dedupeScopes(scopes: string[], shallow?: ReadonlySet<string>): string[] {
+  const kept = new PathSet();
+  const alone: string[] = [];
+  for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {
+    if (kept.covers(scope)) continue;
+    if (shallow?.has(scope)) alone.push(scope);
+    else kept.add(scope);
+  }
+  return [...kept.paths, ...alone];
+}
+
+/**
+ * The lines of the workspace's {@linkcode IGNORE_FILE}, none when it does not exist.
+ *
+ * @param root The workspace root.
+ * @returns Its lines.
+ */
+export async function readIgnoreFile(root: string): Promise<string[]> {
+  try {
+    return (await Deno.readTextFile(`${root}/${IGNORE_FILE}`)).split(/\r?\n/);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+}

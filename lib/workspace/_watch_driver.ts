@@ -1,0 +1,170 @@
+import type { SerialQueue } from "../concurrency/mod.ts";
+import type { DirectionalFilter } from "../filter/mod.ts";
+import { log } from "../log/mod.ts";
+import { ancestorsOf, isInside } from "../paths/mod.ts";
+import { Debouncer } from "./debouncer.ts";
+import { TreeWatcher } from "./tree_watcher.ts";
+import type { WatchOptions } from "./workspace_types.ts";
+
+/**
+ * With capture on close, the least quiet time for every other event (a deletion, a
+ * rename, a mode change, a write whose file is still open): a writer pausing longer than
+ * this in the middle of a file is rare, so a file is not recorded half-written.
+ */
+const OPEN_WRITE_QUIET_MS = 100;
+
+/** What a {@linkcode WatchDriver} works with. */
+export interface WatchDriverContext {
+  root: string;
+  /** The data folder's path inside the workspace, if it is inside. */
+  dataDirInside: string | undefined;
+  filter: DirectionalFilter;
+  /** The workspace's queue: every capture runs in it, one at a time with writes. */
+  queue: SerialQueue;
+  /** Records what is on disk at these scopes now; run in the queue. */
+  capture: (scopes: string[]) => Promise<unknown>;
+  /** The workspace's scan (which queues its own slices). */
+  scan: () => Promise<unknown>;
+  /** Whether the workspace is closing or closed. */
+  closed: () => boolean;
+}
+
+/**
+ * The watching side of a workspace: the OS watcher, the debouncer that batches its events,
+ * the batches queued as captures, and the safety rescans that catch events the OS dropped.
+ * Internal to `Workspace`, whose `watch`, `suspendWatching` and `resumeWatching` it runs.
+ */
+export class WatchDriver {
+  readonly #c: WatchDriverContext;
+  #watcher: TreeWatcher | undefined;
+  /** Set by {@linkcode WatchDriver.watch}, kept while the watcher is suspended. */
+  #options: WatchOptions | undefined;
+  #debouncer: Debouncer<string> | undefined;
+  #rescanTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The watcher's capture queued and not started yet, which new events join. */
+  #waitingCapture: Set<string> | null = null;
+
+  /**
+   * Makes the driver; nothing is watched before {@linkcode WatchDriver.watch}.
+   *
+   * @param context What it works with.
+   */
+  constructor(context: WatchDriverContext) {
+    this.#c = context;
+  }
+
+  /** Whether the OS reports changes right now. */
+  get watching(): boolean {
+    return this.#watcher !== undefined;
+  }
+
+  /**
+   * Starts the watcher and the safety rescans; a second call does nothing.
+   *
+   * @param options Quiet time, capture on close, rescan interval.
+   */
+  async watch(options: WatchOptions): Promise<void> {
+    if (this.#options || this.#c.closed()) return;
+    this.#options = options;
+    await this.#start(options);
+    this.#scheduleRescan(options.rescanMs ?? 10_000, 0);
+  }
+
+  /** Stops the watcher (rescans go on) and hands the events it had to the queue. */
+  async suspend(): Promise<void> {
+    const watcher = this.#watcher;
+    if (!watcher) return;
+    this.#watcher = undefined;
+    await watcher.close();
+    this.#debouncer?.flushNow();
+  }
+
+  /** Starts the watcher again after {@linkcode WatchDriver.suspend}, then scans. */
+  async resume(): Promise<void> {
+    const options = this.#options;
+    if (!options || this.#watcher || this.#c.closed()) return;
+    await this.#start(options);
+    if (!this.#c.closed()) await this.#c.scan(); // closing meanwhile: nothing to record into
+  }
+
+  /** Hands the events waiting for their quiet time to the queue at once. */
+  flush(): void {
+    this.#debouncer?.flushNow();
+  }
+
+  /** Stops the rescans and the watcher, and hands the events it had to the queue. */
+  async close(): Promise<void> {
+    clearTimeout(this.#rescanTimer);
+    await this.#watcher?.close();
+    this.#debouncer?.flushNow();
+  }
+
+  async #start(options: WatchOptions): Promise<void> {
+    const captureOnClose = options.captureOnClose ?? true;
+    const debounceMs = options.debounceMs ?? 50;
+    const debouncer = new Debouncer<string>(
+      {
+        quietMs: captureOnClose ? Math.max(debounceMs, OPEN_WRITE_QUIET_MS) : debounceMs,
+        // A file closed in a folder whose creation is still pending waits for it: files
+        // written before the folder's watch existed are then recorded before it.
+        waitsFor: (pending, path) =>
+          pending.has("") || ancestorsOf(path).some((a) => pending.has(a)),
+      },
+      (batch) => this.#captureBatch(batch),
+    );
+    this.#debouncer = debouncer;
+    const { dataDirInside, filter } = this.#c;
+    const excluded = (name: string) =>
+      name === dataDirInside?.split("/")[0] || filter.local.ignores(name, true);
+    const watcher = new TreeWatcher(this.#c.root, excluded, (event) => {
+      if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
+      // Reads report nothing; "access" is a writer closing the file: its write is complete.
+      else if (event.kind === "access" && captureOnClose) {
+        debouncer.addReady(this.#relevantPaths(event.paths));
+      } else debouncer.add(this.#relevantPaths(event.paths));
+    });
+    this.#watcher = watcher;
+    await watcher.start();
+  }
+
+  #scheduleRescan(minimumMs: number, lastScanMs: number): void {
+    if (this.#c.closed()) return;
+    this.#rescanTimer = setTimeout(async () => {
+      const started = Date.now();
+      await this.#c.scan().catch((error) => log("error", "safety rescan failed", { error }));
+      this.#scheduleRescan(minimumMs, Date.now() - started);
+    }, Math.max(minimumMs, lastScanMs * 10));
+  }
+
+  /**
+   * Queues a capture of the watcher's batch, or joins the one already queued and not yet
+   * started: idle, a change is recorded at once; busy, everything that happens meanwhile
+   * is recorded together by the next capture.
+   */
+  #captureBatch(batch: Set<string>): void {
+    if (this.#c.closed()) return;
+    if (this.#waitingCapture) {
+      for (const scope of batch) this.#waitingCapture.add(scope);
+      return;
+    }
+    const scopes = new Set(batch);
+    this.#waitingCapture = scopes;
+    this.#c.queue.run(async () => {
+      this.#waitingCapture = null; // later events make the next capture
+      await this.#c.capture(scopes.has("") ? [""] : [...scopes]);
+    }).catch((error) => log("error", "capture failed", { error }));
+  }
+
+  #relevantPaths(absolutePaths: string[]): string[] {
+    const { root, dataDirInside, filter } = this.#c;
+    const out: string[] = [];
+    for (const absolute of absolutePaths) {
+      if (!absolute.startsWith(root + "/")) continue;
+      const relative = absolute.slice(root.length + 1);
+      if (dataDirInside && isInside(relative, dataDirInside)) continue;
+      if (filter.local.ignores(relative)) continue; // our temp files among others
+      out.push(relative);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,104 @@
+import type { Iteration } from "../store/mod.ts";
+import type { DiskHooks } from "./workspace_disk.ts";
+import type { LayoutOptions } from "./layout.ts";
+
+/** Options for {@linkcode Workspace.open}. */
+export interface WorkspaceOptions extends LayoutOptions {
+  /** Gitignore-style patterns never recorded (besides `.git/`, the data folder, `.chronicleignore`). */
+  ignore?: string[];
+  /** Extra patterns for master → replica only. */
+  ignoreToReplica?: string[];
+  /** Extra patterns for replica → master only. */
+  ignoreToMaster?: string[];
+  /** Origin of changes found on disk. @default {"local"} */
+  origin?: string;
+  /** Hooks that change the disk underneath the executor, for tests. @default {{}} */
+  hooks?: DiskHooks;
+}
+
+/** Options of a write-through change. */
+export interface WriteOptions {
+  /** Who made the change. @default {the workspace's origin} */
+  origin?: string;
+}
+
+/** Options for {@linkcode Workspace.applyChanges}. */
+export interface ApplyChangesOptions extends WriteOptions {
+  /**
+   * Rename each file into place before its fsync (both before recording): visible
+   * sooner, but a power cut can leave a file torn. For a replica, whose files are copies
+   * of the master's and whose torn files would be refused as conflicting write-backs. A
+   * batch of 32 such copies or more is flushed by one flush of the file system.
+   * @default {false}
+   */
+  visibleFirst?: boolean;
+}
+
+/** One change for {@linkcode Workspace.applyChanges}. */
+export type WorkspaceChange =
+  /**
+   * Content written to `path` with `mode` (`st_mode`, or permission bits for a file):
+   * already in the CAS, or given as `bytes` (checked against `hash`, and stored). With
+   * `createOnly`, it is only created: anything found at `path` (but an empty folder, for a
+   * regular file) fails the change with `Deno.errors.AlreadyExists` and is left as it is.
+   * A mode with the folder type bits makes a folder (PROTOCOL.md §8): created if missing
+   * (replacing a file or link there, unless `createOnly`), its permission bits set.
+   */
+  | { path: string; hash: string; mode: number; bytes?: Uint8Array; createOnly?: boolean }
+  /**
+   * `path` removed: a file, a link, or a folder with everything in it. With
+   * `onlyEmptyFolder`, a folder is removed only when empty; one still holding anything
+   * fails the change with {@linkcode FolderNotEmptyError} and is left as it is.
+   */
+  | { path: string; remove: true; onlyEmptyFolder?: boolean };
+
+/** A folder to remove (`onlyEmptyFolder`) still holds something, so it was kept. */
+export class FolderNotEmptyError extends Error {
+  /** The folder's workspace path. */
+  readonly path: string;
+  /**
+   * Makes the error.
+   *
+   * @param path The folder's workspace path.
+   */
+  constructor(path: string) {
+    super(`Folder "${path}" still holds files, so it was kept`);
+    this.name = "FolderNotEmptyError";
+    this.path = path;
+  }
+}
+
+/** What {@linkcode Workspace.applyChanges} did. */
+export interface ApplyChangesResult {
+  /** The iterations recorded, in path order. */
+  recorded: Iteration[];
+  /** Changes not made, each with its error; every other change was made and recorded. */
+  failed: Array<{ path: string; error: unknown }>;
+}
+
+/** What a capture (scan or watcher batch) recorded. */
+export interface CaptureResult {
+  /** The iterations recorded, in path order. */
+  recorded: Iteration[];
+  /** Paths that could not be recorded, each with its reason. */
+  problems: Array<{ path: string; reason: string }>;
+}
+
+/** Options for {@linkcode Workspace.watch}. */
+export interface WatchOptions {
+  /** Quiet time before a batch of changes is recorded. @default {50} */
+  debounceMs?: number;
+  /**
+   * Record a file as soon as its writer closes it, without waiting for the quiet time;
+   * other events then wait at least 100 ms. Off for editors that save in several steps
+   * (local-sync). @default {true}
+   */
+  captureOnClose?: boolean;
+  /**
+   * Least time between safety rescans, which catch events the OS dropped without saying
+   * so (a burst past the inotify queue, files created in a folder before its watch). The
+   * interval grows to ten times the last scan's duration, so a large workspace is not
+   * rescanned continuously. @default {10000}
+   */
+  rescanMs?: number;
+}
