@@ -890,11 +890,18 @@ function conflictsTable(conflicts) {
   const table = h(
     "table",
     { id: "conflicts" },
-    h("tr", {}, ...["path", "operation", "reason", "kept", ""].map((t) => h("th", {}, t))),
+    h(
+      "tr",
+      {},
+      ...["path", "operation", "reason", "kept", "resolution", ""].map((t) => h("th", {}, t)),
+    ),
   );
   for (const conflict of conflicts) {
-    const buttons = ["local", "upstream", "merged"].map((keep) => {
-      const button = h("button", { type: "button" }, `keep ${keep}`);
+    // A sandbox takes the master's version at once (resolution "upstream"); a local-sync
+    // conflict stays open for the person: only an open one offers the resolutions.
+    const open = conflict.resolvedMs === null;
+    const buttons = (open ? ["local", "upstream", "merged"] : []).map((keep) => {
+      const button = h("button", { type: "button", "data-keep": keep }, `keep ${keep}`);
       button.addEventListener("click", async () => {
         try {
           await postJson(rest("sync/resolve"), { path: conflict.path, keep });
@@ -906,7 +913,11 @@ function conflictsTable(conflicts) {
       });
       return button;
     });
-    const diff = h("button", { type: "button" }, "diff against current");
+    const diff = h(
+      "button",
+      { type: "button", "data-kept-diff": conflict.path },
+      "diff against current",
+    );
     diff.addEventListener("click", () => void keptDiff(conflict));
     table.append(
       h(
@@ -922,11 +933,19 @@ function conflictsTable(conflicts) {
             ? `${size(conflict.keptSize)} ${conflict.keptHash.slice(0, 12)}`
             : "deletion",
         ),
+        h(
+          "td",
+          { "data-resolution": conflict.path },
+          open ? "open" : `${conflict.resolution} (${dateTime(conflict.resolvedMs)})`,
+        ),
         h("td", {}, conflict.keptHash ? diff : null, ...buttons),
       ),
     );
   }
-  return h("div", {}, table, h("div", { id: "conflict-diff" }));
+  // The view refreshes itself: a diff shown stays while its conflict is still open.
+  const shown = $("#conflict-diff");
+  const keep = shown && conflicts.some((c) => c.path === shown.dataset.path);
+  return h("div", {}, table, keep ? shown : h("div", { id: "conflict-diff" }));
 }
 
 async function keptDiff(conflict) {
@@ -934,7 +953,9 @@ async function keptDiff(conflict) {
     const diff = await getJson(
       api(`kept-diff?${q({ path: conflict.path, hash: conflict.keptHash })}`),
     );
-    $("#conflict-diff").replaceChildren(
+    const box = $("#conflict-diff");
+    box.dataset.path = conflict.path;
+    box.replaceChildren(
       h("h2", {}, `${conflict.path}: current → kept`),
       renderDiff(diff, "split"),
     );
