@@ -268,12 +268,31 @@ function prependLive(items) {
 // --- the live feed: Server-Sent Events read through fetch, so the token goes as a header
 
 let feedSequence = 0;
+// A page left (navigated away, or kept in the back/forward cache) closes its feed: an open
+// feed holds one of the browser's few connections to this host, and a 7th would wait.
+let feed = null;
+let away = false;
+let resume = () => {};
+addEventListener("pagehide", () => {
+  away = true;
+  feed?.abort();
+});
+addEventListener("pageshow", (event) => {
+  if (!event.persisted) return;
+  away = false;
+  resume();
+});
+
 async function follow() {
   const live = $("#live");
   let delay = 500;
   for (;;) {
+    if (away) await new Promise((resolve) => (resume = resolve));
     try {
-      const response = await request(api(`events?${q({ since: feedSequence || "" })}`));
+      feed = new AbortController();
+      const response = await request(api(`events?${q({ since: feedSequence || "" })}`), {
+        signal: feed.signal,
+      });
       live.textContent = "live";
       live.classList.add("on");
       delay = 500;
