@@ -153,9 +153,17 @@ function buildTimeline() {
   new IntersectionObserver((entries) => {
     if (entries.some((entry) => entry.isIntersecting)) void loadTimeline();
   }).observe(sentinel);
-  getJson(api("origins")).then(({ origins }) => {
-    for (const name of origins) origin.append(h("option", { value: name }, name));
-  }).catch(fail);
+}
+
+/** Fills the origin filter (a scan of the store: after the first screen, not before). */
+async function loadOrigins() {
+  try {
+    const { origins } = await getJson(api("origins"));
+    const select = $("#filter-origin");
+    for (const name of origins) select.append(h("option", { value: name }, name));
+  } catch (error) {
+    fail(error);
+  }
 }
 
 function resetTimeline() {
@@ -1014,4 +1022,7 @@ const timelineLoaded = loadTimeline();
 void Promise.all([timelineLoaded, treeLoaded]).then(() =>
   performance.mark("chronicle:first-screen")
 );
-void timelineLoaded.then(follow);
+void timelineLoaded.then(() => {
+  void loadOrigins();
+  void follow();
+});
