@@ -10,7 +10,7 @@ import { freePort } from "../_helpers/processes.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { binaryCommand, runBinary, Running } from "../deploy/_deploy.ts";
-import { APP_CSS, APP_JS, INDEX_HTML } from "../../lib/ui/assets/bundle.ts";
+import { UI_ASSETS } from "../../lib/ui/assets/bundle.ts";
 import { CONTENT_SECURITY_POLICY } from "../../lib/ui/mod.ts";
 
 Deno.test("the agent binary serves the UI's assets under --http and opens chronicle ui's listener", async () => {
@@ -26,12 +26,8 @@ Deno.test("the agent binary serves the UI's assets under --http and opens chroni
         const ready = await controlJson(`${ws}/.chronicle`, "/ready").catch(() => undefined);
         return ready?.status === 200;
       });
-      for (
-        const [path, body] of [["/ui/", INDEX_HTML], ["/ui/app.js", APP_JS], [
-          "/ui/app.css",
-          APP_CSS,
-        ]] as const
-      ) {
+      for (const [name, body] of Object.entries(UI_ASSETS)) {
+        const path = name === "index.html" ? "/ui/" : `/ui/${name}`;
         const response = await fetch(`http://127.0.0.1:${port}${path}`);
         assertEquals(response.status, 200, path);
         assertEquals(response.headers.get("content-security-policy"), CONTENT_SECURITY_POLICY);

@@ -49,7 +49,12 @@ Deno.test("the UI in Chromium: the timeline pages in as it scrolls; a large fold
           return ${rows} === ${recorded.length} &&
             document.querySelector('#timeline-more').textContent === 'the beginning';
         })()`,
-      );
+      ).catch(async (error) => {
+        const seen = await page.evaluate(
+          `[${rows}, document.querySelector('#timeline-more').textContent, document.querySelector('#message').textContent]`,
+        );
+        throw new Error(`${error.message}; rows, end, message: ${JSON.stringify(seen)}`);
+      });
       const sequences = await page.evaluate<number[]>(
         "[...document.querySelectorAll('#timeline li[data-path]')].map((li) => Number(li.dataset.sequence))",
       );
