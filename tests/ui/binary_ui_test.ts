@@ -2,7 +2,7 @@
  * The UI from the agent binary: `bin/agent.ts` run with exactly the permissions
  * `deno task compile:agent` grants serves the page, its script and style (built into the
  * program, no file read at run time) under `--http`, and `chronicle-agent ui` opens the
- * loopback listener whose token reads the timeline.
+ * loopback listener whose token reads the timeline and which refuses a foreign `Host`.
  */
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { controlJson } from "../_helpers/control_socket.ts";
@@ -38,6 +38,14 @@ Deno.test("the agent binary serves the UI's assets under --http and opens chroni
       const { url } = JSON.parse(ui.stdout) as { url: string };
       const address = new URL(url);
       const token = address.hash.replace("#token=", "");
+      // DNS rebinding: a page under another name that resolves to 127.0.0.1 is refused,
+      // its static assets included.
+      assertEquals(
+        await rawStatus(Number(address.port), `evil.example:${address.port}`),
+        421,
+        "a foreign Host is refused",
+      );
+      assertEquals(await rawStatus(Number(address.port), `localhost:${address.port}`), 200);
       const refused = await fetch(new URL("api/timeline", address));
       assertEquals(refused.status, 401, "reads need the token on this listener");
       await refused.body?.cancel();
@@ -52,3 +60,23 @@ Deno.test("the agent binary serves the UI's assets under --http and opens chroni
     }
   });
 });
+
+/** The status of `GET /ui/` sent by hand (fetch sets `Host` itself) with this `Host`. */
+async function rawStatus(port: number, host: string): Promise<number> {
+  const connection = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await connection.write(
+      new TextEncoder().encode(`GET /ui/ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+    );
+    const buffer = new Uint8Array(64);
+    let text = "";
+    while (!text.includes("\r\n")) {
+      const read = await connection.read(buffer);
+      if (read === null) break;
+      text += new TextDecoder().decode(buffer.subarray(0, read));
+    }
+    return Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+  } finally {
+    connection.close();
+  }
+}
