@@ -6,7 +6,7 @@ import { UI_ASSETS } from "./assets/bundle.ts";
  * no inline script, no plugins, no framing, images from this origin or the page's own
  * blobs (content fetched with the token), connections to this origin only.
  */
-export const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY: string = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
