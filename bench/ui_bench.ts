@@ -70,6 +70,9 @@ export async function run(quick: boolean): Promise<string[]> {
       ),
     );
     lines.push(
+      timesLine(`GET /ui/api/origins, ${label}`, await fetchTimes(`${base}/ui/api/origins`)),
+    );
+    lines.push(
       timesLine(
         `GET /changes?since=0&limit=100, ${label}`,
         await fetchTimes(`${base}/changes?since=0&limit=100`),

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { APP_CSS, APP_JS, INDEX_HTML } from "./assets/bundle.ts";
+import { UI_ASSETS } from "./assets/bundle.ts";
 
 /**
  * The Content-Security-Policy of every UI response: only this origin's script and style,
@@ -30,11 +30,21 @@ export const UI_HEADERS: Readonly<Record<string, string>> = {
 const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">` +
   `<circle cx="8" cy="8" r="7" fill="#2f5fd0"/><path d="M8 4v4l3 2" stroke="#fff" fill="none"/></svg>`;
 
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+};
+
+/** Each asset's address under `/ui/`, with its body and type (the page is `/ui/` itself). */
 const ASSETS: Record<string, [string, string]> = {
   "/ui/favicon.svg": [FAVICON, "image/svg+xml"],
-  "/ui/": [INDEX_HTML, "text/html; charset=utf-8"],
-  "/ui/app.js": [APP_JS, "text/javascript; charset=utf-8"],
-  "/ui/app.css": [APP_CSS, "text/css; charset=utf-8"],
+  ...Object.fromEntries(
+    Object.entries(UI_ASSETS).map(([name, body]) => [
+      name === "index.html" ? "/ui/" : `/ui/${name}`,
+      [body, TYPES[name.slice(name.lastIndexOf(".") + 1)] ?? "application/octet-stream"],
+    ]),
+  ),
 };
 
 /** Whether `path` is one of the UI's static assets (served without a token). */

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { APP_JS, INDEX_HTML } from "../../lib/ui/assets/bundle.ts";
+import { INDEX_HTML, UI_ASSETS } from "../../lib/ui/assets/bundle.ts";
 import { bundleSource } from "../../lib/ui/assets/generate.ts";
 
 const assets = new URL("../../lib/ui/assets/", import.meta.url);
@@ -15,5 +15,16 @@ Deno.test("assets: the page loads no inline script, no inline style and nothing 
   assert(!/\bstyle=/.test(INDEX_HTML), "inline style attribute");
   assert(!/\bon[a-z]+=/.test(INDEX_HTML), "inline event handler");
   assert(!/(src|href)="(https?:)?\/\//.test(INDEX_HTML), "a resource from another origin");
-  assert(!/innerHTML|eval\(|new Function/.test(APP_JS), "HTML or code built from strings");
+  const scripts = Object.entries(UI_ASSETS).filter(([name]) => name.endsWith(".js"));
+  assertEquals(scripts.length, 7, "every module is bundled");
+  for (const [name, script] of scripts) {
+    assert(
+      !/innerHTML|eval\(|new Function/.test(script),
+      `${name}: HTML or code built from strings`,
+    );
+    // Every import is a module beside it, bundled too: nothing from another origin.
+    for (const [, target] of script.matchAll(/from "([^"]+)"/g)) {
+      assert(target!.startsWith("./") && `${target!.slice(2)}` in UI_ASSETS, `${name}: ${target}`);
+    }
+  }
 });

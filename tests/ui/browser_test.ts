@@ -55,6 +55,41 @@ Deno.test("the UI in Chromium: find, diff, roll back, live timeline, restore, to
       await page.waitFor("the live feed", "document.querySelector('#live').textContent === 'live'");
       await page.screenshot(`${shots}/timeline.png`);
 
+      // Filters: a path prefix, then an origin nobody wrote with.
+      await page.waitFor(
+        "the origins in the filter",
+        `[...document.querySelectorAll('#filter-origin option')].some((o) => o.value === 'local')`,
+      );
+      await page.type("#filter-prefix", "src/");
+      await page.evaluate("document.querySelector('#timeline-filters').requestSubmit()");
+      await page.waitFor(
+        "only src/ in the timeline",
+        `(() => {
+          const rows = [...document.querySelectorAll('#timeline li[data-path]')];
+          return rows.length === 1 && rows[0].dataset.path === 'src/app.ts';
+        })()`,
+      );
+      await page.type("#filter-prefix", "");
+      await page.evaluate(`(() => {
+        const select = document.querySelector('#filter-origin');
+        select.append(new Option('nobody', 'nobody'));
+        select.value = 'nobody';
+        document.querySelector('#timeline-filters').requestSubmit();
+      })()`);
+      await page.waitFor(
+        "an empty timeline for an origin with no iterations",
+        `document.querySelectorAll('#timeline li').length === 0 &&
+          document.querySelector('#timeline-more').textContent === 'nothing recorded here yet'`,
+      );
+      await page.evaluate(`(() => {
+        document.querySelector('#filter-origin').value = '';
+        document.querySelector('#timeline-filters').requestSubmit();
+      })()`);
+      await page.waitFor(
+        "every iteration again",
+        `document.querySelectorAll('#timeline li[data-path]').length === 5`,
+      );
+
       // Files: search, history, two iterations side by side and unified.
       await page.click('#nav button[data-view="files"]');
       await page.type("#file-search", "notes");
