@@ -126,10 +126,13 @@ export function startObjectStore(options: ObjectStoreOptions): ObjectStoreServic
   uploader.start();
   let lastCheckpoint: ObjectStoreStatus["lastCheckpoint"] = null;
   let checkpointError: string | null = null;
-  let running: Promise<BucketCheckpointResult> | null = null;
-  const checkpoint = (): Promise<BucketCheckpointResult> => {
-    // One at a time: a timer that fires during a long one joins it.
-    running ??= checkpointToBucket({
+  // Checkpoints run one after another. A caller gets one taken after its call (the final
+  // one at SIGTERM must hold the last write), never one already under way; the timer skips
+  // its turn while one runs.
+  let chain: Promise<unknown> = Promise.resolve();
+  let inFlight = 0;
+  const take = (): Promise<BucketCheckpointResult> =>
+    checkpointToBucket({
       database: options.database,
       casDir: options.casDir,
       client,
@@ -143,10 +146,15 @@ export function startObjectStore(options: ObjectStoreOptions): ObjectStoreServic
     }, (error) => {
       checkpointError = error instanceof Error ? error.message : String(error);
       throw error;
-    }).finally(() => (running = null));
-    return running;
+    });
+  const checkpoint = (): Promise<BucketCheckpointResult> => {
+    inFlight++;
+    const next = chain.catch(() => {}).then(take).finally(() => inFlight--);
+    chain = next;
+    return next;
   };
   const timer = options.checkpointIntervalMs === undefined ? undefined : setInterval(() => {
+    if (inFlight > 0) return;
     checkpoint().catch((error) => log("warn", "periodic checkpoint failed", { error }));
   }, options.checkpointIntervalMs);
   const evicted = { objects: 0, bytes: 0 };

@@ -6,7 +6,8 @@ Deno.test("chronicle ui: --help, and a plain refusal when no Chronicle runs ther
   await withTempDir(async (root) => {
     const help = await runChronicle(["ui", "--help"]);
     assertEquals(help.code, 0);
-    assert(help.stdout.includes("Usage: chronicle ui [--open]"), help.stdout);
+    assert(help.stdout.includes("chronicle ui [--open]"), help.stdout);
+    assert(help.stdout.includes("do not share it"), help.stdout);
     await Deno.mkdir(`${root}/.chronicle`);
     const none = await runChronicle(["ui", "-C", root]);
     assertEquals(none.code, 1);
