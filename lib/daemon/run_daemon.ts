@@ -142,7 +142,11 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     // One count of connections over every listener, so no flood exhausts the descriptors.
     const limits = new ConnectionLimits({ maxTotal: config.maxConnections });
     // `chronicle ui` opens a loopback listener with a token of its own, on request.
-    const ui = uiListener((token) => createApp({ token, trustedCaller: false, routes }).fetch);
+    const ui = uiListener((token) => createApp({ token, trustedCaller: false, routes }).fetch, {
+      limit: limits.listener(config.maxListenerConnections),
+      handshakeTimeoutMs: config.handshakeTimeoutMs,
+      idleTimeoutMs: config.idleTimeoutMs,
+    });
     services.push({ name: "ui listener", close: () => ui.close() });
     services.push(
       ...await startServers(config, workspace.layout.controlSocket, routes, limits, [

@@ -11,6 +11,6 @@ import type { UiListener } from "./ui_listener.ts";
  */
 export function uiControlRoutes(listener: UiListener): Hono {
   const app = new Hono();
-  app.post("/ui/listener", (c) => c.json(listener.open()));
+  app.post("/ui/listener", async (c) => c.json(await listener.open()));
   return app;
 }

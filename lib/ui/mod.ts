@@ -12,5 +12,11 @@ export { type ContentKind, contentKind } from "./content_kind.ts";
 export { type EventsOptions, eventsRoute } from "./events_route.ts";
 export { loopbackHostAllowed } from "./host_check.ts";
 export { CONTENT_SECURITY_POLICY, isUiAsset, UI_HEADERS, uiStaticRoutes } from "./static_routes.ts";
-export { guard, type UiListener, uiListener, type UiListenerInfo } from "./ui_listener.ts";
+export {
+  guard,
+  type UiListener,
+  uiListener,
+  type UiListenerInfo,
+  type UiListenerOptions,
+} from "./ui_listener.ts";
 export { uiControlRoutes } from "./control_route.ts";

@@ -1,4 +1,4 @@
-import { sameSecret } from "../net/mod.ts";
+import { type HttpListener, type ListenerLimit, sameSecret, serveHttp } from "../net/mod.ts";
 import { log } from "../log/mod.ts";
 import { loopbackHostAllowed } from "./host_check.ts";
 import { isUiAsset, UI_HEADERS } from "./static_routes.ts";
@@ -14,7 +14,7 @@ export interface UiListenerInfo {
 /** A loopback listener for the UI, started on demand by `chronicle ui`. */
 export interface UiListener {
   /** Opens the listener (once; later calls return the same one). */
-  open(): UiListenerInfo;
+  open(): Promise<UiListenerInfo>;
   /** Closes it, if open. */
   close(): Promise<void>;
 }
@@ -31,30 +31,49 @@ export interface UiListener {
  */
 export function uiListener(
   handler: (token: string) => (request: Request) => Response | Promise<Response>,
+  options: UiListenerOptions,
 ): UiListener {
-  let server: Deno.HttpServer<Deno.NetAddr> | undefined;
-  let info: UiListenerInfo | undefined;
+  let opening: Promise<{ server: HttpListener; info: UiListenerInfo }> | undefined;
+  const start = async () => {
+    const token = randomToken();
+    const inner = handler(token);
+    let port = 0;
+    // A listener like every other: its connections count against the process's limits.
+    const server = await serveHttp({
+      address: { hostname: "127.0.0.1", port: 0 },
+      fetch: (request) => guard(request, port, token) ?? inner(request),
+      limit: options.limit,
+      ...(options.handshakeTimeoutMs ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
+      ...(options.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    });
+    port = server.port!;
+    log("info", "UI listening", { address: `127.0.0.1:${port}` });
+    return { server, info: { port, url: `http://127.0.0.1:${port}/ui/#token=${token}` } };
+  };
   return {
-    open() {
-      if (info) return info;
-      const token = randomToken();
-      const inner = handler(token);
-      let port = 0;
-      server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
-        const refusal = guard(request, port, token);
-        return refusal ?? inner(request);
+    async open() {
+      opening ??= start().catch((error) => {
+        opening = undefined;
+        throw error;
       });
-      port = server.addr.port;
-      info = { port, url: `http://127.0.0.1:${port}/ui/#token=${token}` };
-      log("info", "UI listening", { address: `127.0.0.1:${port}` });
-      return info;
+      return (await opening).info;
     },
     async close() {
-      await server?.shutdown();
-      server = undefined;
-      info = undefined;
+      const open = opening;
+      opening = undefined;
+      if (open) await (await open.catch(() => null))?.server.close();
     },
   };
+}
+
+/** Options for {@linkcode uiListener}. */
+export interface UiListenerOptions {
+  /** Its share of the process's connections. */
+  limit: ListenerLimit;
+  /** Milliseconds a new connection has to send a request head. @default {10000} */
+  handshakeTimeoutMs?: number;
+  /** Milliseconds an idle connection is kept. @default {60000} */
+  idleTimeoutMs?: number;
 }
 
 /**

@@ -87,7 +87,8 @@ Deno.test("the UI in Chromium: find, diff, roll back, live timeline, restore, to
       })()`);
       await page.waitFor(
         "every iteration again",
-        `document.querySelectorAll('#timeline li[data-path]').length === 5`,
+        // notes.md twice, src/app.ts, img/dot.png, data.bin, and the folders src and img.
+        `document.querySelectorAll('#timeline li[data-path]').length === 7`,
       );
 
       // Files: search, history, two iterations side by side and unified.
