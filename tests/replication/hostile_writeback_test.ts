@@ -254,6 +254,6 @@ Deno.test("hostile replica, item 11: a rejected write-back is kept on the master
     }).output();
     assert.ok(output.success, new TextDecoder().decode(output.stderr));
     const cli = JSON.parse(new TextDecoder().decode(output.stdout));
-    assert.equal(cli.conflicts[0].keptHash, hash);
-    assert.equal(cli.conflicts[0].sandboxId, "evil-sandbox");
+    assert.equal(cli.conflicts[0].kept_hash, hash); // --json keys are snake_case
+    assert.equal(cli.conflicts[0].sandbox_id, "evil-sandbox");
   }));
