@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
+import { sha256Hex } from "../cas/mod.ts";
+import { columns } from "../db/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import { lstatOrNull } from "../disk/mod.ts";
 import { S_IFLNK, S_IFMT } from "../store/mod.ts";
@@ -37,7 +38,15 @@ export function checkpointTree(db: DatabaseSync): TreeEntry[] {
     `SELECT p.path AS path, i.hash AS hash, i.mode AS mode, i.size AS size
      FROM paths p JOIN iterations i ON i.sequence = p.sequence
      WHERE p.deleted = 0 ORDER BY p.path`,
-  ).all() as unknown as TreeEntry[];
+  ).all().map((row) => {
+    const read = columns(row);
+    return {
+      path: read.text("path"),
+      hash: read.text("hash"),
+      mode: read.integer("mode"),
+      size: read.integer("size"),
+    };
+  });
 }
 
 /**
@@ -78,7 +87,7 @@ async function differs(entry: TreeEntry, dest: string): Promise<boolean> {
   if ((entry.mode & S_IFMT) === S_IFLNK) {
     if (!info.isSymlink) return true;
     const target = await Deno.readLink(dest);
-    return createHash("sha256").update(target).digest("hex") !== entry.hash;
+    return sha256Hex(new TextEncoder().encode(target)) !== entry.hash;
   }
   if (!info.isFile || info.size !== entry.size) return true;
   try {

@@ -1,4 +1,4 @@
-import { openDatabase } from "../db/mod.ts";
+import { columns, openDatabase } from "../db/mod.ts";
 import {
   ConflictLog,
   type MasterConflict,
@@ -73,9 +73,8 @@ export function conflictsCommand(args: string[]): Promise<number> {
   const db = openDatabase(layout.database, { readOnly: true });
   try {
     const tables = new Set(
-      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
-        name: string;
-      }[]).map((row) => row.name),
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()
+        .map((row) => columns(row).text("name")),
     );
     if (tables.has("master_conflicts") && !tables.has("replica_conflicts")) {
       return Promise.resolve(printMasterConflicts(new MasterConflicts(db).list(), values.json));

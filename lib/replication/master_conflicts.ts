@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { statementCache } from "../db/mod.ts";
+import { columns, statementCache } from "../db/mod.ts";
 
 /** A write-back the master rejected, as the master keeps it. */
 export interface MasterConflict {
@@ -82,7 +82,21 @@ export class MasterConflicts {
    */
   list(limit = 1000): MasterConflict[] {
     return this.#statement(`SELECT ${COLUMNS} FROM master_conflicts ORDER BY id DESC LIMIT ?`)
-      .all(limit) as unknown as MasterConflict[];
+      .all(limit).map((row) => {
+        const read = columns(row);
+        return {
+          id: read.integer("id"),
+          sandboxId: read.text("sandboxId"),
+          localSeq: read.integer("localSeq"),
+          path: read.text("path"),
+          operation: read.text("operation"),
+          reason: read.text("reason"),
+          keptHash: read.textOrNull("keptHash"),
+          keptSize: read.integer("keptSize"),
+          keptMode: read.integer("keptMode"),
+          createdMs: read.integer("createdMs"),
+        };
+      });
   }
 }
 
@@ -100,6 +114,6 @@ export function keptConflictHashes(db: DatabaseSync): Set<string> {
   if (!table) return new Set();
   const rows = db.prepare(
     "SELECT DISTINCT kept_hash AS hash FROM master_conflicts WHERE kept_hash IS NOT NULL",
-  ).all() as { hash: string }[];
-  return new Set(rows.map((row) => row.hash));
+  ).all();
+  return new Set(rows.map((row) => columns(row).text("hash")));
 }
