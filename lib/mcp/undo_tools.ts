@@ -7,6 +7,7 @@ import {
   SNAPSHOT_ACTION_TYPES,
   type SnapshotRecord,
 } from "../snapshot/mod.ts";
+import { ORIGINS } from "../store/mod.ts";
 import type { McpContext } from "./context.ts";
 import {
   iterationJson,
@@ -119,7 +120,9 @@ export function registerUndoTools(server: McpServer, context: McpContext): void 
         type: "write_file",
         payload: { path: found.path },
       });
-      const recorded = await workspace.writeContent(found.path, found.hash, found.mode);
+      const recorded = await workspace.writeContent(found.path, found.hash, found.mode, {
+        origin: ORIGINS.restore,
+      });
       const latest = recorded ?? store.latest(found.path)!;
       return jsonResult({
         restored: found.path,

@@ -37,6 +37,14 @@ import type { JournalEntry, JournalState } from "./write_journal.ts";
 import { reasonWord } from "./write_back_decision.ts";
 import { WritebackLoop } from "./writeback_loop.ts";
 
+/**
+ * Origins of iterations a replica never writes back: what it applied from the master, and
+ * a local-sync merge left with conflict markers for a person. Everything else recorded
+ * here is a local change, whoever made it (an edit seen on disk, a REST write, a restore,
+ * a rollback), and goes to the master, which records it under the sandbox's id.
+ */
+const NOT_WRITTEN_BACK: readonly string[] = [ORIGINS.master, ORIGINS.localSyncMerge];
+
 /** How a replica treats a rejected write-back (PROTOCOL.md §6). */
 export type ReplicaMode = "sandbox" | "local-sync";
 
@@ -281,7 +289,7 @@ class Replica implements ReplicaHandle {
       this.tables.journal.sourceHighWater(),
     );
     const missed = this.store.changesSince(this.#journaledThrough, {
-      origin: this.workspace.origin,
+      notOrigins: NOT_WRITTEN_BACK,
     });
     this.journalCaptured(missed);
     // Every local iteration, whoever recorded it: a capture, a write through the API, a
@@ -304,7 +312,7 @@ class Replica implements ReplicaHandle {
     const deferred = new Set<string>();
     const filtered = new Set<string>();
     let through = 0;
-    const own = recorded.filter((iteration) => iteration.origin === this.workspace.origin);
+    const own = recorded.filter((iteration) => !NOT_WRITTEN_BACK.includes(iteration.origin));
     const states = paths.getMany(own.map((iteration) => iteration.path));
     for (const current of own) {
       through = Math.max(through, current.sequence);

@@ -237,15 +237,21 @@ export class Store {
   }
 
   /**
-   * Every iteration after `sequence`, ascending: at most `options.limit` of them, and only
-   * those made by `options.origin` when given.
+   * Every iteration after `sequence`, ascending: at most `options.limit` of them, only
+   * those made by `options.origin` when given, and none made by `options.notOrigins`.
    */
-  changesSince(sequence: number, options: { limit?: number; origin?: string } = {}): Iteration[] {
-    const byOrigin = options.origin === undefined ? "" : "AND origin = ?";
+  changesSince(
+    sequence: number,
+    options: { limit?: number; origin?: string; notOrigins?: readonly string[] } = {},
+  ): Iteration[] {
+    const excluded = options.notOrigins ?? [];
+    const byOrigin = (options.origin === undefined ? "" : "AND origin = ? ") +
+      (excluded.length === 0 ? "" : `AND origin NOT IN (${excluded.map(() => "?").join(", ")})`);
     return this.#all(
       `SELECT ${COLUMNS} FROM iterations WHERE sequence > ? ${byOrigin} ORDER BY sequence LIMIT ?`,
       sequence,
       ...(options.origin === undefined ? [] : [options.origin]),
+      ...excluded,
       options.limit ?? -1,
     );
   }

@@ -248,3 +248,15 @@ Deno.test("Store.withLiveInside() tells which paths hold live paths beneath them
     for (const [path, expected] of table) assert.equal(answer.has(path), expected, path);
     assert.equal(store.withLiveInside([]).size, 0);
   }));
+
+Deno.test("Store.changesSince() keeps one origin, or leaves some out", () =>
+  withStore((store) => {
+    const by = (path: string, origin: string) => ({ ...file(path, H1), origin });
+    store.record([by("a", "local"), by("b", "master"), by("c", "restore"), by("d", "api")]);
+    const paths = (options: Parameters<Store["changesSince"]>[1]) =>
+      store.changesSince(0, options).map((i) => i.path);
+    assert.deepEqual(paths({}), ["a", "b", "c", "d"]);
+    assert.deepEqual(paths({ origin: "restore" }), ["c"]);
+    assert.deepEqual(paths({ notOrigins: ["master", "api"] }), ["a", "c"]);
+    assert.deepEqual(paths({ origin: "master", notOrigins: ["master"] }), []);
+  }));
