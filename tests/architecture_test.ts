@@ -22,7 +22,7 @@ const LAYERS: Record<string, number> = {
   db: 1,
   wire: 1,
   filter: 1,
-  metrics: 1,
+  metrics: 2,
   net: 1,
   textdiff: 1,
   localsync: 1,

@@ -8,5 +8,5 @@
 export { type Command, COMMANDS, type CommandSpec, findCommand } from "./commands.ts";
 export { CliError, UsageError } from "./errors.ts";
 export { unknownCommand } from "./help_command.ts";
-export { renderCommandHelp } from "./help.ts";
+export { type CommandTable, renderCommandHelp } from "./help.ts";
 export { USAGE } from "./usage.ts";

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import { VERSION } from "./version.ts";
 
 /** What the operational routes report on. */
@@ -21,7 +22,7 @@ export interface OpsSource {
  * `POST /shutdown` (a graceful stop, used by `chronicle sync stop`; like every write
  * over `--http` it needs the token).
  */
-export function opsRoutes(source: OpsSource): Hono {
+export function opsRoutes(source: OpsSource): Routes {
   const app = new Hono();
   const started = Date.now();
   app.get("/health", (c) =>

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import { HttpError } from "../http/mod.ts";
 import { PathError } from "../paths/mod.ts";
 import {
@@ -23,7 +24,7 @@ const MAX_WAIT_MS = 10 * 60_000;
  * master held when asked), `POST /sync/resolve` `{"path","keep"}` (local-sync conflicts),
  * and `GET /conflicts`.
  */
-export function replicationRoutes(handle: () => ReplicationHandle): Hono {
+export function replicationRoutes(handle: () => ReplicationHandle): Routes {
   const app = new Hono();
   app.get("/sync/status", (c) => {
     const current = handle();

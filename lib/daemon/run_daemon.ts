@@ -1,6 +1,5 @@
-import type { Hono } from "hono";
 import { type ChronicleConfig, describeConfig, isLoopback, parseHostPort } from "../config/mod.ts";
-import { accessPolicy, ConnectionLimits, serveHttp } from "../net/mod.ts";
+import { accessPolicy, ConnectionLimits, type Routes, serveHttp } from "../net/mod.ts";
 import {
   createApp,
   eventsRoutes,
@@ -112,7 +111,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     };
   };
   try {
-    const routes: Hono[] = [
+    const routes: Routes[] = [
       opsRoutes({
         role,
         sequence: () => workspace.store.sequence(),
@@ -195,9 +194,9 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
 async function startServers(
   config: ChronicleConfig,
   controlPath: string,
-  routes: Hono[],
+  routes: Routes[],
   limits: ConnectionLimits,
-  controlOnly: Hono[] = [],
+  controlOnly: Routes[] = [],
 ): Promise<Service[]> {
   const services: Service[] = [];
   const timeouts = {

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { log } from "../log/mod.ts";
-import { sameSecret } from "../net/mod.ts";
+import { type Routes, sameSecret } from "../net/mod.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 
 /** Options for {@linkcode createApp}. */
@@ -12,15 +12,15 @@ export interface AppOptions {
    * file mode (0600) already limits it to this user.
    */
   trustedCaller: boolean;
-  /** The route groups to serve. */
-  routes: Hono[];
+  /** The route groups to serve, in order. */
+  routes: Routes[];
 }
 
 /**
  * Chronicle's REST application: the given route groups behind one error format
  * (`{"error":{"code","message"}}`) and one write-authorization rule.
  */
-export function createApp(options: AppOptions): Hono {
+export function createApp(options: AppOptions): Routes {
   const app = new Hono();
   app.use("*", async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD" && !options.trustedCaller) {
@@ -28,20 +28,29 @@ export function createApp(options: AppOptions): Hono {
     }
     await next();
   });
-  for (const routes of options.routes) app.route("/", routes);
+  for (const routes of options.routes) app.route("/", honoOf(routes));
   app.notFound((c) =>
-    errorResponse(c, 404, "not_found", `No route for ${c.req.method} ${c.req.path}`)
+    errorResponse(404, "not_found", `No route for ${c.req.method} ${c.req.path}`)
   );
   app.onError((error, c) => {
     if (error instanceof HttpError) {
-      return errorResponse(c, error.status, error.code, error.message);
+      return errorResponse(error.status, error.code, error.message);
     }
-    if (error instanceof SyntaxError) return errorResponse(c, 400, "bad_request", error.message);
+    if (error instanceof SyntaxError) return errorResponse(400, "bad_request", error.message);
     log("error", "request failed", { method: c.req.method, path: c.req.path, error });
     // The details (which may name the server's files) go to the log only.
-    return errorResponse(c, 500, "internal", "Internal error; the server's log has the details");
+    return errorResponse(500, "internal", "Internal error; the server's log has the details");
   });
   return app;
+}
+
+/**
+ * The framework application behind a route group: every area makes its groups with
+ * `new Hono()`, so this only guards against a group made some other way.
+ */
+function honoOf(routes: Routes): Hono {
+  if (!(routes instanceof Hono)) throw new TypeError("A route group must be a Hono app");
+  return routes;
 }
 
 function authorize(header: string | undefined, token: string | undefined): void {

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import { HttpError } from "./errors.ts";
 import { changeEntry } from "./files_routes.ts";
@@ -51,7 +52,7 @@ const encoder = new TextEncoder();
  * @param options Shutdown signal and limits.
  * @returns The route, to mount at `/`.
  */
-export function eventsRoutes(store: Store, options: EventsRoutesOptions = {}): Hono {
+export function eventsRoutes(store: Store, options: EventsRoutesOptions = {}): Routes {
   const app = new Hono();
   const maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
   let open = 0;

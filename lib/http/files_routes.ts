@@ -1,5 +1,6 @@
 import { readBodyLimited } from "./body_limit.ts";
 import { type Context, Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import { ContentNotFoundError, CorruptContentError } from "../cas/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import {
@@ -18,7 +19,7 @@ import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
 export const MAX_PUT_BYTES = 100 * 1024 * 1024;
 
 /** The versioned-files REST surface: listing, content, history, iterations, changes, writes. */
-export function filesRoutes(workspace: Workspace): Hono {
+export function filesRoutes(workspace: Workspace): Routes {
   const app = new Hono();
   const store = workspace.store;
 

@@ -4,7 +4,7 @@
  * @module
  */
 export { type AppOptions, createApp } from "./app.ts";
-export { errorResponse, HttpError } from "./errors.ts";
+export { errorResponse, HttpError, type HttpErrorStatus } from "./errors.ts";
 export {
   type ChangeEntry,
   changeEntry,

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import type { Context } from "hono";
 import { PathError } from "../paths/mod.ts";
 import {
@@ -33,7 +34,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
  * @param snapshots Its snapshot engine (point-in-time restores snapshot first).
  * @returns The route, to mount at `/`.
  */
-export function restoreRoutes(workspace: Workspace, snapshots: Snapshots): Hono {
+export function restoreRoutes(workspace: Workspace, snapshots: Snapshots): Routes {
   const app = new Hono();
   app.post("/restore", async (c) => {
     const body = await jsonObject(c);

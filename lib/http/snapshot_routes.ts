@@ -1,6 +1,6 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import type { Context } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DatabaseError } from "../db/mod.ts";
 import { log } from "../log/mod.ts";
 import { PathError } from "../paths/mod.ts";
@@ -17,7 +17,7 @@ import {
   UnknownIdError,
   verifyReportToJson,
 } from "../snapshot/mod.ts";
-import { errorResponse, HttpError } from "./errors.ts";
+import { errorResponse, HttpError, type HttpErrorStatus } from "./errors.ts";
 
 /** What {@linkcode snapshotRoutes} serves from. */
 export interface SnapshotRoutesDeps {
@@ -48,7 +48,7 @@ export interface SnapshotRoutesDeps {
  * @param deps The snapshot engine.
  * @returns The routes, to mount at `/`.
  */
-export function snapshotRoutes(deps: SnapshotRoutesDeps): Hono {
+export function snapshotRoutes(deps: SnapshotRoutesDeps): Routes {
   const { snapshots } = deps;
   const app = new Hono();
 
@@ -129,12 +129,12 @@ export function snapshotRoutes(deps: SnapshotRoutesDeps): Hono {
     if (status === 500) {
       log("error", "snapshot request failed", { method: c.req.method, path: c.req.path, error });
     }
-    return errorResponse(c, status, code, error.message);
+    return errorResponse(status, code, error.message);
   });
   return app;
 }
 
-function classify(error: Error): [ContentfulStatusCode, string] {
+function classify(error: Error): [HttpErrorStatus, string] {
   if (error instanceof HttpError) return [error.status, error.code];
   if (error instanceof UnknownIdError) return [404, "not_found"];
   if (error instanceof AmbiguousIdError) return [400, "ambiguous_id"];

@@ -1,6 +1,7 @@
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import { log } from "../log/mod.ts";
 import type { McpContext, McpIdentity } from "./context.ts";
 import { createMcpServer } from "./server.ts";
@@ -18,7 +19,7 @@ export const MAX_MCP_BODY_BYTES = 1024 * 1024;
  * @param identity Name and version to announce.
  * @returns The routes, to mount at `/`.
  */
-export function mcpRoutes(context: McpContext, identity: McpIdentity): Hono {
+export function mcpRoutes(context: McpContext, identity: McpIdentity): Routes {
   const app = new Hono();
   app.post("/mcp", async (c) => {
     const body = await boundedText(c.req.raw);

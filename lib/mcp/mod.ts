@@ -7,6 +7,6 @@
  * @module
  */
 export type { McpContext, McpIdentity } from "./context.ts";
-export { createMcpServer } from "./server.ts";
+
 export { MAX_MCP_BODY_BYTES, mcpRoutes } from "./http_route.ts";
 export { fileUri, parseFileUri } from "./resources.ts";

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import { defaultRegistry } from "./chronicle_metrics.ts";
 import { PROMETHEUS_CONTENT_TYPE, type Registry } from "./registry.ts";
 
@@ -19,7 +20,7 @@ import { PROMETHEUS_CONTENT_TYPE, type Registry } from "./registry.ts";
  * strictEqual(await response.text(), "# HELP up Up\n# TYPE up gauge\nup 1\n");
  * ```
  */
-export function metricsRoutes(registry: Registry = defaultRegistry): Hono {
+export function metricsRoutes(registry: Registry = defaultRegistry): Routes {
   const app = new Hono();
   app.get(
     "/metrics",

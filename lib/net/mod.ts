@@ -37,6 +37,7 @@ export {
   defaultMaxConnections,
   ListenerLimit,
 } from "./connection_limits.ts";
+export type { Routes } from "./routes.ts";
 export {
   type HttpAddress,
   type HttpListener,

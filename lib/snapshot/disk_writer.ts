@@ -43,6 +43,8 @@ export class DiskWriter implements WorkspaceWriter {
   readonly #disk: WorkspaceDisk;
 
   /**
+   * Makes a writer for the workspace at `root`.
+   *
    * @param root Absolute workspace root.
    * @param cas Where content comes from.
    * @param options Data folder, store and origin.

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import { HttpError } from "../http/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { PathError } from "../paths/mod.ts";
@@ -61,7 +62,7 @@ export interface UiApiDeps {
  * @param deps The workspace and snapshot engine.
  * @returns The routes, to mount at `/`.
  */
-export function uiApiRoutes(deps: UiApiDeps): Hono {
+export function uiApiRoutes(deps: UiApiDeps): Routes {
   const { workspace, snapshots } = deps;
   const store = workspace.store;
   const app = new Hono();

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import type { UiListener } from "./ui_listener.ts";
 
 /**
@@ -9,7 +10,7 @@ import type { UiListener } from "./ui_listener.ts";
  * @param listener The daemon's UI listener.
  * @returns The route, to mount at `/` on the control socket's app.
  */
-export function uiControlRoutes(listener: UiListener): Hono {
+export function uiControlRoutes(listener: UiListener): Routes {
   const app = new Hono();
   app.post("/ui/listener", async (c) => c.json(await listener.open()));
   return app;

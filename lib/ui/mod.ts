@@ -9,7 +9,7 @@
 export { MAX_VIEW_BYTES, type UiApiDeps, uiApiRoutes } from "./api_routes.ts";
 export { BURST_GAP_MS, type BurstInput, markBursts } from "./bursts.ts";
 export { type ContentKind, contentKind } from "./content_kind.ts";
-export { type EventsOptions, eventsRoute } from "./events_route.ts";
+export type { EventsOptions } from "./events_route.ts";
 export { loopbackHostAllowed } from "./host_check.ts";
 export { CONTENT_SECURITY_POLICY, isUiAsset, UI_HEADERS, uiStaticRoutes } from "./static_routes.ts";
 export {

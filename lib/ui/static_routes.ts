@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { Routes } from "../net/mod.ts";
 import { UI_ASSETS } from "./assets/bundle.ts";
 
 /**
@@ -58,7 +59,7 @@ export function isUiAsset(path: string): boolean {
  *
  * @returns The routes, to mount at `/`.
  */
-export function uiStaticRoutes(): Hono {
+export function uiStaticRoutes(): Routes {
   const app = new Hono();
   app.get("/ui", (c) => c.redirect("/ui/", 301));
   for (const [path, [body, type]] of Object.entries(ASSETS)) {

@@ -4,12 +4,12 @@ import { createApp } from "../../lib/http/mod.ts";
 import { snapshotRoutes } from "../../lib/http/snapshot_routes.ts";
 import type { Snapshots } from "../../lib/snapshot/mod.ts";
 import type { Store } from "../../lib/store/mod.ts";
-import type { Hono } from "hono";
+import type { Routes } from "../../lib/net/mod.ts";
 import { withWorkspace } from "../snapshot/_helpers.ts";
 
 interface Fixture {
   root: string;
-  app: Hono;
+  app: Routes;
   snapshots: Snapshots;
   store: Store;
 }
@@ -21,7 +21,7 @@ function withApp(fn: (fixture: Fixture) => Promise<void>): Promise<void> {
   );
 }
 
-async function call(app: Hono, method: string, path: string, body?: unknown) {
+async function call(app: Routes, method: string, path: string, body?: unknown) {
   const init: RequestInit = { method };
   if (body !== undefined) {
     init.body = typeof body === "string" ? body : JSON.stringify(body);

@@ -1,4 +1,4 @@
-import type { Hono } from "hono";
+import type { Routes } from "../../lib/net/mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
@@ -11,7 +11,7 @@ import { Workspace } from "../../lib/workspace/mod.ts";
 interface Fixture {
   root: string;
   workspace: Workspace;
-  app: Hono;
+  app: Routes;
 }
 
 async function withUi(
@@ -34,7 +34,7 @@ async function withUi(
   });
 }
 
-async function json(app: Hono, path: string, init: RequestInit = {}) {
+async function json(app: Routes, path: string, init: RequestInit = {}) {
   const response = await app.request(path, init);
   return { status: response.status, body: await response.json() };
 }
