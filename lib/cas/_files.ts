@@ -1,12 +1,10 @@
 /**
- * Small file helpers for `lib/cas`: reading whole files and pieces, walking the fan-out
- * folders, and stat/remove shortcuts. Internal.
+ * Small file helpers for `lib/cas`: reading whole files and pieces, and stat/remove
+ * shortcuts. Internal.
  *
  * @module
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { isContentHash } from "./content_hash.ts";
 
 /** Pieces read from a file in one go by {@linkcode readPieces}. */
 const READ_PIECE = 1024 * 1024;
@@ -43,24 +41,6 @@ export async function* readPieces(file: Deno.FsFile): AsyncGenerator<Uint8Array>
     }
     if (len > 0) yield buf.subarray(0, len);
     if (len < buf.length) return;
-  }
-}
-
-/** Every valid content file in a fan-out tree, with its hash and stat. */
-export async function* walkStore(
-  top: string,
-  suffix: string,
-): AsyncGenerator<{ hash: string; path: string; info: Deno.FileInfo }> {
-  for await (const dir of Deno.readDir(top)) {
-    if (!dir.isDirectory) continue;
-    for await (const entry of Deno.readDir(join(top, dir.name))) {
-      if (!entry.isFile || !entry.name.endsWith(suffix)) continue;
-      const hash = entry.name.slice(0, entry.name.length - suffix.length);
-      if (!isContentHash(hash) || hash.slice(0, 2) !== dir.name) continue;
-      const path = join(top, dir.name, entry.name);
-      const info = await statOrNull(path);
-      if (info !== null) yield { hash, path, info };
-    }
   }
 }
 

@@ -1,112 +1,15 @@
-import { createHash } from "node:crypto";
-import type { DatabaseSync } from "node:sqlite";
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
 import type { ContentTier } from "./content_tier.ts";
-import { CHUNKING_THRESHOLD } from "./types.ts";
-import { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
-import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
-import { CHUNK_AVERAGE_SIZE, chunkBoundaries, Chunker } from "./chunker.ts";
-import { manifestProblem } from "./manifest_problem.ts";
-import { WriteWindow } from "./_write_window.ts";
-import {
-  concat,
-  freshen,
-  ignoreNotFound,
-  isFile,
-  readPieces,
-  readRest,
-  removeIfOlder,
-  statOrNull,
-  walkStore,
-} from "./_files.ts";
-import { tempOwnerAlive } from "./_atomic.ts";
-import { isCrossDevice, syncDir, tempBeside, tempName, writeFileAtomic } from "../disk/mod.ts";
-import { forEachLimited } from "../concurrency/mod.ts";
-import { SMALL_OBJECT_LIMIT, SmallObjects } from "./small_objects.ts";
-
-/** Options for {@linkcode Cas.open}. */
-export interface CasOptions {
-  /**
-   * The database that records the hashes stored here (normally the store's). Objects under
-   * {@linkcode SMALL_OBJECT_LIMIT} bytes are then kept in its `cas_objects` table: durable
-   * with a commit to its write-ahead log, in order with the rows that reference them, with
-   * no file to create and flush. Read-only, it is read but not written to.
-   */
-  db?: DatabaseSync;
-  /**
-   * Where to look for content this store lacks (see {@linkcode Cas.setTier}).
-   *
-   * @default {undefined}
-   */
-  tier?: ContentTier;
-}
-
-/** Options for {@linkcode Cas.writeTo}. */
-export interface WriteToOptions {
-  /** POSIX mode; only its permission bits (`mode & 0o7777`) are applied. @default {0o644} */
-  mode?: number;
-  /**
-   * Whether to fsync the destination's folder once the file is renamed into place. Leave
-   * it out only when the caller flushes the folder itself (once for many files).
-   * @default {true}
-   */
-  syncFolder?: boolean;
-  /** Rename before fsync (see `AtomicWriteOptions.visibleFirst`). @default {false} */
-  visibleFirst?: boolean;
-  /** Whether to fsync the file (see `AtomicWriteOptions.syncFile`). @default {true} */
-  syncFile?: boolean;
-  /**
-   * Make the temp file in the store's own `tmp/` folder rather than beside `dest`: whoever
-   * watches `dest`'s folder then sees one rename instead of a temp file's creation,
-   * writes, close and rename. When `dest` turns out to be on another mount, the file is
-   * written beside it. @default {false}
-   */
-  tempInStore?: boolean;
-  /**
-   * Only create `dest`: fail with `Deno.errors.AlreadyExists`, touching nothing, when
-   * anything is there (see `AtomicWriteOptions.createOnly`). @default {false}
-   */
-  createOnly?: boolean;
-  /**
-   * The content's bytes, when the caller holds them (a small content that came inline):
-   * checked against the hash, written without reading the store, then stored too (made
-   * durable by the next {@linkcode Cas.syncDeferred}).
-   */
-  bytes?: Uint8Array;
-}
-
-/** Options for {@linkcode Cas.sweep}. */
-export interface SweepOptions {
-  /**
-   * Epoch milliseconds: files written or re-put at or after it are kept even when not in
-   * `keep`. Take it before computing `keep`, so content stored meanwhile survives.
-   * @default {Date.now() when the sweep starts}
-   */
-  keepNewerThan?: number;
-}
-
-/** What {@linkcode Cas.sweep} deleted. */
-export interface SweepResult {
-  /** Object and manifest files removed. */
-  removedObjects: number;
-  /** Their bytes on disk. */
-  removedBytes: number;
-}
-
-/** What the store holds, from {@linkcode Cas.stats}. */
-export interface CasStats {
-  /** Object files: whole contents and chunks. */
-  objects: number;
-  /** Manifest files, one per chunked content. */
-  manifests: number;
-  /** Bytes of all object and manifest files. */
-  bytes: number;
-}
-
-/** Chunk writes allowed in flight while the next chunks are read, hashed and cut. */
-const WRITES_IN_FLIGHT = 2;
+import type { CasOptions, CasStats, SweepOptions, SweepResult, WriteToOptions } from "./options.ts";
+import { assertContentHash, sha256Hex } from "./content_hash.ts";
+import { CorruptContentError } from "./errors.ts";
+import { concat } from "./_files.ts";
+import { LocalStore } from "./_local_store.ts";
+import { putFile, putHashed, putPieces } from "./_chunked_writes.ts";
+import { contentPieces, recordManifest, writeContentTo } from "./_verified_reads.ts";
+import { evict, stats, sweep } from "./_sweep.ts";
+import { exportManifest, exportObject, importManifest, importObject } from "./_folder_copy.ts";
 
 /**
  * A content-addressed store on disk (PROTOCOL.md §2). Content is named by its SHA-256;
@@ -142,26 +45,11 @@ const WRITES_IN_FLIGHT = 2;
 export class Cas {
   /** The store's folder (absolute). */
   readonly root: string;
-  readonly #objects: string;
-  readonly #manifests: string;
-  readonly #tmp: string;
-  /** Fan-out folders known to exist, so most writes skip the mkdir. */
-  readonly #dirs = new Set<string>();
-  /** Fan-out folders with renames not yet flushed (objects put with `deferSync`). */
-  readonly #unsynced = new Set<string>();
-  /** The folder flushes under way, which a later {@linkcode Cas.syncDeferred} also waits for. */
-  #flushing: Promise<unknown> = Promise.resolve();
-  /** The table of small objects, when opened with a database that has or may make it. */
-  readonly #small: SmallObjects | null;
-  /** Where missing content is looked for, if anywhere. */
-  #tier: ContentTier | null = null;
+  readonly #store: LocalStore;
 
-  private constructor(root: string, small: SmallObjects | null) {
-    this.root = root;
-    this.#small = small;
-    this.#objects = join(root, "objects");
-    this.#manifests = join(root, "manifests");
-    this.#tmp = join(root, "tmp");
+  private constructor(store: LocalStore) {
+    this.root = store.root;
+    this.#store = store;
   }
 
   /**
@@ -175,19 +63,9 @@ export class Cas {
    */
   static async open(root: string, options: CasOptions = {}): Promise<Cas> {
     if (typeof root !== "string" || root === "") throw new TypeError("CAS root must not be empty");
-    const small = options.db ? SmallObjects.open(options.db) : null;
-    const cas = new Cas(resolve(root), small);
-    cas.#tier = options.tier ?? null;
-    for (const dir of [cas.#objects, cas.#manifests, cas.#tmp]) {
-      await Deno.mkdir(dir, { recursive: true });
-    }
-    for await (const entry of Deno.readDir(cas.#tmp)) {
-      // A temp file is named for its writer's pid, so one whose process is gone can have
-      // no writer. A reused pid only keeps a stale file until a later open.
-      if (await tempOwnerAlive(entry.name)) continue;
-      await Deno.remove(join(cas.#tmp, entry.name), { recursive: true }).catch(ignoreNotFound);
-    }
-    return cas;
+    const store = await LocalStore.open(resolve(root), options.db);
+    store.tier = options.tier ?? null;
+    return new Cas(store);
   }
 
   /**
@@ -198,7 +76,7 @@ export class Cas {
    * @param tier The slower store, e.g. an object-store bucket.
    */
   setTier(tier: ContentTier | null): void {
-    this.#tier = tier;
+    this.#store.tier = tier;
   }
 
   /**
@@ -210,7 +88,7 @@ export class Cas {
    */
   async has(hash: string): Promise<boolean> {
     assertContentHash(hash);
-    if (await this.hasObject(hash)) return true;
+    if (await this.#store.hasObject(hash)) return true;
     let manifest: ChunkManifest | null;
     try {
       manifest = await this.manifest(hash);
@@ -219,7 +97,7 @@ export class Cas {
       throw error;
     }
     if (manifest === null) return false;
-    return (await this.missingChunks(manifest)).length === 0;
+    return (await this.#store.missingChunks(manifest)).length === 0;
   }
 
   /**
@@ -230,32 +108,7 @@ export class Cas {
    * @returns Its hash, size and whether it was chunked.
    */
   putBytes(bytes: Uint8Array): Promise<StoredContent> {
-    return this.#putHashed(sha256Hex(bytes), bytes);
-  }
-
-  /** {@linkcode Cas.putBytes} for bytes whose hash the caller has already computed. */
-  async #putHashed(hash: string, bytes: Uint8Array, deferSync = false): Promise<StoredContent> {
-    if (bytes.length < CHUNKING_THRESHOLD) {
-      await this.#writeObject(hash, bytes, deferSync);
-      return { hash, size: bytes.length, chunked: false };
-    }
-    const chunks: ChunkRef[] = [];
-    const writes = new WriteWindow(WRITES_IN_FLIGHT);
-    let offset = 0;
-    for (const cut of chunkBoundaries(bytes)) {
-      const piece = bytes.subarray(offset, cut);
-      const chunkHash = sha256Hex(piece);
-      await writes.add(this.#writeObject(chunkHash, piece));
-      chunks.push({ hash: chunkHash, offset, size: piece.length });
-      offset = cut;
-    }
-    await writes.finish();
-    await this.#writeManifest(hash, {
-      total_size: bytes.length,
-      chunk_size: CHUNK_AVERAGE_SIZE,
-      chunks,
-    });
-    return { hash, size: bytes.length, chunked: true };
+    return putHashed(this.#store, sha256Hex(bytes), bytes);
   }
 
   /**
@@ -275,24 +128,7 @@ export class Cas {
     path: string,
     options: { alreadyStored?: string; deferSync?: boolean } = {},
   ): Promise<StoredContent> {
-    const file = Deno.openSync(path, { read: true });
-    try {
-      const { size } = file.statSync();
-      if (size < CHUNKING_THRESHOLD) {
-        // One read for the common case; a file that grew meanwhile is still read whole.
-        const bytes = size === 0 ? new Uint8Array() : readRest(file, size);
-        if (
-          options.alreadyStored !== undefined && bytes.length < CHUNKING_THRESHOLD &&
-          sha256Hex(bytes) === options.alreadyStored
-        ) {
-          return { hash: options.alreadyStored, size: bytes.length, chunked: false };
-        }
-        return await this.#putHashed(sha256Hex(bytes), bytes, options.deferSync ?? false);
-      }
-      return await this.#putPieces(readPieces(file));
-    } finally {
-      file.close();
-    }
+    return await putFile(this.#store, path, options);
   }
 
   /**
@@ -305,7 +141,7 @@ export class Cas {
    * @returns Its hash, size and whether it was chunked.
    */
   putStream(stream: ReadableStream<Uint8Array>): Promise<StoredContent> {
-    return this.#putPieces(stream);
+    return putPieces(this.#store, stream);
   }
 
   /**
@@ -328,7 +164,7 @@ export class Cas {
     assertContentHash(hash);
     const actual = sha256Hex(bytes);
     if (actual !== hash) throw new CorruptContentError(hash, actual);
-    await this.#writeObject(hash, bytes, options.deferSync ?? false);
+    await this.#store.writeObject(hash, bytes, options.deferSync ?? false);
   }
 
   /**
@@ -336,12 +172,7 @@ export class Cas {
    * and flushes their folders (waiting for flushes already under way).
    */
   async syncDeferred(): Promise<void> {
-    this.#small?.commitHeld();
-    const dirs = [...this.#unsynced];
-    this.#unsynced.clear();
-    const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
-    this.#flushing = flush.catch(() => {/* reported to the caller below */});
-    await flush;
+    return await this.#store.syncDeferred();
   }
 
   /**
@@ -357,21 +188,7 @@ export class Cas {
    */
   async putManifest(hash: string, manifest: ChunkManifest): Promise<void> {
     assertContentHash(hash);
-    const problem = manifestProblem(manifest);
-    if (problem !== null) throw new CorruptContentError(hash, null, `invalid manifest: ${problem}`);
-    const missing = await this.missingChunks(manifest);
-    if (missing.length > 0) throw new ContentNotFoundError(missing[0]!.hash, "Chunk");
-    const clean: ChunkManifest = {
-      total_size: manifest.total_size,
-      chunk_size: manifest.chunk_size,
-      chunks: manifest.chunks.map(({ hash, offset, size }) => ({ hash, offset, size })),
-    };
-    const hasher = createHash("sha256");
-    for await (const piece of this.#chunkPieces(hash, clean)) hasher.update(piece);
-    const actual = hasher.digest("hex");
-    if (actual !== hash) throw new CorruptContentError(hash, actual);
-    await this.syncDeferred(); // its chunks are durable before the manifest that names them
-    await this.#writeManifest(hash, clean);
+    await recordManifest(this.#store, hash, manifest);
   }
 
   /**
@@ -383,28 +200,7 @@ export class Cas {
    */
   async manifest(hash: string): Promise<ChunkManifest | null> {
     assertContentHash(hash);
-    const path = this.#manifestPath(hash);
-    if (!existsSync(path)) return null; // without the cost of a thrown error
-    let text: string;
-    try {
-      text = await Deno.readTextFile(path);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
-    let value: unknown;
-    let problem: string | null;
-    try {
-      value = JSON.parse(text);
-      problem = manifestProblem(value);
-    } catch (error) {
-      problem = `manifest is not JSON (${(error as Error).message})`;
-    }
-    if (problem !== null) {
-      await Deno.remove(path).catch(ignoreNotFound);
-      throw new CorruptContentError(hash, null, `stored ${problem}`);
-    }
-    return value as ChunkManifest;
+    return await this.#store.readManifest(hash);
   }
 
   /**
@@ -415,16 +211,7 @@ export class Cas {
    * @throws {TypeError} When the manifest is malformed.
    */
   async missingChunks(manifest: ChunkManifest): Promise<ChunkRef[]> {
-    const problem = manifestProblem(manifest);
-    if (problem !== null) throw new TypeError(`Invalid chunk manifest: ${problem}`);
-    const seen = new Set<string>();
-    const missing: ChunkRef[] = [];
-    for (const ref of manifest.chunks) {
-      if (seen.has(ref.hash)) continue;
-      seen.add(ref.hash);
-      if (!(await this.hasObject(ref.hash))) missing.push(ref);
-    }
-    return missing;
+    return await this.#store.missingChunks(manifest);
   }
 
   /**
@@ -439,7 +226,7 @@ export class Cas {
   async readBytes(hash: string): Promise<Uint8Array> {
     assertContentHash(hash);
     const pieces: Uint8Array[] = [];
-    for await (const piece of this.#pieces(hash)) pieces.push(piece);
+    for await (const piece of contentPieces(this.#store, hash)) pieces.push(piece);
     return pieces.length === 1 ? pieces[0]! : concat(pieces);
   }
 
@@ -455,7 +242,7 @@ export class Cas {
    */
   readStream(hash: string): ReadableStream<Uint8Array> {
     assertContentHash(hash);
-    return ReadableStream.from(this.#pieces(hash));
+    return ReadableStream.from(contentPieces(this.#store, hash));
   }
 
   /**
@@ -479,31 +266,7 @@ export class Cas {
     options: WriteToOptions = {},
   ): Promise<Deno.FileInfo> {
     assertContentHash(hash);
-    const bytes = options.bytes;
-    if (bytes !== undefined) {
-      const actual = sha256Hex(bytes);
-      if (actual !== hash) throw new CorruptContentError(hash, actual);
-    }
-    const mode = (options.mode ?? 0o644) & 0o7777;
-    const write = (temp: string) =>
-      writeFileAtomic(temp, dest, bytes ?? this.#pieces(hash), mode, {
-        syncFolder: options.syncFolder ?? true,
-        visibleFirst: options.visibleFirst ?? false,
-        syncFile: options.syncFile ?? true,
-        createOnly: options.createOnly ?? false,
-      });
-    const written = options.tempInStore
-      ? await write(join(this.#tmp, tempName())).catch((error) => {
-        // `dest` is on another mount than the store after all (a bind mount, a mounted
-        // subfolder): written beside it instead.
-        if (!isCrossDevice(error)) throw error;
-        return write(tempBeside(dest));
-      })
-      : await write(tempBeside(dest));
-    if (bytes === undefined) return written;
-    if (bytes.length < CHUNKING_THRESHOLD) await this.#writeObject(hash, bytes, true);
-    else await this.#putHashed(hash, bytes); // chunked, as any large content
-    return written;
+    return await writeContentTo(this.#store, hash, dest, options);
   }
 
   /**
@@ -514,16 +277,7 @@ export class Cas {
    */
   async objectSize(hash: string): Promise<number | null> {
     assertContentHash(hash);
-    const small = this.#small?.size(hash);
-    if (small != null) return small;
-    const info = await statOrNull(this.#objectPath(hash));
-    if (info?.isFile) return info.size;
-    try {
-      return (await this.manifest(hash))?.total_size ?? null;
-    } catch (error) {
-      if (error instanceof CorruptContentError) return null;
-      throw error;
-    }
+    return await this.#store.contentSize(hash);
   }
 
   /**
@@ -538,45 +292,7 @@ export class Cas {
    * @returns How many files and bytes were removed.
    */
   async sweep(keep: Set<string>, options: SweepOptions = {}): Promise<SweepResult> {
-    const cutoff = options.keepNewerThan ?? Date.now();
-    const keptObjects = new Set<string>();
-    for (const hash of keep) if (isContentHash(hash)) keptObjects.add(hash);
-    const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
-    const manifestFiles: { hash: string; path: string; info: Deno.FileInfo }[] = [];
-    for await (const file of walkStore(this.#manifests, ".json")) manifestFiles.push(file);
-    for (const { hash, path, info } of manifestFiles) {
-      // A manifest kept by `keep` or by its age keeps its chunks, which may be older.
-      if (keep.has(hash) || !(await removeIfOlder(path, info, cutoff))) {
-        let manifest: ChunkManifest | null = null;
-        try {
-          manifest = await this.manifest(hash);
-        } catch (error) {
-          if (!(error instanceof CorruptContentError)) throw error;
-          // manifest() removed the unreadable file; its chunks are reachable no more.
-          result.removedObjects++;
-          result.removedBytes += info.size;
-        }
-        for (const ref of manifest?.chunks ?? []) keptObjects.add(ref.hash);
-      } else {
-        result.removedObjects++;
-        result.removedBytes += info.size;
-      }
-    }
-    for await (const { hash, path, info } of walkStore(this.#objects, "")) {
-      // RACE: an object re-put after the walk read its mtime and before the removal is
-      // lost; removeIfOlder re-reads the mtime just before removing to make this narrow.
-      if (keptObjects.has(hash)) continue;
-      if (await removeIfOlder(path, info, cutoff)) {
-        result.removedObjects++;
-        result.removedBytes += info.size;
-      }
-    }
-    if (this.#small?.writable) {
-      const small = this.#small.sweep(keptObjects, cutoff);
-      result.removedObjects += small.removed;
-      result.removedBytes += small.bytes;
-    }
-    return result;
+    return await sweep(this.#store, keep, options);
   }
 
   /**
@@ -591,26 +307,7 @@ export class Cas {
    * @returns How many files and bytes were removed.
    */
   async evict(limitBytes: number, evictable: (hash: string) => boolean): Promise<SweepResult> {
-    const files: { hash: string; path: string; info: Deno.FileInfo }[] = [];
-    let total = 0;
-    for await (const file of walkStore(this.#objects, "")) {
-      files.push(file);
-      total += file.info.size;
-    }
-    const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
-    const lastUsed = (info: Deno.FileInfo) => info.mtime?.getTime() ?? 0;
-    files.sort((a, b) => lastUsed(a.info) - lastUsed(b.info));
-    for (const { hash, path, info } of files) {
-      if (total <= limitBytes) break;
-      if (!evictable(hash)) continue;
-      // RACE: a read between the walk and the removal finds the object gone and fetches
-      // it again from the tier: slower, never wrong.
-      await Deno.remove(path).catch(ignoreNotFound);
-      total -= info.size;
-      result.removedObjects++;
-      result.removedBytes += info.size;
-    }
-    return result;
+    return await evict(this.#store, limitBytes, evictable);
   }
 
   /**
@@ -619,280 +316,81 @@ export class Cas {
    * @returns Object and manifest file counts and their total bytes.
    */
   async stats(): Promise<CasStats> {
-    const stats: CasStats = { objects: 0, manifests: 0, bytes: 0 };
-    for await (const { info } of walkStore(this.#objects, "")) {
-      stats.objects++;
-      stats.bytes += info.size;
-    }
-    for await (const { info } of walkStore(this.#manifests, ".json")) {
-      stats.manifests++;
-      stats.bytes += info.size;
-    }
-    const small = this.#small?.stats();
-    if (small) {
-      stats.objects += small.objects;
-      stats.bytes += small.bytes;
-    }
-    return stats;
-  }
-
-  // --- internals -------------------------------------------------------------------------
-
-  #objectPath(hash: string): string {
-    return join(this.#objects, hash.slice(0, 2), hash);
-  }
-
-  #manifestPath(hash: string): string {
-    return join(this.#manifests, hash.slice(0, 2), `${hash}.json`);
-  }
-
-  /** Creates a fan-out folder once, fsyncing its parent when it is new. */
-  async #ensureDir(dir: string): Promise<void> {
-    if (this.#dirs.has(dir)) return;
-    try {
-      await Deno.mkdir(dir);
-      await syncDir(dirname(dir));
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-    }
-    this.#dirs.add(dir);
+    return await stats(this.#store);
   }
 
   /**
-   * Whether a content (or a chunk) is stored whole, as one object in the table or as a
-   * file; unlike {@linkcode Cas.has}, a manifest does not count.
+   * Tells whether a content (or a chunk) is stored whole, as one object in the database
+   * or as a file; unlike {@linkcode Cas.has}, a manifest does not count.
+   *
+   * @param hash The object's hash.
+   * @returns `true` when stored whole. The bytes are not re-hashed here.
    */
   async hasObject(hash: string): Promise<boolean> {
-    return this.#small?.size(hash) != null || await isFile(this.#objectPath(hash));
+    return await this.#store.hasObject(hash);
   }
 
   /**
-   * Stores one object: a small one in the table (see {@linkcode CasOptions.db}), else as a
-   * file unless a file of the same size is already there. Either way a stored object is
-   * marked as just stored, so a concurrent {@linkcode Cas.sweep} keeps it.
-   */
-  async #writeObject(hash: string, bytes: Uint8Array, deferSync = false): Promise<void> {
-    if (this.#small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
-      if (deferSync) this.#small.hold(hash, bytes);
-      else this.#small.put(hash, bytes, Date.now());
-      return;
-    }
-    const path = this.#objectPath(hash);
-    const dir = dirname(path);
-    const info = existsSync(path) ? await statOrNull(path) : null; // most often new
-    if (info?.isFile && info.size === bytes.length && await freshen(path)) {
-      // Another put of the same content may have deferred its folder's flush.
-      if (!deferSync && this.#unsynced.has(dir)) await this.syncDeferred();
-      return;
-    }
-    await this.#ensureDir(dir);
-    await writeFileAtomic(join(this.#tmp, tempName()), path, bytes, 0o444, {
-      syncFolder: !deferSync,
-    });
-    if (deferSync) this.#unsynced.add(dir);
-  }
-
-  async #writeManifest(hash: string, manifest: ChunkManifest): Promise<void> {
-    const path = this.#manifestPath(hash);
-    if ((await isFile(path)) && await freshen(path)) return;
-    await this.#ensureDir(dirname(path));
-    const json = new TextEncoder().encode(JSON.stringify(manifest));
-    await writeFileAtomic(join(this.#tmp, tempName()), path, json, 0o444);
-  }
-
-  /** Shared by putFile and putStream: hash the whole, chunk once it is large enough. */
-  async #putPieces(source: AsyncIterable<Uint8Array>): Promise<StoredContent> {
-    const hasher = createHash("sha256");
-    const chunker = new Chunker();
-    const chunks: ChunkRef[] = [];
-    const writes = new WriteWindow(WRITES_IN_FLIGHT);
-    /** Chunks cut before the content reached the threshold: written only if it does. */
-    let held: Uint8Array[] | null = [];
-    let total = 0;
-    let offset = 0;
-    const emit = async (chunk: Uint8Array) => {
-      if (held !== null) {
-        held.push(chunk);
-        return;
-      }
-      const chunkHash = sha256Hex(chunk);
-      await writes.add(this.#writeObject(chunkHash, chunk));
-      chunks.push({ hash: chunkHash, offset, size: chunk.length });
-      offset += chunk.length;
-    };
-    try {
-      for await (const piece of source) {
-        hasher.update(piece);
-        total += piece.length;
-        const done = chunker.push(piece);
-        if (held !== null && total >= CHUNKING_THRESHOLD) {
-          const early = held;
-          held = null;
-          for (const chunk of early) await emit(chunk);
-        }
-        for (const chunk of done) await emit(chunk);
-      }
-    } catch (error) {
-      // Let writes already started finish (or clean up) before reporting the failure.
-      await writes.finish().catch(() => {/* the source's error is the one to report */});
-      throw error;
-    }
-    const last = chunker.finish();
-    const hash = hasher.digest("hex");
-    if (held !== null) {
-      if (last !== null) held.push(last);
-      await this.#writeObject(hash, concat(held));
-      return { hash, size: total, chunked: false };
-    }
-    if (last !== null) await emit(last);
-    await writes.finish();
-    await this.#writeManifest(hash, { total_size: total, chunk_size: CHUNK_AVERAGE_SIZE, chunks });
-    return { hash, size: total, chunked: true };
-  }
-
-  /** Verified pieces of a content: the whole object, or each chunk then a whole-hash check. */
-  async *#pieces(hash: string): AsyncGenerator<Uint8Array> {
-    const whole = await this.#readObject(hash) ?? await this.#objectFromTier(hash);
-    if (whole !== null) {
-      yield whole;
-      return;
-    }
-    const manifest = await this.manifest(hash) ?? await this.#manifestFromTier(hash);
-    if (manifest === null) throw new ContentNotFoundError(hash);
-    const hasher = createHash("sha256");
-    for await (const piece of this.#chunkPieces(hash, manifest)) {
-      hasher.update(piece);
-      yield piece;
-    }
-    const actual = hasher.digest("hex");
-    if (actual !== hash) throw new CorruptContentError(hash, actual);
-  }
-
-  /**
-   * Each chunk of a manifest, read and verified (hash and size) before it is yielded. A
-   * size that differs from the manifest's blames the manifest of `hash`, not the chunk.
-   */
-  async *#chunkPieces(hash: string, manifest: ChunkManifest): AsyncGenerator<Uint8Array> {
-    for (const ref of manifest.chunks) {
-      const bytes = await this.#readObject(ref.hash) ?? await this.#objectFromTier(ref.hash);
-      if (bytes === null) throw new ContentNotFoundError(ref.hash, "Chunk");
-      if (bytes.length !== ref.size) {
-        throw new CorruptContentError(
-          hash,
-          null,
-          `chunk "${ref.hash}" has "${bytes.length}" bytes but its manifest says "${ref.size}"`,
-        );
-      }
-      yield bytes;
-    }
-  }
-
-  /**
-   * Fetches an object this store lacks from the tier, verifies it and stores it; `null`
-   * when there is no tier or it lacks the object too.
+   * Copies one object (a whole content or a chunk) out to a folder laid out like a store,
+   * at {@linkcode casObjectPath}: read and verified, written as a new file and fsynced.
+   * The folders are left for the caller to fsync (once for many files).
    *
-   * @throws {CorruptContentError} When the tier's bytes do not match the hash (reported to
-   * the tier; never stored or returned).
+   * @param hash The object's hash.
+   * @param folder The folder to write under, e.g. a checkpoint's.
+   * @returns The bytes written.
+   * @throws {ContentNotFoundError} When the store lacks the object.
+   * @throws {CorruptContentError} When the stored bytes do not match the hash.
+   * @throws {Deno.errors.AlreadyExists} When the folder holds a file there already.
    */
-  async #objectFromTier(hash: string): Promise<Uint8Array | null> {
-    if (this.#tier === null) return null;
-    const bytes = await this.#tier.getObject(hash);
-    if (bytes === null) return null;
-    const actual = sha256Hex(bytes);
-    if (actual !== hash) {
-      this.#tier.reportCorrupt?.(hash, actual);
-      throw new CorruptContentError(
-        hash,
-        actual,
-        `the copy in the content tier hashes to "${actual}"`,
-      );
-    }
-    await this.#writeObject(hash, bytes);
-    return bytes;
+  async exportObject(hash: string, folder: string): Promise<number> {
+    assertContentHash(hash);
+    return await exportObject(this.#store, hash, folder);
   }
 
   /**
-   * Fetches a chunk manifest from the tier; it is stored here only once every chunk is
-   * (see {@linkcode Cas.putManifest}), so a bad one is never kept.
+   * Copies a chunked content's manifest out to a folder laid out like a store, at
+   * {@linkcode casManifestPath}, as {@linkcode Cas.exportObject} does an object.
+   *
+   * @param hash The whole content's hash.
+   * @param folder The folder to write under.
+   * @returns The bytes written.
+   * @throws {ContentNotFoundError} When the store has no manifest for it.
+   * @throws {CorruptContentError} When the stored manifest is unreadable.
    */
-  async #manifestFromTier(hash: string): Promise<ChunkManifest | null> {
-    if (this.#tier === null) return null;
-    const value = await this.#tier.getManifest(hash);
-    if (value === null) return null;
-    const problem = manifestProblem(value);
-    if (problem !== null) {
-      throw new CorruptContentError(
-        hash,
-        null,
-        `the content tier's manifest is invalid: ${problem}`,
-      );
-    }
-    const manifest = value as ChunkManifest;
-    for (const ref of await this.missingChunks(manifest)) {
-      if ((await this.#objectFromTier(ref.hash)) === null) {
-        throw new ContentNotFoundError(ref.hash, "Chunk");
-      }
-    }
-    await this.putManifest(hash, manifest);
-    return manifest;
+  async exportManifest(hash: string, folder: string): Promise<number> {
+    assertContentHash(hash);
+    return await exportManifest(this.#store, hash, folder);
   }
 
   /**
-   * Reads one object file and verifies it; `null` when absent. A corrupt file is removed
-   * (unless it was replaced meanwhile) and reported.
+   * Stores one object (a whole content or a chunk) found in a folder laid out like a
+   * store, at {@linkcode casObjectPath}, once it is verified against its hash.
+   *
+   * @param folder The folder to read from, e.g. a checkpoint's.
+   * @param hash The object's hash.
+   * @returns `true` when stored, `false` when the folder has no such object.
+   * @throws {CorruptContentError} When the folder's bytes hash to something else; nothing
+   * is stored.
    */
-  async #readObject(hash: string): Promise<Uint8Array | null> {
-    const small = this.#small?.get(hash);
-    if (small != null) {
-      const actual = sha256Hex(small);
-      if (actual === hash) return small;
-      this.#small!.remove(hash);
-      throw new CorruptContentError(hash, actual);
-    }
-    const path = this.#objectPath(hash);
-    let file: Deno.FsFile;
-    try {
-      file = Deno.openSync(path, { read: true });
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
-    let bytes: Uint8Array;
-    let ino: number | null;
-    let mtime: Date | null = null;
-    try {
-      const info = file.statSync();
-      ino = info.ino;
-      mtime = info.mtime;
-      bytes = readRest(file, info.size);
-    } finally {
-      file.close();
-    }
-    const actual = sha256Hex(bytes);
-    if (actual === hash) {
-      markUsed(path, mtime);
-      return bytes;
-    }
-    // RACE: a good copy renamed in after the check above but before the remove would be
-    // lost; comparing inodes first leaves only that tiny window, and the next read would
-    // report it missing so it is fetched again.
-    const now = await statOrNull(path);
-    if (now !== null && now.ino === ino) await Deno.remove(path).catch(ignoreNotFound);
-    throw new CorruptContentError(hash, actual);
+  async importObject(folder: string, hash: string): Promise<boolean> {
+    assertContentHash(hash);
+    return await importObject(this.#store, folder, hash);
   }
-}
 
-/** How stale an object's last-use time may get before a read moves it forward. */
-const USE_RESOLUTION_MS = 3_600_000;
-
-/**
- * Moves an object file's modification time to now when it is over an hour old, so
- * {@linkcode Cas.evict} sees it as recently used; a failure only costs that hint.
- */
-function markUsed(path: string, mtime: Date | null): void {
-  const now = Date.now();
-  if (mtime !== null && now - mtime.getTime() < USE_RESOLUTION_MS) return;
-  try {
-    Deno.utimeSync(path, now / 1000, now / 1000);
-  } catch { /* read-only store, or gone: the hint is lost */ }
+  /**
+   * Records a chunked content from the manifest found in a folder laid out like a store,
+   * at {@linkcode casManifestPath}, as {@linkcode Cas.putManifest} does: its chunks must be
+   * stored already.
+   *
+   * @param folder The folder to read from.
+   * @param hash The whole content's hash.
+   * @returns `true` when recorded, `false` when the folder has no such manifest.
+   * @throws {CorruptContentError} When the manifest is not JSON, is malformed, or its
+   * chunks do not hash to `hash`.
+   * @throws {ContentNotFoundError} When a chunk is not stored.
+   */
+  async importManifest(folder: string, hash: string): Promise<boolean> {
+    assertContentHash(hash);
+    return await importManifest(this.#store, folder, hash);
+  }
 }

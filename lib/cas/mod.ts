@@ -5,14 +5,9 @@
  *
  * @module
  */
-export {
-  Cas,
-  type CasOptions,
-  type CasStats,
-  type SweepOptions,
-  type SweepResult,
-  type WriteToOptions,
-} from "./cas.ts";
+export { Cas } from "./cas.ts";
+export type { CasOptions, CasStats, SweepOptions, SweepResult, WriteToOptions } from "./options.ts";
+export { casManifestPath, casObjectPath } from "./layout.ts";
 export {
   CHUNK_AVERAGE_SIZE,
   CHUNK_MAX_SIZE,

@@ -47,10 +47,5 @@ export async function copyAtomic(source: string, dest: string): Promise<void> {
   }
 }
 
-/** `objects/ab/<hash>` or `manifests/ab/<hash>.json`, relative to a CAS-shaped folder. */
-export function casPath(kind: "objects" | "manifests", hash: string): string {
-  return `${kind}/${hash.slice(0, 2)}/${hash}${kind === "manifests" ? ".json" : ""}`;
-}
-
 /** Files written at once: each is fsynced, and a few at a time let the file system batch them. */
 export const PARALLEL_WRITES = 8;

@@ -5,7 +5,7 @@ import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas
 import { columns, openDatabase } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { referencedHashes } from "./content_references.ts";
-import { casPath, PARALLEL_WRITES, sha256File, syncTree, writeSynced } from "./_files.ts";
+import { PARALLEL_WRITES, sha256File, syncTree, writeSynced } from "./_files.ts";
 import { lstatOrNull, syncDir } from "../disk/mod.ts";
 import {
   CHECKPOINT_FORMAT,
@@ -140,14 +140,12 @@ async function gatherObjects(
     // Each file is fsynced; a few at a time lets the file system batch the syncs.
     await forEachLimited(objects, PARALLEL_WRITES, async (hash) => {
       if (hash === EMPTY_HASH && !(await cas.has(hash))) return;
-      const bytes = await cas.readBytes(hash);
-      const written = await writeInto(into, casPath("objects", hash), bytes);
+      const written = await cas.exportObject(hash, into);
       copiedBytes += written; // not `+= await`: that would read the total before waiting
       copiedFiles++;
     });
-    await forEachLimited([...manifests], PARALLEL_WRITES, async ([hash, manifest]) => {
-      const bytes = encoder.encode(JSON.stringify(manifest));
-      const written = await writeInto(into, casPath("manifests", hash), bytes);
+    await forEachLimited(manifests, PARALLEL_WRITES, async (hash) => {
+      const written = await cas.exportManifest(hash, into);
       copiedBytes += written;
       copiedFiles++;
     });
@@ -246,9 +244,9 @@ function readCopy(copy: string): CopyFacts {
 async function neededObjects(
   cas: Cas,
   hashes: string[],
-): Promise<{ objects: string[]; manifests: Map<string, unknown> }> {
+): Promise<{ objects: string[]; manifests: string[] }> {
   const objects = new Set<string>();
-  const manifests = new Map<string, unknown>();
+  const manifests = new Set<string>();
   const missing: string[] = [];
   for (const hash of hashes) {
     const stored = await storedForm(cas, hash);
@@ -257,7 +255,7 @@ async function neededObjects(
     } else if (stored === "whole") {
       objects.add(hash);
     } else {
-      manifests.set(hash, stored);
+      manifests.add(hash);
       for (const chunk of stored.chunks) objects.add(chunk.hash);
     }
   }
@@ -268,7 +266,7 @@ async function neededObjects(
       }"`,
     );
   }
-  return { objects: [...objects].sort(), manifests };
+  return { objects: [...objects].sort(), manifests: [...manifests].sort() };
 }
 
 /**
@@ -289,11 +287,4 @@ async function storedForm(cas: Cas, hash: string): Promise<ChunkManifest | "whol
   // A manifest with missing chunks does not count: the content is then whole, or missing.
   if (manifest !== null && (await cas.missingChunks(manifest)).length === 0) return manifest;
   return (await cas.hasObject(hash)) ? "whole" : null;
-}
-
-async function writeInto(root: string, relative: string, bytes: Uint8Array): Promise<number> {
-  const path = join(root, relative);
-  await Deno.mkdir(dirname(path), { recursive: true });
-  await writeSynced(path, bytes);
-  return bytes.length;
 }

@@ -2,7 +2,6 @@ import { dirname, join, resolve } from "node:path";
 import { forEachLimited } from "../concurrency/mod.ts";
 import {
   Cas,
-  type ChunkManifest,
   type ContentTier,
   CorruptContentError,
   EMPTY_HASH,
@@ -14,7 +13,7 @@ import { normalizeWorkspacePath } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG, Store } from "../store/mod.ts";
 import type { Iteration } from "../store/mod.ts";
 import { CHECKPOINT_DATABASE } from "./checkpoint.ts";
-import { casPath, copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
+import { copyAtomic, PARALLEL_WRITES, sha256File } from "./_files.ts";
 import { checkpointTree, surveyTarget, type TargetSurvey } from "./_target.ts";
 import { lstatOrNull } from "../disk/mod.ts";
 import { resolveLayout, WorkspaceDisk } from "../workspace/mod.ts";
@@ -263,9 +262,7 @@ async function completeCas(
       present++;
       return;
     }
-    const bytes = await readOptional(join(from, casPath("objects", hash)));
-    if (bytes !== null) {
-      await putChecked(cas, hash, bytes);
+    if (await importChecked(cas, from, hash)) {
       copied++;
     } else if (hash === EMPTY_HASH) {
       await cas.putVerified(hash, new Uint8Array());
@@ -274,14 +271,9 @@ async function completeCas(
   manifests.sort();
   const missing: string[] = [];
   for (const hash of manifests) {
-    const text = await readOptional(join(from, casPath("manifests", hash)));
-    if (text === null) {
-      missing.push(hash);
-      continue;
-    }
     try {
-      await cas.putManifest(hash, JSON.parse(new TextDecoder().decode(text)) as ChunkManifest);
-      copied++;
+      if (await cas.importManifest(from, hash)) copied++;
+      else missing.push(hash);
     } catch (error) {
       throw new CheckpointError(
         `Manifest of "${hash}" in the checkpoint is unusable: ${errorMessage(error)}`,
@@ -299,22 +291,14 @@ async function completeCas(
   return { copied, present, deferred: 0 };
 }
 
-async function putChecked(cas: Cas, hash: string, bytes: Uint8Array): Promise<void> {
+/** Stores an object from the checkpoint folder, verified; `false` when the folder lacks it. */
+async function importChecked(cas: Cas, from: string, hash: string): Promise<boolean> {
   try {
-    await cas.putVerified(hash, bytes);
+    return await cas.importObject(from, hash);
   } catch (error) {
     if (error instanceof CorruptContentError) {
       throw new CheckpointError(`Object "${hash}" in the checkpoint is damaged: ${error.message}`);
     }
-    throw error;
-  }
-}
-
-async function readOptional(path: string): Promise<Uint8Array | null> {
-  try {
-    return await Deno.readFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
 }

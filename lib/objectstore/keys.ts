@@ -4,21 +4,23 @@
  * never uploaded again.
  *
  * - `objects/ab/<hash>`: a whole content, or one chunk of a large one;
- * - `manifests/ab/<hash>.json`: how a large content is assembled from chunks;
+ * - `manifests/ab/<hash>.json`: how a large content is assembled from chunks
+ *   (both laid out as in the local CAS: `casObjectPath`, `casManifestPath`);
  * - `checkpoints/<id>/…`: one checkpoint (database copy, object list, and
  *   `checkpoint.json`, written last: a checkpoint without it is incomplete).
  *
  * @module
  */
+import { casManifestPath, casObjectPath } from "../cas/mod.ts";
 
 /** Key of an object (whole content or chunk). */
 export function objectKey(prefix: string, hash: string): string {
-  return `${prefix}objects/${hash.slice(0, 2)}/${hash}`;
+  return `${prefix}${casObjectPath(hash)}`;
 }
 
 /** Key of a chunk manifest. */
 export function manifestKey(prefix: string, hash: string): string {
-  return `${prefix}manifests/${hash.slice(0, 2)}/${hash}.json`;
+  return `${prefix}${casManifestPath(hash)}`;
 }
 
 /** The folder of checkpoints. */

@@ -1,7 +1,13 @@
 import { deepStrictEqual as assertEquals, ok, rejects, strictEqual } from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { join } from "node:path";
-import { Cas, CHUNKING_THRESHOLD, sha256Hex, SMALL_OBJECT_LIMIT } from "../../lib/cas/mod.ts";
+import { dirname, join } from "node:path";
+import {
+  Cas,
+  casObjectPath,
+  CHUNKING_THRESHOLD,
+  sha256Hex,
+  SMALL_OBJECT_LIMIT,
+} from "../../lib/cas/mod.ts";
 import {
   checkpoint,
   CheckpointError,
@@ -260,8 +266,8 @@ Deno.test("a checkpoint with objects takes content stored whole when its manifes
   await withTempDir(async (dir) => {
     const source = await buildSource(dir);
     const { hash, bytes, chunks } = source.big;
-    const objectPath = (h: string) => join(source.casDir, "objects", h.slice(0, 2), h);
-    await Deno.mkdir(join(source.casDir, "objects", hash.slice(0, 2)), { recursive: true });
+    const objectPath = (h: string) => join(source.casDir, casObjectPath(h));
+    await Deno.mkdir(dirname(objectPath(hash)), { recursive: true });
     await Deno.writeFile(objectPath(hash), bytes); // the content stored whole as well
     await Deno.remove(objectPath(chunks[1]!));
     const { restored, target } = await throughCheckpoint(dir, source);
@@ -280,23 +286,16 @@ Deno.test("rehydrate() refuses damaged or incomplete checkpoints and installs no
       output,
       withObjects: true,
     });
+    const copyTree = async (from: string, to: string): Promise<void> => {
+      await Deno.mkdir(to);
+      for await (const entry of Deno.readDir(from)) {
+        if (entry.isDirectory) await copyTree(join(from, entry.name), join(to, entry.name));
+        else if (entry.isFile) await Deno.copyFile(join(from, entry.name), join(to, entry.name));
+      }
+    };
     const copyOf = async (name: string) => {
       const copy = join(dir, name);
-      await Deno.mkdir(copy);
-      for await (const entry of Deno.readDir(output)) {
-        if (entry.isFile) await Deno.copyFile(join(output, entry.name), join(copy, entry.name));
-      }
-      for (const sub of ["objects", "manifests"]) {
-        for await (const fan of Deno.readDir(join(output, sub))) {
-          await Deno.mkdir(join(copy, sub, fan.name), { recursive: true });
-          for await (const file of Deno.readDir(join(output, sub, fan.name))) {
-            await Deno.copyFile(
-              join(output, sub, fan.name, file.name),
-              join(copy, sub, fan.name, file.name),
-            );
-          }
-        }
-      }
+      await copyTree(output, copy);
       return copy;
     };
     const attempt = async (
@@ -336,13 +335,13 @@ Deno.test("rehydrate() refuses damaged or incomplete checkpoints and installs no
     await t.step("a corrupt object", async () => {
       const copy = await copyOf("corrupt-object");
       const hash = source.medium;
-      await Deno.writeTextFile(join(copy, "objects", hash.slice(0, 2), hash), "not second");
+      await Deno.writeTextFile(join(copy, casObjectPath(hash)), "not second");
       await attempt(copy, "corrupt-object", `Object "${hash}" in the checkpoint is damaged`);
     });
     await t.step("a missing object", async () => {
       const copy = await copyOf("missing-object");
       const hash = source.medium;
-      await Deno.remove(join(copy, "objects", hash.slice(0, 2), hash));
+      await Deno.remove(join(copy, casObjectPath(hash)));
       await attempt(
         copy,
         "missing-object",
@@ -352,7 +351,7 @@ Deno.test("rehydrate() refuses damaged or incomplete checkpoints and installs no
     await t.step("a missing chunk", async () => {
       const copy = await copyOf("missing-chunk");
       const chunk = source.big.chunks[1]!;
-      await Deno.remove(join(copy, "objects", chunk.slice(0, 2), chunk));
+      await Deno.remove(join(copy, casObjectPath(chunk)));
       await attempt(
         copy,
         "missing-chunk",

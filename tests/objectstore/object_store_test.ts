@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { Cas, CorruptContentError, sha256Hex } from "../../lib/cas/mod.ts";
+import { Cas, casObjectPath, CorruptContentError, sha256Hex } from "../../lib/cas/mod.ts";
 import {
   checkpointToBucket,
   listBucketCheckpoints,
@@ -227,12 +227,7 @@ Deno.test("Cas.evict() keeps local copies within the limit, least recently used 
       // The first two were read recently (their last use moved forward); the rest are old.
       const old = new Date(Date.now() - 7_200_000);
       for (const bytes of contents) {
-        const path = join(
-          workspace.layout.casDir,
-          "objects",
-          sha256Hex(bytes).slice(0, 2),
-          sha256Hex(bytes),
-        );
+        const path = join(workspace.layout.casDir, casObjectPath(sha256Hex(bytes)));
         await Deno.utime(path, old, old);
       }
       await workspace.cas.readBytes(sha256Hex(contents[0]!));

@@ -1,0 +1,263 @@
+/**
+ * The objects and manifests one store holds locally, in files laid out as `layout.ts`
+ * says and in the small-object table: durable writes, verified reads, and the deferred
+ * flushes. Everything else in `Cas` (chunking, reading content, the tier, the sweep) is
+ * built on this. Internal to `lib/cas`.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ChunkManifest, ChunkRef } from "./types.ts";
+import type { ContentTier } from "./content_tier.ts";
+import { sha256Hex } from "./content_hash.ts";
+import { CorruptContentError } from "./errors.ts";
+import { manifestProblem } from "./manifest_problem.ts";
+import { freshen, ignoreNotFound, isFile, readRest, statOrNull } from "./_files.ts";
+import { tempOwnerAlive } from "./_atomic.ts";
+import { casManifestPath, casObjectPath, storeFolders } from "./layout.ts";
+import { syncDir, tempName, writeFileAtomic } from "../disk/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
+import { SMALL_OBJECT_LIMIT, SmallObjects } from "./small_objects.ts";
+
+/** How stale an object's last-use time may get before a read moves it forward. */
+const USE_RESOLUTION_MS = 3_600_000;
+
+/** A store's local objects and manifests (see the module doc). */
+export class LocalStore {
+  /** The store's folder (absolute). */
+  readonly root: string;
+  /** The table of small objects, when opened with a database that has or may make it. */
+  readonly small: SmallObjects | null;
+  /** Where missing content is looked for, if anywhere. */
+  tier: ContentTier | null = null;
+  readonly #tmp: string;
+  /** Fan-out folders known to exist, so most writes skip the mkdir. */
+  readonly #dirs = new Set<string>();
+  /** Fan-out folders with renames not yet flushed (objects put with `deferSync`). */
+  readonly #unsynced = new Set<string>();
+  /** The folder flushes under way, which a later {@linkcode syncDeferred} also waits for. */
+  #flushing: Promise<unknown> = Promise.resolve();
+
+  private constructor(root: string, small: SmallObjects | null) {
+    this.root = root;
+    this.small = small;
+    this.#tmp = storeFolders(root).tmp;
+  }
+
+  /**
+   * Opens the store at the absolute `root`, creating its folders if needed, and removes
+   * temp files left by writers that are no longer running (a crash mid-write).
+   */
+  static async open(root: string, db: DatabaseSync | undefined): Promise<LocalStore> {
+    const store = new LocalStore(root, db ? SmallObjects.open(db) : null);
+    const { objects, manifests, tmp } = storeFolders(root);
+    for (const dir of [objects, manifests, tmp]) await Deno.mkdir(dir, { recursive: true });
+    for await (const entry of Deno.readDir(tmp)) {
+      // A temp file is named for its writer's pid, so one whose process is gone can have
+      // no writer. A reused pid only keeps a stale file until a later open.
+      if (await tempOwnerAlive(entry.name)) continue;
+      await Deno.remove(join(tmp, entry.name), { recursive: true }).catch(ignoreNotFound);
+    }
+    return store;
+  }
+
+  /** A fresh temp file path in the store's `tmp/` folder. */
+  tempPath(): string {
+    return join(this.#tmp, tempName());
+  }
+
+  /** The absolute path of an object file. */
+  objectPath(hash: string): string {
+    return join(this.root, casObjectPath(hash));
+  }
+
+  /** The absolute path of a manifest file. */
+  manifestPath(hash: string): string {
+    return join(this.root, casManifestPath(hash));
+  }
+
+  /** Whether an object is stored whole (in the table or as a file); a manifest does not count. */
+  async hasObject(hash: string): Promise<boolean> {
+    return this.small?.size(hash) != null || await isFile(this.objectPath(hash));
+  }
+
+  /**
+   * Stores one object: a small one in the table, else as a file unless a file of the same
+   * size is already there. Either way a stored object is marked as just stored, so a
+   * concurrent sweep keeps it.
+   */
+  async writeObject(hash: string, bytes: Uint8Array, deferSync = false): Promise<void> {
+    if (this.small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
+      if (deferSync) this.small.hold(hash, bytes);
+      else this.small.put(hash, bytes, Date.now());
+      return;
+    }
+    const path = this.objectPath(hash);
+    const dir = dirname(path);
+    const info = existsSync(path) ? await statOrNull(path) : null; // most often new
+    if (info?.isFile && info.size === bytes.length && await freshen(path)) {
+      // Another put of the same content may have deferred its folder's flush.
+      if (!deferSync && this.#unsynced.has(dir)) await this.syncDeferred();
+      return;
+    }
+    await this.#ensureDir(dir);
+    await writeFileAtomic(this.tempPath(), path, bytes, 0o444, { syncFolder: !deferSync });
+    if (deferSync) this.#unsynced.add(dir);
+  }
+
+  /** Stores a manifest file unless one is there already (then only marked as just stored). */
+  async writeManifest(hash: string, manifest: ChunkManifest): Promise<void> {
+    const path = this.manifestPath(hash);
+    if ((await isFile(path)) && await freshen(path)) return;
+    await this.#ensureDir(dirname(path));
+    const json = new TextEncoder().encode(JSON.stringify(manifest));
+    await writeFileAtomic(this.tempPath(), path, json, 0o444);
+  }
+
+  /**
+   * Makes the objects put with `deferSync` durable: commits their rows in one transaction
+   * and flushes their folders (waiting for flushes already under way).
+   */
+  async syncDeferred(): Promise<void> {
+    this.small?.commitHeld();
+    const dirs = [...this.#unsynced];
+    this.#unsynced.clear();
+    const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
+    this.#flushing = flush.catch(() => {/* reported to the caller below */});
+    await flush;
+  }
+
+  /**
+   * Reads one object and verifies it; `null` when absent. A corrupt one is removed
+   * (a file unless it was replaced meanwhile) and reported.
+   *
+   * @throws {CorruptContentError} When its bytes do not hash to `hash`.
+   */
+  async readObject(hash: string): Promise<Uint8Array | null> {
+    const small = this.small?.get(hash);
+    if (small != null) {
+      const actual = sha256Hex(small);
+      if (actual === hash) return small;
+      this.small!.remove(hash);
+      throw new CorruptContentError(hash, actual);
+    }
+    const path = this.objectPath(hash);
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(path, { read: true });
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+    let bytes: Uint8Array;
+    let ino: number | null;
+    let mtime: Date | null = null;
+    try {
+      const info = file.statSync();
+      ino = info.ino;
+      mtime = info.mtime;
+      bytes = readRest(file, info.size);
+    } finally {
+      file.close();
+    }
+    const actual = sha256Hex(bytes);
+    if (actual === hash) {
+      markUsed(path, mtime);
+      return bytes;
+    }
+    // RACE: a good copy renamed in after the check above but before the remove would be
+    // lost; comparing inodes first leaves only that tiny window, and the next read would
+    // report it missing so it is fetched again.
+    const now = await statOrNull(path);
+    if (now !== null && now.ino === ino) await Deno.remove(path).catch(ignoreNotFound);
+    throw new CorruptContentError(hash, actual);
+  }
+
+  /**
+   * Reads a stored manifest; `null` when there is none.
+   *
+   * @throws {CorruptContentError} When the stored manifest is unreadable (it is removed).
+   */
+  async readManifest(hash: string): Promise<ChunkManifest | null> {
+    const path = this.manifestPath(hash);
+    if (!existsSync(path)) return null; // without the cost of a thrown error
+    let text: string;
+    try {
+      text = await Deno.readTextFile(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    }
+    let value: unknown;
+    let problem: string | null;
+    try {
+      value = JSON.parse(text);
+      problem = manifestProblem(value);
+    } catch (error) {
+      problem = `manifest is not JSON (${(error as Error).message})`;
+    }
+    if (problem !== null) {
+      await Deno.remove(path).catch(ignoreNotFound);
+      throw new CorruptContentError(hash, null, `stored ${problem}`);
+    }
+    return value as ChunkManifest;
+  }
+
+  /**
+   * The chunks of a manifest not stored yet, each hash once, in order.
+   *
+   * @throws {TypeError} When the manifest is malformed.
+   */
+  async missingChunks(manifest: ChunkManifest): Promise<ChunkRef[]> {
+    const problem = manifestProblem(manifest);
+    if (problem !== null) throw new TypeError(`Invalid chunk manifest: ${problem}`);
+    const seen = new Set<string>();
+    const missing: ChunkRef[] = [];
+    for (const ref of manifest.chunks) {
+      if (seen.has(ref.hash)) continue;
+      seen.add(ref.hash);
+      if (!(await this.hasObject(ref.hash))) missing.push(ref);
+    }
+    return missing;
+  }
+
+  /** A content's size without reading it (the total for chunked content); `null` when absent. */
+  async contentSize(hash: string): Promise<number | null> {
+    const small = this.small?.size(hash);
+    if (small != null) return small;
+    const info = await statOrNull(this.objectPath(hash));
+    if (info?.isFile) return info.size;
+    try {
+      return (await this.readManifest(hash))?.total_size ?? null;
+    } catch (error) {
+      if (error instanceof CorruptContentError) return null;
+      throw error;
+    }
+  }
+
+  /** Creates a fan-out folder once, fsyncing its parent when it is new. */
+  async #ensureDir(dir: string): Promise<void> {
+    if (this.#dirs.has(dir)) return;
+    try {
+      await Deno.mkdir(dir);
+      await syncDir(dirname(dir));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+    this.#dirs.add(dir);
+  }
+}
+
+/**
+ * Moves an object file's modification time to now when it is over an hour old, so
+ * eviction sees it as recently used; a failure only costs that hint.
+ */
+function markUsed(path: string, mtime: Date | null): void {
+  const now = Date.now();
+  if (mtime !== null && now - mtime.getTime() < USE_RESOLUTION_MS) return;
+  try {
+    Deno.utimeSync(path, now / 1000, now / 1000);
+  } catch { /* read-only store, or gone: the hint is lost */ }
+}

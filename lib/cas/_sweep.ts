@@ -1,0 +1,109 @@
+/**
+ * Taking space back: the sweep that removes what nothing references (the garbage
+ * collector), the eviction that keeps object files within a size by removing the least
+ * recently used ones held safely elsewhere, and the counts of what the store holds.
+ * Internal to `lib/cas`.
+ *
+ * @module
+ */
+import type { ChunkManifest } from "./types.ts";
+import { isContentHash } from "./content_hash.ts";
+import { CorruptContentError } from "./errors.ts";
+import type { CasStats, SweepOptions, SweepResult } from "./options.ts";
+import { ignoreNotFound, removeIfOlder } from "./_files.ts";
+import { type StoredFile, walkManifests, walkObjects } from "./layout.ts";
+import type { LocalStore } from "./_local_store.ts";
+
+/** Deletes every object and manifest not reachable from `keep` (see `Cas.sweep`). */
+export async function sweep(
+  store: LocalStore,
+  keep: Set<string>,
+  options: SweepOptions,
+): Promise<SweepResult> {
+  const cutoff = options.keepNewerThan ?? Date.now();
+  const keptObjects = new Set<string>();
+  for (const hash of keep) if (isContentHash(hash)) keptObjects.add(hash);
+  const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
+  const manifestFiles: StoredFile[] = [];
+  for await (const file of walkManifests(store.root)) manifestFiles.push(file);
+  for (const { hash, path, info } of manifestFiles) {
+    // A manifest kept by `keep` or by its age keeps its chunks, which may be older.
+    if (keep.has(hash) || !(await removeIfOlder(path, info, cutoff))) {
+      let manifest: ChunkManifest | null = null;
+      try {
+        manifest = await store.readManifest(hash);
+      } catch (error) {
+        if (!(error instanceof CorruptContentError)) throw error;
+        // readManifest() removed the unreadable file; its chunks are reachable no more.
+        result.removedObjects++;
+        result.removedBytes += info.size;
+      }
+      for (const ref of manifest?.chunks ?? []) keptObjects.add(ref.hash);
+    } else {
+      result.removedObjects++;
+      result.removedBytes += info.size;
+    }
+  }
+  for await (const { hash, path, info } of walkObjects(store.root)) {
+    // RACE: an object re-put after the walk read its mtime and before the removal is
+    // lost; removeIfOlder re-reads the mtime just before removing to make this narrow.
+    if (keptObjects.has(hash)) continue;
+    if (await removeIfOlder(path, info, cutoff)) {
+      result.removedObjects++;
+      result.removedBytes += info.size;
+    }
+  }
+  if (store.small?.writable) {
+    const small = store.small.sweep(keptObjects, cutoff);
+    result.removedObjects += small.removed;
+    result.removedBytes += small.bytes;
+  }
+  return result;
+}
+
+/** Removes least recently used evictable object files down to `limitBytes` (see `Cas.evict`). */
+export async function evict(
+  store: LocalStore,
+  limitBytes: number,
+  evictable: (hash: string) => boolean,
+): Promise<SweepResult> {
+  const files: StoredFile[] = [];
+  let total = 0;
+  for await (const file of walkObjects(store.root)) {
+    files.push(file);
+    total += file.info.size;
+  }
+  const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
+  const lastUsed = (info: Deno.FileInfo) => info.mtime?.getTime() ?? 0;
+  files.sort((a, b) => lastUsed(a.info) - lastUsed(b.info));
+  for (const { hash, path, info } of files) {
+    if (total <= limitBytes) break;
+    if (!evictable(hash)) continue;
+    // RACE: a read between the walk and the removal finds the object gone and fetches
+    // it again from the tier: slower, never wrong.
+    await Deno.remove(path).catch(ignoreNotFound);
+    total -= info.size;
+    result.removedObjects++;
+    result.removedBytes += info.size;
+  }
+  return result;
+}
+
+/** Counts object and manifest files (and small-object rows) and their bytes. */
+export async function stats(store: LocalStore): Promise<CasStats> {
+  const stats: CasStats = { objects: 0, manifests: 0, bytes: 0 };
+  for await (const { info } of walkObjects(store.root)) {
+    stats.objects++;
+    stats.bytes += info.size;
+  }
+  for await (const { info } of walkManifests(store.root)) {
+    stats.manifests++;
+    stats.bytes += info.size;
+  }
+  const small = store.small?.stats();
+  if (small) {
+    stats.objects += small.objects;
+    stats.bytes += small.bytes;
+  }
+  return stats;
+}

@@ -1,0 +1,129 @@
+/**
+ * Reading content out of the store, verified: a whole object checked against its hash,
+ * or each chunk checked (hash and size) before it is handed on and the whole hashed at
+ * the end; writing it to a file atomically; and recording a manifest only once its
+ * chunks are read back and hash to the content. Missing objects are read through the
+ * tier. Internal to `lib/cas`.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { ChunkManifest } from "./types.ts";
+import { CHUNKING_THRESHOLD } from "./types.ts";
+import { sha256Hex } from "./content_hash.ts";
+import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
+import { manifestProblem } from "./manifest_problem.ts";
+import type { WriteToOptions } from "./options.ts";
+import type { LocalStore } from "./_local_store.ts";
+import { manifestFromTier, objectFromTier } from "./_tier_reads.ts";
+import { putHashed } from "./_chunked_writes.ts";
+import { isCrossDevice, tempBeside, writeFileAtomic } from "../disk/mod.ts";
+
+/** Verified pieces of a content: the whole object, or each chunk then a whole-hash check. */
+export async function* contentPieces(store: LocalStore, hash: string): AsyncGenerator<Uint8Array> {
+  const whole = await store.readObject(hash) ?? await objectFromTier(store, hash);
+  if (whole !== null) {
+    yield whole;
+    return;
+  }
+  const manifest = await store.readManifest(hash) ??
+    await manifestFromTier(store, hash, (hash, manifest) => recordManifest(store, hash, manifest));
+  if (manifest === null) throw new ContentNotFoundError(hash);
+  const hasher = createHash("sha256");
+  for await (const piece of chunkPieces(store, hash, manifest)) {
+    hasher.update(piece);
+    yield piece;
+  }
+  const actual = hasher.digest("hex");
+  if (actual !== hash) throw new CorruptContentError(hash, actual);
+}
+
+/**
+ * Each chunk of a manifest, read and verified (hash and size) before it is yielded. A
+ * size that differs from the manifest's blames the manifest of `hash`, not the chunk.
+ */
+async function* chunkPieces(
+  store: LocalStore,
+  hash: string,
+  manifest: ChunkManifest,
+): AsyncGenerator<Uint8Array> {
+  for (const ref of manifest.chunks) {
+    const bytes = await store.readObject(ref.hash) ?? await objectFromTier(store, ref.hash);
+    if (bytes === null) throw new ContentNotFoundError(ref.hash, "Chunk");
+    if (bytes.length !== ref.size) {
+      throw new CorruptContentError(
+        hash,
+        null,
+        `chunk "${ref.hash}" has "${bytes.length}" bytes but its manifest says "${ref.size}"`,
+      );
+    }
+    yield bytes;
+  }
+}
+
+/**
+ * Records a chunked content once its chunks are stored: they are read back, verified and
+ * hashed together before the manifest (only its known fields) is written.
+ *
+ * @throws {CorruptContentError} When the manifest is malformed or does not tile
+ * `total_size`, or the assembled chunks do not hash to `hash`.
+ * @throws {ContentNotFoundError} When a chunk is not stored (its `hash` is the chunk's).
+ */
+export async function recordManifest(
+  store: LocalStore,
+  hash: string,
+  manifest: ChunkManifest,
+): Promise<void> {
+  const problem = manifestProblem(manifest);
+  if (problem !== null) throw new CorruptContentError(hash, null, `invalid manifest: ${problem}`);
+  const missing = await store.missingChunks(manifest);
+  if (missing.length > 0) throw new ContentNotFoundError(missing[0]!.hash, "Chunk");
+  const clean: ChunkManifest = {
+    total_size: manifest.total_size,
+    chunk_size: manifest.chunk_size,
+    chunks: manifest.chunks.map(({ hash, offset, size }) => ({ hash, offset, size })),
+  };
+  const hasher = createHash("sha256");
+  for await (const piece of chunkPieces(store, hash, clean)) hasher.update(piece);
+  const actual = hasher.digest("hex");
+  if (actual !== hash) throw new CorruptContentError(hash, actual);
+  await store.syncDeferred(); // its chunks are durable before the manifest that names them
+  await store.writeManifest(hash, clean);
+}
+
+/**
+ * Writes a content to a file atomically (see `Cas.writeTo`); given bytes are checked
+ * against the hash, written without reading the store, then stored too.
+ */
+export async function writeContentTo(
+  store: LocalStore,
+  hash: string,
+  dest: string,
+  options: WriteToOptions,
+): Promise<Deno.FileInfo> {
+  const bytes = options.bytes;
+  if (bytes !== undefined) {
+    const actual = sha256Hex(bytes);
+    if (actual !== hash) throw new CorruptContentError(hash, actual);
+  }
+  const mode = (options.mode ?? 0o644) & 0o7777;
+  const write = (temp: string) =>
+    writeFileAtomic(temp, dest, bytes ?? contentPieces(store, hash), mode, {
+      syncFolder: options.syncFolder ?? true,
+      visibleFirst: options.visibleFirst ?? false,
+      syncFile: options.syncFile ?? true,
+      createOnly: options.createOnly ?? false,
+    });
+  const written = options.tempInStore
+    ? await write(store.tempPath()).catch((error) => {
+      // `dest` is on another mount than the store after all (a bind mount, a mounted
+      // subfolder): written beside it instead.
+      if (!isCrossDevice(error)) throw error;
+      return write(tempBeside(dest));
+    })
+    : await write(tempBeside(dest));
+  if (bytes === undefined) return written;
+  if (bytes.length < CHUNKING_THRESHOLD) await store.writeObject(hash, bytes, true);
+  else await putHashed(store, hash, bytes); // chunked, as any large content
+  return written;
+}
