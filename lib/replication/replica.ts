@@ -702,17 +702,29 @@ class ReplicaSession {
 
   /**
    * Takes the notifications queued right behind `first`, for paths unrelated to each other
-   * and to `first`'s, so that all of them can be applied at once.
+   * and to `first`'s, so that all of them can be applied at once; but for folders created
+   * in the batch, which may hold later paths of it (they are made first, a level at a
+   * time: see `#makeChanges`). Without that, every folder of a catch-up would end a batch.
    */
   #followingNotifications(first: NotificationMessage): NotificationMessage[] {
-    const paths = new PathSet();
-    paths.add(first.filepath);
-    return this.#items.takeWhile((item): item is NotificationMessage => {
-      if (item.type !== "Notification" || paths.size >= APPLY_BATCH) return false;
-      if (paths.overlaps(item.filepath)) return false;
-      paths.add(item.filepath);
+    const others = new PathSet(); // every path but the folders created
+    const created = new Set<string>();
+    const holdingCreated = new Set<string>(); // the ancestors of the folders created
+    let size = 0;
+    const take = (msg: NotificationMessage): boolean => {
+      const path = msg.filepath;
+      if (others.overlaps(path) || created.has(path) || holdingCreated.has(path)) return false;
+      if (!msg.is_deletion && isFolderMode(Number(msg.permissions))) {
+        created.add(path);
+        for (const ancestor of ancestorsOf(path)) holdingCreated.add(ancestor);
+      } else others.add(path);
+      size++;
       return true;
-    });
+    };
+    take(first);
+    return this.#items.takeWhile((item): item is NotificationMessage =>
+      item.type === "Notification" && size < APPLY_BATCH && take(item)
+    );
   }
 
   async #applyNotifications(msgs: NotificationMessage[]): Promise<void> {
@@ -986,6 +998,26 @@ class ReplicaSession {
    * whose inline content did not match its hash (nothing written: to fetch).
    */
   async #makeChanges(items: ChangeToMake[]): Promise<MadeChanges> {
+    // Folders created first, shallowest first, then the rest: each level's paths are
+    // unrelated (see `#followingNotifications`).
+    const level = (item: ChangeToMake) =>
+      item.action === "write" && isFolderMode(item.version.mode)
+        ? item.path.split("/").length
+        : Infinity;
+    const levels = [...new Set(items.map(level))].sort((a, b) => a - b);
+    if (levels.length <= 1) return await this.#makeUnrelatedChanges(items);
+    const out: MadeChanges = { made: 0, taken: [], corrupt: [] };
+    for (const depth of levels) {
+      const made = await this.#makeUnrelatedChanges(items.filter((item) => level(item) === depth));
+      out.made += made.made;
+      out.taken.push(...made.taken);
+      out.corrupt.push(...made.corrupt);
+    }
+    return out;
+  }
+
+  /** {@linkcode #makeChanges} for paths unrelated to each other: one batch of the workspace. */
+  async #makeUnrelatedChanges(items: ChangeToMake[]): Promise<MadeChanges> {
     if (items.length === 0) return { made: 0, taken: [], corrupt: [] };
     const replica = this.#replica;
     // RACE: a local write to a recorded path, landing between the disk check and the
