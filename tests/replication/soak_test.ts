@@ -2,7 +2,8 @@
  * A replication soak on a realistic tree (`tests/_helpers/realistic_tree.ts`): master and
  * replica each make seeded random changes (files written, edited, chmodded, removed and
  * renamed; folders made, chmodded, removed with all they hold and renamed) at the same time,
- * in rounds, then once more while the replica is stopped (its changes found at its start).
+ * in rounds, through a relay that cuts the connection at random (every ≤ 2 MiB), then once
+ * more while the replica is stopped (its changes found at its start).
  * At the end both trees are identical, folders and modes included, and equal to a model of
  * every change made: nothing written is lost, nothing removed comes back.
  *
@@ -12,7 +13,8 @@
 import { sha256Hex } from "../../lib/cas/mod.ts";
 import { Prng } from "../_helpers/prng.ts";
 import { makeRealisticTree } from "../_helpers/realistic_tree.ts";
-import { assertEquals } from "./_assert.ts";
+import { assert, assertEquals } from "./_assert.ts";
+import { CuttingProxy } from "./_cutting_proxy.ts";
 import {
   describeDifference,
   type Peer,
@@ -43,6 +45,8 @@ class Changer {
   readonly #model: Map<string, string>;
   readonly #prng: Prng;
   #made = 0;
+  /** How many changes of each kind were made. */
+  readonly kinds = new Map<string, number>();
 
   constructor(root: string, side: 0 | 1, model: Map<string, string>, seed: number) {
     this.#root = root;
@@ -78,7 +82,7 @@ class Changer {
   }
 
   async #write(path: string, mode: number): Promise<void> {
-    const size = this.#prng.next() < 0.1 ? 20_000 + this.#prng.int(200_000) : this.#prng.int(3000);
+    const size = this.#prng.next() < 0.1 ? 20_000 + this.#prng.int(100_000) : this.#prng.int(3000);
     const bytes = this.#prng.bytes(size);
     await Deno.writeFile(`${this.#root}/${path}`, bytes, { mode });
     await Deno.chmod(`${this.#root}/${path}`, mode);
@@ -106,20 +110,20 @@ class Changer {
       case 0:
       case 1: // a new file
         await this.#write(`${this.#folder()}/${this.#name("new")}.txt`, 0o644);
-        return true;
+        return this.#did("new file");
       case 2: // an edit, sometimes making it executable
         if (!file) return false;
         await this.#write(file, this.#prng.next() < 0.2 ? 0o755 : 0o644);
-        return true;
+        return this.#did("edit");
       case 3: // a removed file
         if (!file) return false;
         await Deno.remove(`${this.#root}/${file}`);
         this.#model.delete(file);
-        return true;
+        return this.#did("remove file");
       case 4: { // a renamed file, into another folder of this side's part
         if (!file) return false;
         await this.#rename(file, `${this.#folder()}/${this.#name("moved")}.txt`);
-        return true;
+        return this.#did("rename file");
       }
       case 5: { // a new folder, empty or with one level in it
         const path = `${this.#folder()}/${this.#name("dir")}`;
@@ -133,14 +137,14 @@ class Changer {
           await Deno.chmod(`${this.#root}/${path}/inner`, 0o755);
           this.#model.set(`${path}/inner`, "dir 755");
         }
-        return true;
+        return this.#did("new folder");
       }
       case 6: { // a folder's mode
         if (!dir) return false;
         const mode = this.#prng.next() < 0.5 ? 0o750 : 0o755;
         await Deno.chmod(`${this.#root}/${dir}`, mode);
         this.#model.set(dir, `dir ${mode.toString(8)}`);
-        return true;
+        return this.#did("folder mode");
       }
       case 7: { // a folder removed with everything in it
         if (!dir) return false;
@@ -148,14 +152,14 @@ class Changer {
         for (const path of [...this.#model.keys()]) {
           if (path === dir || path.startsWith(`${dir}/`)) this.#model.delete(path);
         }
-        return true;
+        return this.#did("remove folder");
       }
       case 8: { // a folder renamed (moved under a folder that is not inside it)
         if (!dir) return false;
         const target = this.#folder();
         if (target === dir || target.startsWith(`${dir}/`)) return false;
         await this.#rename(dir, `${target}/${this.#name("renamed")}`);
-        return true;
+        return this.#did("rename folder");
       }
       default: { // a file replaced by a folder, or a folder by a file
         if (this.#prng.next() < 0.5 && file) {
@@ -164,7 +168,7 @@ class Changer {
           await Deno.mkdir(`${this.#root}/${file}`);
           await Deno.chmod(`${this.#root}/${file}`, 0o755);
           this.#model.set(file, "dir 755");
-          return true;
+          return this.#did("file to folder");
         }
         if (!dir) return false;
         await Deno.remove(`${this.#root}/${dir}`, { recursive: true });
@@ -172,7 +176,7 @@ class Changer {
           if (path === dir || path.startsWith(`${dir}/`)) this.#model.delete(path);
         }
         await this.#write(dir, 0o644);
-        return true;
+        return this.#did("folder to file");
       }
     }
   }
@@ -180,6 +184,12 @@ class Changer {
   /** Makes `count` changes. */
   async steps(count: number): Promise<void> {
     for (let made = 0; made < count;) if (await this.step()) made++;
+  }
+
+  /** Counts a change of `kind`; `true`, for `step` to return. */
+  #did(kind: string): true {
+    this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
+    return true;
   }
 }
 
@@ -198,33 +208,51 @@ Deno.test(`soak: both sides change files and folders of a realistic tree (seed $
     const model = await treeState(m, [], true);
     const sock = `${base}/m.sock`;
     const master = await startMaster(m, sock);
-    let replica = await startReplica(r, sock, { args: ["--sandbox-id", "sb"] });
+    // The replica reaches the master through a relay that cuts, once the initial sync is done.
+    const proxy = CuttingProxy.start({
+      listen: `${base}/proxy.sock`,
+      upstream: sock,
+      seed: SEED,
+      maxBytes: 2 * 1024 * 1024,
+    });
+    proxy.cutting = false;
+    const replicaArgs = ["--sandbox-id", "sb", "--backoff-max", "100"];
+    let replica = await startReplica(r, `${base}/proxy.sock`, { args: replicaArgs });
     const sides = [new Changer(m, 0, model, SEED), new Changer(r, 1, model, SEED + 1)];
-    const expect = async (tree: Map<string, string>) => {
+    const expect = (tree: Map<string, string>) => {
       assertEquals(describeDifference(model, tree), "identical", "the trees hold every change");
     };
     try {
       await t.step("initial sync", async () => {
-        await expect(await sameTrees([m, r], [master, replica]));
+        expect(await sameTrees([m, r], [master, replica]));
       });
-      await t.step(`${ROUNDS} rounds of changes on both sides at once`, async () => {
+      await t.step(`${ROUNDS} rounds of changes on both sides at once, with cuts`, async () => {
+        proxy.cutting = true;
         for (let round = 0; round < ROUNDS; round++) {
           await Promise.all(sides.map((side) => side.steps(CHANGES_PER_ROUND)));
         }
-        await expect(await sameTrees([m, r], [master, replica]));
+        expect(await sameTrees([m, r], [master, replica]));
       });
       await t.step("changes on both sides while the replica is stopped", async () => {
         await replica.stop();
         await Promise.all(sides.map((side) => side.steps(2 * CHANGES_PER_ROUND)));
-        replica = await startReplica(r, sock, { args: ["--sandbox-id", "sb"] });
-        await expect(await sameTrees([m, r], [master, replica]));
+        replica = await startReplica(r, `${base}/proxy.sock`, { args: replicaArgs });
+        expect(await sameTrees([m, r], [master, replica]));
       });
+      for (const [i, side] of sides.entries()) {
+        assertEquals(
+          side.kinds.size,
+          10,
+          `side ${i} made every kind of change: ${[...side.kinds]}`,
+        );
+      }
+      assert(proxy.cuts > 0, "the relay cut connections");
       const status = await writeBacksAnswered(replica);
       assertEquals(status.conflicts, [], "no conflict: each side changed only its own part");
       assertEquals(status.problems, []);
       assertEquals(status.refused, []);
     } finally {
-      await stopPeers(replica, master);
+      await stopPeers(replica, master).finally(() => proxy.close());
     }
   });
 });
