@@ -693,7 +693,7 @@ class ReplicaSession {
           await this.#startResync(item);
           break;
         case "Release":
-          for (const { path, restore } of item.paths) await this.#release(path, restore);
+          await this.#releaseAll(item.paths);
           break;
       }
       if (this.#items.size === 0 || this.#sinceAck >= ACK_EVERY) await this.#ack();
@@ -894,6 +894,21 @@ class ReplicaSession {
     this.#replica.resumeWatching();
   }
 
+  /**
+   * {@linkcode #release} for each path, shallowest first (a folder restored before what it
+   * holds), then for the paths inside each that were held back behind it.
+   */
+  async #releaseAll(released: { path: string; restore: boolean }[]): Promise<void> {
+    const depth = (path: string) => path.split("/").length;
+    const sorted = [...released].sort((a, b) => depth(a.path) - depth(b.path));
+    for (const { path, restore } of sorted) await this.#release(path, restore);
+    for (const { path } of sorted) {
+      for (const inside of this.#replica.tables.paths.deferredInside(path)) {
+        await this.#release(inside, false);
+      }
+    }
+  }
+
   /** After write-back answers: apply what was held back, or take the master's version. */
   async #release(path: string, restore: boolean): Promise<void> {
     const { journal, paths } = this.#replica.tables;
@@ -984,7 +999,10 @@ class ReplicaSession {
       version,
       local: local ?? { hash: "", mode: 0, deleted: true },
       state,
-      pendingWriteBack: tables.journal.hasOpen(path),
+      // A local file or folder holding the path, still written back, holds it back too:
+      // the master's version of it may replace the one there (released with it).
+      pendingWriteBack: tables.journal.hasOpen(path) ||
+        ancestorsOf(path).some((ancestor) => tables.journal.hasOpen(ancestor)),
       filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
       unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
     });
