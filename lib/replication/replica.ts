@@ -766,7 +766,7 @@ class ReplicaSession {
           await this.#startResync(item);
           break;
         case "Release":
-          for (const { path, restore } of item.paths) await this.#release(path, restore);
+          await this.#releaseAll(item.paths);
           break;
         case "Catchup":
           await this.#requestCatchup();
@@ -778,17 +778,29 @@ class ReplicaSession {
 
   /**
    * Takes the notifications queued right behind `first`, for paths unrelated to each other
-   * and to `first`'s, so that all of them can be applied at once.
+   * and to `first`'s, so that all of them can be applied at once; but for folders created
+   * in the batch, which may hold later paths of it (they are made first, a level at a
+   * time: see `#makeChanges`). Without that, every folder of a catch-up would end a batch.
    */
   #followingNotifications(first: NotificationMessage): NotificationMessage[] {
-    const paths = new PathSet();
-    paths.add(first.filepath);
-    return this.#items.takeWhile((item): item is NotificationMessage => {
-      if (item.type !== "Notification" || paths.size >= APPLY_BATCH) return false;
-      if (paths.overlaps(item.filepath)) return false;
-      paths.add(item.filepath);
+    const others = new PathSet(); // every path but the folders created
+    const created = new Set<string>();
+    const holdingCreated = new Set<string>(); // the ancestors of the folders created
+    let size = 0;
+    const take = (msg: NotificationMessage): boolean => {
+      const path = msg.filepath;
+      if (others.overlaps(path) || created.has(path) || holdingCreated.has(path)) return false;
+      if (!msg.is_deletion && isFolderMode(Number(msg.permissions))) {
+        created.add(path);
+        for (const ancestor of ancestorsOf(path)) holdingCreated.add(ancestor);
+      } else others.add(path);
+      size++;
       return true;
-    });
+    };
+    take(first);
+    return this.#items.takeWhile((item): item is NotificationMessage =>
+      item.type === "Notification" && size < APPLY_BATCH && take(item)
+    );
   }
 
   async #applyNotifications(msgs: NotificationMessage[]): Promise<void> {
@@ -971,6 +983,21 @@ class ReplicaSession {
     this.#replica.resumeWatching();
   }
 
+  /**
+   * {@linkcode #release} for each path, shallowest first (a folder restored before what it
+   * holds), then for the paths inside each that were held back behind it.
+   */
+  async #releaseAll(released: { path: string; restore: boolean }[]): Promise<void> {
+    const depth = (path: string) => path.split("/").length;
+    const sorted = [...released].sort((a, b) => depth(a.path) - depth(b.path));
+    for (const { path, restore } of sorted) await this.#release(path, restore);
+    for (const { path } of sorted) {
+      for (const inside of this.#replica.tables.paths.deferredInside(path)) {
+        await this.#release(inside, false);
+      }
+    }
+  }
+
   /** After write-back answers: apply what was held back, or take the master's version. */
   async #release(path: string, restore: boolean): Promise<void> {
     const { journal, paths } = this.#replica.tables;
@@ -1065,7 +1092,10 @@ class ReplicaSession {
       version,
       local: local ?? { hash: "", mode: 0, deleted: true },
       state,
-      pendingWriteBack: tables.journal.hasOpen(path),
+      // A local file or folder holding the path, still written back, holds it back too:
+      // the master's version of it may replace the one there (released with it).
+      pendingWriteBack: tables.journal.hasOpen(path) ||
+        ancestorsOf(path).some((ancestor) => tables.journal.hasOpen(ancestor)),
       filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
       unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
     });
@@ -1079,6 +1109,26 @@ class ReplicaSession {
    * whose inline content did not match its hash (nothing written: to fetch).
    */
   async #makeChanges(items: ChangeToMake[]): Promise<MadeChanges> {
+    // Folders created first, shallowest first, then the rest: each level's paths are
+    // unrelated (see `#followingNotifications`).
+    const level = (item: ChangeToMake) =>
+      item.action === "write" && isFolderMode(item.version.mode)
+        ? item.path.split("/").length
+        : Infinity;
+    const levels = [...new Set(items.map(level))].sort((a, b) => a - b);
+    if (levels.length <= 1) return await this.#makeUnrelatedChanges(items);
+    const out: MadeChanges = { made: 0, taken: [], corrupt: [] };
+    for (const depth of levels) {
+      const made = await this.#makeUnrelatedChanges(items.filter((item) => level(item) === depth));
+      out.made += made.made;
+      out.taken.push(...made.taken);
+      out.corrupt.push(...made.corrupt);
+    }
+    return out;
+  }
+
+  /** {@linkcode #makeChanges} for paths unrelated to each other: one batch of the workspace. */
+  async #makeUnrelatedChanges(items: ChangeToMake[]): Promise<MadeChanges> {
     if (items.length === 0) return { made: 0, taken: [], corrupt: [] };
     const replica = this.#replica;
     // RACE: a local write to a recorded path, landing between the disk check and the

@@ -118,6 +118,17 @@ export class ReplicaPaths {
     ).run(path, sequence);
   }
 
+  /**
+   * The paths inside folder `path` with a deferred master version, in the order the master
+   * made those versions (a folder before what it holds).
+   */
+  deferredInside(path: string): string[] {
+    return (this.#statement(
+      `SELECT path FROM replica_paths WHERE path >= ? || '/' AND path < ? || '0'
+         AND deferred_seq IS NOT NULL ORDER BY deferred_seq`,
+    ).all(path, path) as { path: string }[]).map((row) => row.path);
+  }
+
   /** Paths with a deferred master version. */
   deferredPaths(): string[] {
     return (this.#statement("SELECT path FROM replica_paths WHERE deferred_seq IS NOT NULL")

@@ -29,8 +29,9 @@ export interface WriteBackPathFacts {
   later: LaterIteration[];
   /**
    * Whether the master holds live paths beneath this one (a folder with something in
-   * it): a `Delete` of it is then a conflict, since the replica removes a folder only
-   * after what it held (PROTOCOL.md §8). @default {false}
+   * it): a `Delete` of it, or a `Write` of a file or link over it (the caller looks only
+   * for those), is then a conflict, since the replica removes a folder only after what
+   * it held (PROTOCOL.md §8). @default {false}
    */
   holdsLive?: boolean;
 }
@@ -175,7 +176,8 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
       );
     }
   }
-  if (entry.operation.type === "Delete" && facts.paths[paths[0]!]?.holdsLive) {
+  if (entry.operation.type !== "Rename" && facts.paths[paths[0]!]?.holdsLive) {
+    // A write's facts hold this only for a file over a folder (see WriteBackPathFacts).
     return reject("conflict", `folder "${paths[0]}" holds paths the replica did not remove`);
   }
   return { accept: true, paths };

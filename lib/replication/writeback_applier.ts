@@ -1,6 +1,13 @@
 import { type Cas, CHUNKING_THRESHOLD, isContentHash, sha256Hex } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import { isSameState, type Iteration, S_IFMT, S_IFREG, type Store } from "../store/mod.ts";
+import {
+  isFolderMode,
+  isSameState,
+  type Iteration,
+  S_IFMT,
+  S_IFREG,
+  type Store,
+} from "../store/mod.ts";
 import {
   DEFAULT_WRITEBACK_MODE_BITS,
   ForbiddenWriteError,
@@ -260,7 +267,10 @@ export class WriteBackApplier {
       // Looked up only where someone else changed a path since (rarely).
       let own: AppliedContent[] | undefined;
       const ownStates = () => own ??= this.#state.applying(sandboxId, entry.local_seq);
-      const holding = entry.operation.type === "Delete"
+      // A removal, or a file written where a folder is: both must find that folder empty.
+      const replacing = entry.operation.type === "Write" &&
+        !isFolderMode(Number(entry.permissions));
+      const holding = entry.operation.type === "Delete" || replacing
         ? this.#store.withLiveInside(located.paths)
         : new Set<string>();
       for (const path of located.paths) {

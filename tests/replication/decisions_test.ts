@@ -226,6 +226,13 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
       expected: "conflict",
     },
     {
+      description:
+        "a file written over a folder holding paths the replica did not remove conflicts",
+      entry: entry({ filepath: "src" }),
+      facts: facts({ paths: { "src": { filtered: false, later: [], holdsLive: true } } }),
+      expected: "conflict",
+    },
+    {
       description: "a folder is written like a file: its mode, the empty content",
       entry: entry({
         filepath: "src",

@@ -210,3 +210,39 @@ Deno.test("a folder replaced by a file and a file replaced by a folder, both way
     }
   });
 });
+
+Deno.test("a folder replaced by a file on the replica while the master changed what it holds: the master's folder wins, the replica's file is kept in its conflicts", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    let replica = await startReplica(r, sock);
+    const masterChanges = async () => {
+      await put(m, "d/a.txt", "edited on the master");
+    };
+    try {
+      for (const order of ["the replica first", "the master first"]) {
+        await t.step(order, async () => {
+          await put(m, "d/a.txt", "inside");
+          await sameTrees([m, r], [master, replica]);
+          await replica.stop();
+          if (order === "the master first") await masterChanges();
+          await Deno.remove(`${r}/d`, { recursive: true });
+          await put(r, "d", "a file replacing the folder");
+          if (order === "the replica first") await masterChanges();
+          replica = await startReplica(r, sock);
+          const tree = await sameTrees([m, r], [master, replica]);
+          assertEquals(tree.get("d"), "dir 755");
+          assertEquals(under(tree, "d"), ["d", "d/a.txt"]);
+          const status = await writeBacksAnswered(replica);
+          const kept = status.conflicts.filter((c) => c.keptHash !== null).map((c) => c.path);
+          assertEquals([...new Set(kept)], ["d"], "the replica's file is kept");
+          assertEquals(status.problems, []);
+          await Deno.remove(`${m}/d`, { recursive: true });
+          assertEquals([...(await sameTrees([m, r], [master, replica])).keys()], []);
+        });
+      }
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
