@@ -97,6 +97,27 @@ export function resolveActionPath(input: string, options: ResolveOptions): strin
   return normalizeWorkspacePath(relative, { dataDir: options.dataDir });
 }
 
+/**
+ * Chronicle's data folder as the snapshot engine refuses it: relative to the workspace
+ * root when it lies inside, `undefined` when it is the root itself or outside (then no
+ * workspace path can reach it). Pure.
+ *
+ * @param root Absolute workspace root.
+ * @param dataDir Absolute data folder.
+ * @returns The workspace-relative data folder, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { dataDirWithin } from "./affected_paths.ts";
+ * if (dataDirWithin("/ws", "/ws/.chronicle") !== ".chronicle") throw new Error("inside");
+ * if (dataDirWithin("/ws", "/data") !== undefined) throw new Error("outside");
+ * ```
+ */
+export function dataDirWithin(root: string, dataDir: string): string | undefined {
+  const inside = posix.relative(root, dataDir);
+  return inside !== "" && !inside.startsWith("..") && !inside.startsWith("/") ? inside : undefined;
+}
+
 /** Whether `type` is one of {@linkcode SNAPSHOT_ACTION_TYPES}. */
 export function isSnapshotActionType(type: string): type is SnapshotActionType {
   return (SNAPSHOT_ACTION_TYPES as readonly string[]).includes(type);

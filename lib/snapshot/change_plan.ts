@@ -1,5 +1,6 @@
 import { ancestorsOf, isInside } from "../paths/mod.ts";
 import { comparePaths, sortFiles } from "./canonical_encoding.ts";
+import type { CaptureTarget } from "./affected_paths.ts";
 import type { ApplyStep, CapturedFile, FileChange } from "./types.ts";
 
 /**
@@ -23,6 +24,33 @@ export function rootsOf(files: readonly CapturedFile[]): string[] {
     !ancestorsOf(path).some((ancestor) => paths.has(ancestor))
   );
   return roots.sort(comparePaths);
+}
+
+/**
+ * What to capture to get the current state of everything `files` covers: their roots
+ * ({@linkcode rootsOf}), each recorded as a folder when absent if it was a folder in
+ * `files`, else as a file. Pure.
+ *
+ * @param files Captured entries (present or absent).
+ * @returns The capture targets, sorted by path.
+ */
+export function rootTargets(files: readonly CapturedFile[]): CaptureTarget[] {
+  const kinds = new Map(files.map((file) => [file.path, file.kind]));
+  return rootsOf(files).map((path) => ({
+    path,
+    absentKind: kinds.get(path) === "dir" ? "dir" : "file",
+  }));
+}
+
+/**
+ * Whether an entry has content in the CAS: a present file or link (a folder or an absent
+ * path has none). Pure.
+ *
+ * @param file A captured entry.
+ * @returns True when rolling back to it needs its content.
+ */
+export function needsContent(file: CapturedFile): boolean {
+  return file.state === "present" && file.kind !== "dir";
 }
 
 /**

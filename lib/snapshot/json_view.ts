@@ -1,4 +1,5 @@
-import type { RestoreResult, VerifyReport } from "./snapshots.ts";
+import type { RestoreResult } from "./undo.ts";
+import type { VerifyReport } from "./verify_snapshots.ts";
 import type {
   ApplyResult,
   CapturedFile,

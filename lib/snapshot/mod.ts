@@ -30,16 +30,16 @@
  *
  * @module
  */
-export {
-  type ListSnapshotsOptions,
-  type RestoreResult,
-  type SnapshotOptions,
-  Snapshots,
-  type SnapshotsOptions,
-  type TransactionRollbackResult,
-  type UndoOptions,
-  type VerifyReport,
-} from "./snapshots.ts";
+export { Snapshots } from "./snapshots.ts";
+export type {
+  ListSnapshotsOptions,
+  SnapshotOptions,
+  SnapshotsOptions,
+  TransactionRollbackResult,
+  UndoOptions,
+} from "./snapshots_options.ts";
+export type { RestoreResult } from "./undo.ts";
+export type { VerifyReport } from "./verify_snapshots.ts";
 export {
   type AffectedPaths,
   affectedPaths,

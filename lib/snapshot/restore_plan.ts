@@ -1,7 +1,8 @@
 import { isInside } from "../paths/mod.ts";
-import type { Iteration } from "../store/mod.ts";
+import { type Iteration, S_IFLNK, S_IFMT } from "../store/mod.ts";
+import type { CaptureTarget } from "./affected_paths.ts";
 import { comparePaths } from "./canonical_encoding.ts";
-import type { RestoreChange, RestorePlan } from "./types.ts";
+import type { ApplyStep, RestoreChange, RestorePlan } from "./types.ts";
 
 /** Input of {@linkcode planRestore}. */
 export interface RestoreInput {
@@ -55,4 +56,29 @@ export function planRestore(input: RestoreInput): RestorePlan {
     });
   }
   return { sequence: input.sequence, changes };
+}
+
+/**
+ * The step that carries out one change of a point-in-time restore: a removal, or a write
+ * of the old content as a file or a link (by the type bits of its mode). Pure.
+ *
+ * @param change One change of a {@linkcode planRestore} plan.
+ * @returns The step for `applySteps`.
+ */
+export function restoreStep(change: RestoreChange): ApplyStep {
+  if (!change.after) return { op: "remove", path: change.path, kind: "file" };
+  const { hash, size, mode } = change.after;
+  const kind = (mode & S_IFMT) === S_IFLNK ? "symlink" : "file";
+  return { op: "write", path: change.path, kind, hash, size, mode };
+}
+
+/**
+ * What to capture before a restore: every path it changes, recorded as a file when
+ * absent (the iteration store holds files and links only). Pure.
+ *
+ * @param plan The restore plan.
+ * @returns The capture targets, in the plan's order.
+ */
+export function restoreTargets(plan: RestorePlan): CaptureTarget[] {
+  return plan.changes.map((change) => ({ path: change.path, absentKind: "file" }));
 }

@@ -1,5 +1,6 @@
 import { PathError } from "../../lib/paths/mod.ts";
 import { type Action, affectedPaths, resolveActionPath } from "../../lib/snapshot/mod.ts";
+import { dataDirWithin } from "../../lib/snapshot/affected_paths.ts";
 import { assertEquals, assertThrows } from "./_assert.ts";
 
 const options = { root: "/ws", dataDir: ".chronicle" };
@@ -142,4 +143,18 @@ Deno.test("affectedPaths() refuses bad payloads and paths with clear errors", ()
 Deno.test("resolveActionPath() normalizes inside paths", () => {
   assertEquals(resolveActionPath("./a//b/./c", options), "a/b/c");
   assertEquals(resolveActionPath("/ws/a/../b", options), "b");
+});
+
+Deno.test("dataDirWithin() gives the data folder relative to the root when inside", async (t) => {
+  const cases: Array<{ description: string; input: string; expected: string | undefined }> = [
+    { description: "the usual place", input: "/ws/.chronicle", expected: ".chronicle" },
+    { description: "deeper inside", input: "/ws/var/chronicle", expected: "var/chronicle" },
+    { description: "the root itself", input: "/ws", expected: undefined },
+    { description: "outside", input: "/data/chronicle", expected: undefined },
+    { description: "the root's parent", input: "/", expected: undefined },
+    { description: "a sibling sharing a prefix", input: "/ws2/.chronicle", expected: undefined },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => assertEquals(dataDirWithin("/ws", input), expected));
+  }
 });

@@ -5,6 +5,7 @@ import {
   planRollback,
   rootsOf,
 } from "../../lib/snapshot/mod.ts";
+import { needsContent, rootTargets } from "../../lib/snapshot/change_plan.ts";
 import { assertEquals } from "./_assert.ts";
 
 const H1 = "11".repeat(32);
@@ -200,5 +201,40 @@ Deno.test("mergeForUndo() takes each path from the oldest snapshot covering it",
   ];
   for (const { description, newestFirst, expected } of cases) {
     assertEquals(mergeForUndo(newestFirst), expected, description);
+  }
+});
+
+Deno.test("rootTargets() captures the roots again, folders as folders", async (t) => {
+  const cases: Array<
+    { description: string; input: CapturedFile[]; expected: [string, "file" | "dir"][] }
+  > = [
+    { description: "nothing", input: [], expected: [] },
+    { description: "a file", input: [f("a")], expected: [["a", "file"]] },
+    { description: "an absent file", input: [absent("a")], expected: [["a", "file"]] },
+    { description: "an absent folder", input: [absent("d", "dir")], expected: [["d", "dir"]] },
+    {
+      description: "a folder with entries: only the folder",
+      input: [dir("d"), f("d/x"), dir("d/e")],
+      expected: [["d", "dir"]],
+    },
+    { description: "a link", input: [link("l")], expected: [["l", "file"]] },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => {
+      assertEquals(rootTargets(input).map((t) => [t.path, t.absentKind]), expected);
+    });
+  }
+});
+
+Deno.test("needsContent() is true for present files and links only", async (t) => {
+  const cases: Array<{ description: string; input: CapturedFile; expected: boolean }> = [
+    { description: "a file", input: f("a"), expected: true },
+    { description: "a link", input: link("l"), expected: true },
+    { description: "a folder", input: dir("d"), expected: false },
+    { description: "an absent file", input: absent("a"), expected: false },
+    { description: "an absent folder", input: absent("d", "dir"), expected: false },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => assertEquals(needsContent(input), expected));
   }
 });

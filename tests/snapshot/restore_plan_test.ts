@@ -1,5 +1,11 @@
 import type { Iteration } from "../../lib/store/mod.ts";
-import { parseRestorePoint, planRestore } from "../../lib/snapshot/mod.ts";
+import {
+  type ApplyStep,
+  parseRestorePoint,
+  planRestore,
+  type RestoreChange,
+} from "../../lib/snapshot/mod.ts";
+import { restoreStep, restoreTargets } from "../../lib/snapshot/restore_plan.ts";
 import { assertEquals, assertThrows } from "./_assert.ts";
 
 const it = (path: string, hash: string, mode = 0o100644, deleted = false): Iteration => ({
@@ -55,5 +61,48 @@ Deno.test("parseRestorePoint() reads sequences, date-times and durations ago", (
   for (const [text, expected] of cases) assertEquals(parseRestorePoint(text, now), expected, text);
   for (const bad of ["", "-3", "yesterday", "10 minutes", "2024-13-45", "1.5"]) {
     assertThrows(() => parseRestorePoint(bad, now), SyntaxError, "Cannot read");
+  }
+});
+
+Deno.test("restoreStep() removes, or writes a file or a link by its mode", async (t) => {
+  const H = "ab".repeat(32);
+  const old = { hash: H, size: 3, mode: 0o100644 };
+  const cases: Array<{ description: string; input: RestoreChange; expected: ApplyStep }> = [
+    {
+      description: "a path that did not exist then is removed",
+      input: { path: "new.txt", action: "remove", before: old, after: null },
+      expected: { op: "remove", path: "new.txt", kind: "file" },
+    },
+    {
+      description: "a file is written back with its mode",
+      input: { path: "a.sh", action: "write", before: null, after: { ...old, mode: 0o100755 } },
+      expected: { op: "write", path: "a.sh", kind: "file", hash: H, size: 3, mode: 0o100755 },
+    },
+    {
+      description: "a link is written back as a link",
+      input: { path: "l", action: "write", before: old, after: { ...old, mode: 0o120777 } },
+      expected: { op: "write", path: "l", kind: "symlink", hash: H, size: 3, mode: 0o120777 },
+    },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => assertEquals(restoreStep(input), expected));
+  }
+});
+
+Deno.test("restoreTargets() captures every changed path, as a file when absent", async (t) => {
+  const then = [it("a", "1"), it("d/x", "1")];
+  const cases: Array<{ description: string; input: Iteration[]; expected: string[] }> = [
+    { description: "nothing changes", input: then, expected: [] },
+    {
+      description: "a write, a removal and a recreation",
+      input: [it("a", "2"), it("c", "1")],
+      expected: ["a file", "c file", "d/x file"],
+    },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => {
+      const plan = planRestore({ sequence: 1, then, now: input });
+      assertEquals(restoreTargets(plan).map((t) => `${t.path} ${t.absentKind}`), expected);
+    });
   }
 });
