@@ -25,6 +25,7 @@
  */
 import { join } from "node:path";
 import { sha256Hex } from "../lib/cas/mod.ts";
+import { isFolderMode } from "../lib/store/mod.ts";
 import { Workspace } from "../lib/workspace/mod.ts";
 import {
   discard,
@@ -119,9 +120,11 @@ export async function run(quick: boolean): Promise<string[]> {
     const scanMs = await timeMs(async () => {
       workspace = await Workspace.open({ root: oursRoot });
       const { recorded, problems } = await workspace.scan();
-      if (recorded.length !== files.length || problems.length > 0) {
+      // Folders are recorded too (PROTOCOL.md §8): count the files.
+      const recordedFiles = recorded.filter((iteration) => !isFolderMode(iteration.mode)).length;
+      if (recordedFiles !== files.length || problems.length > 0) {
         throw new Error(
-          `Scan recorded "${recorded.length}" of "${files.length}" files ` +
+          `Scan recorded "${recordedFiles}" of "${files.length}" files ` +
             `with "${problems.length}" problems`,
         );
       }
