@@ -1,0 +1,105 @@
+/**
+ * The zsh and fish completion scripts, run in the real shells (`.ci/run` installs them):
+ * fish answers `complete -C LINE`; zsh completes a typed line in an interactive shell on a
+ * pseudo-terminal (zsh/zpty), as a person pressing Tab would.
+ */
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { renderCompletion } from "../../lib/cli/completions.ts";
+import { COMMANDS } from "../../lib/cli/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+
+async function run(program: string, args: string[]): Promise<string> {
+  const { code, stdout, stderr } = await new Deno.Command(program, {
+    args,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(stdout);
+  ok(code === 0, `${program} exited ${code}: ${new TextDecoder().decode(stderr)}${text}`);
+  return text;
+}
+
+/** What fish offers for `line` (candidates only, without their descriptions). */
+function fishComplete(script: string, line: string): Promise<string[]> {
+  return run("fish", ["--no-config", "-c", `source ${script}; complete -C${JSON.stringify(line)}`])
+    .then((out) => out.split("\n").filter((l) => l !== "").map((l) => l.split("\t")[0]!).sort());
+}
+
+/**
+ * The line zsh shows after `line` is typed and Tab pressed once, in an interactive zsh with
+ * the completion loaded (menus off, so a unique match is inserted in place).
+ */
+function zshComplete(dir: string, script: string, line: string): Promise<string> {
+  const driver = join(dir, "drive.zsh");
+  Deno.writeTextFileSync(
+    driver,
+    `zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PROMPT="> "; autoload -U compinit; compinit -u -D -d ${dir}/zcompdump; source ${script}; zstyle ":completion:*" menu no'
+zpty -w z 'print READY'
+out=""
+until [[ $out == *$'\\n'READY* ]]; do zpty -r -t z chunk && out+=$chunk; done
+zpty -w -n z ${JSON.stringify(line)}$'\\t'
+# End the line with a marker, so the shell's redraw is read back whole.
+zpty -w -n z '#END'
+out=""
+for i in {1..200}; do
+  zpty -r -t z chunk && out+=$chunk
+  [[ $out == *'#END'* ]] && break
+  sleep 0.05
+done
+zpty -d z
+print -r -- "$out"
+`,
+  );
+  return run("zsh", ["-f", driver]).then((out) => {
+    // Drop terminal control sequences and what a backspace erased.
+    let text = out.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "").replace(/[\r\x07]/g, "");
+    while (/[^\x08]\x08/.test(text)) text = text.replace(/[^\x08]\x08/, "");
+    const last = text.split("\n").filter((l) => l.includes("#END")).at(-1) ?? text;
+    return last.slice(last.indexOf("chronicle"), last.indexOf("#END")).trimEnd();
+  });
+}
+
+Deno.test("fish completion, run in fish, completes commands, subcommands and flags", () =>
+  withTempDir(async (dir) => {
+    const script = join(dir, "chronicle.fish");
+    await Deno.writeTextFile(script, renderCompletion("fish", COMMANDS));
+    const table = [
+      { description: "a command", input: "chronicle sta", expected: ["status"] },
+      {
+        description: "commands sharing a prefix",
+        input: "chronicle sn",
+        expected: ["snapshot", "snapshots"],
+      },
+      { description: "a daemon option", input: "chronicle --heartb", expected: ["--heartbeat-ms"] },
+      { description: "a command's flag", input: "chronicle ls --a", expected: ["--at"] },
+      { description: "a subcommand", input: "chronicle snapshot write", expected: ["write_file"] },
+    ];
+    for (const { description, input, expected } of table) {
+      assertEquals(await fishComplete(script, input), expected, description);
+    }
+  }));
+
+Deno.test("zsh completion, run in an interactive zsh, completes commands and flags on Tab", () =>
+  withTempDir(async (dir) => {
+    const script = join(dir, "_chronicle");
+    await Deno.writeTextFile(script, renderCompletion("zsh", COMMANDS));
+    const table = [
+      { description: "a command", input: "chronicle sta", expected: "chronicle status" },
+      {
+        description: "a daemon option",
+        input: "chronicle --heartb",
+        expected: "chronicle --heartbeat-ms",
+      },
+      {
+        description: "a command's flag",
+        input: "chronicle restore --y",
+        expected: "chronicle restore --yes",
+      },
+    ];
+    for (const { description, input, expected } of table) {
+      assertEquals(await zshComplete(dir, script, input), expected, description);
+    }
+  }));
