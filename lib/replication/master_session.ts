@@ -70,7 +70,12 @@ export class MasterSession {
   /** Answers to write-backs, sent in order without holding up reading. */
   #answering: Promise<void> = Promise.resolve();
 
-  /** @param options See {@linkcode MasterSessionOptions}. */
+  /**
+   * Creates the session of one accepted connection; nothing is read or sent before
+   * {@linkcode MasterSession.run}.
+   *
+   * @param options See {@linkcode MasterSessionOptions}.
+   */
   constructor(options: MasterSessionOptions) {
     const transport = options.transport;
     this.transport = transport;

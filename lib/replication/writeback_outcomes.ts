@@ -86,6 +86,7 @@ export function renameStates(
   ];
 }
 
+/** What `iteration` holds at its path. */
 export function stateOf({ path, hash, mode, deleted }: Iteration): AppliedContent {
   return { path, hash, mode, deleted };
 }
@@ -101,6 +102,7 @@ export function countDecided(outcome: WriteBackOutcome): void {
   if (!outcome.accepted && reasonWord(outcome.reason) === "conflict") metrics.conflicts.inc();
 }
 
+/** Adds an entry's outcome to the batch's answer. */
 export function report(
   result: WriteBackBatchResult,
   entry: WriteBackEntry,
@@ -128,6 +130,7 @@ export function sequencesByChange(
   return out;
 }
 
+/** Every path the accepted verdicts touch. */
 export function acceptedPaths(verdicts: WriteBackVerdict[]): string[] {
   return verdicts.flatMap((verdict) => verdict.accept ? verdict.paths : []);
 }
@@ -148,6 +151,7 @@ export function failedReason(error: unknown): string {
 /** The rejections the master keeps (see {@linkcode keepRejected}). */
 const KEPT_REASONS = new Set(["conflict", "forbidden", "filtered", "failed"]);
 
+/** A write-back's mode as a full `st_mode`: a regular file when it carries no file type. */
 export function fullMode(mode: number): number {
   return (mode & S_IFMT) === 0 ? S_IFREG | (mode & 0o7777) : mode;
 }
