@@ -16,11 +16,15 @@ export const WRITEBACKS_OUTSTANDING = 64;
  */
 export interface SessionState {
   /**
-   * `handshake` until the replica says who it is (its `CatchupRequest`, or a `WriteBack`);
-   * acknowledgements are refused until then. `open` afterwards.
+   * `handshake` until the replica's first `CatchupRequest`, `open` afterwards. An `Ack` is
+   * refused during the handshake: it acknowledges what this connection sent, and nothing
+   * is sent before the catch-up. (A `WriteBack` is taken, and names the replica.)
    */
   readonly phase: "handshake" | "open";
-  /** The replica's identity, once it said it; it may not change on one connection. */
+  /**
+   * The replica's identity, once it said it (in a `CatchupRequest` or a `WriteBack`); it
+   * may not change on one connection.
+   */
   readonly sandboxId: string | null;
   /** The highest sequence it acknowledged on this connection. */
   readonly acked: number;
@@ -123,6 +127,7 @@ function catchup(
 ): SessionStep {
   const identified = identify(state, message.sandbox_id);
   if ("refused" in identified) return { state, actions: [identified.refused] };
+  const opened: SessionState = { ...identified.state, phase: "open" };
   const since = message.since_sequence > BigInt(Number.MAX_SAFE_INTEGER)
     ? Infinity
     : Number(message.since_sequence);
@@ -130,7 +135,7 @@ function catchup(
   const answer: SessionAction = decision.kind === "resync"
     ? { type: "resync", reason: decision.reason }
     : { type: "replay", since: decision.since };
-  return { state: identified.state, actions: [...identified.actions, answer] };
+  return { state: opened, actions: [...identified.actions, answer] };
 }
 
 function received(
@@ -139,7 +144,9 @@ function received(
 ): SessionStep {
   switch (message.type) {
     case "Ack": {
-      if (state.sandboxId === null) return { state, actions: [close("Ack before CatchupRequest")] };
+      if (state.phase !== "open" || state.sandboxId === null) {
+        return { state, actions: [close("Ack before CatchupRequest")] };
+      }
       const sequence = Number(message.up_to_sequence);
       if (sequence <= state.acked) return { state, actions: [] };
       return {
@@ -195,7 +202,7 @@ function identify(
     return { refused: close(`sandbox id changed from "${state.sandboxId}" to "${sandboxId}"`) };
   }
   return {
-    state: { ...state, phase: "open", sandboxId },
+    state: { ...state, sandboxId },
     actions: [{ type: "identified", sandboxId }],
   };
 }

@@ -79,6 +79,14 @@ Deno.test("MasterSession applies what its state machine decides, on a real conne
       expected: { acked: null },
     },
     {
+      description: "an Ack after a write-back but before the catch-up closes the connection",
+      input: [{ type: "WriteBack", sandbox_id: "sb-early", entries: [] }, {
+        type: "Ack",
+        up_to_sequence: 1n,
+      }],
+      expected: { acked: null },
+    },
+    {
       description: "a sandbox id changed on one connection closes it, after the ack it recorded",
       input: [catchup("sb-change"), { type: "Ack", up_to_sequence: 1n }, {
         type: "WriteBack",

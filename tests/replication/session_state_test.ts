@@ -105,6 +105,22 @@ Deno.test("stepSession() runs one replica connection on the master", async (t) =
       expected: { state: fresh, actions: [{ type: "close", reason: "Ack before CatchupRequest" }] },
     },
     {
+      description: "an Ack after a write-back but before the catch-up closes the connection",
+      input: { state: { ...fresh, sandboxId: "sb-1", writeBacksOutstanding: 1 }, event: ack(3n) },
+      expected: {
+        state: { ...fresh, sandboxId: "sb-1", writeBacksOutstanding: 1 },
+        actions: [{ type: "close", reason: "Ack before CatchupRequest" }],
+      },
+    },
+    {
+      description: "a catch-up after a write-back opens the connection without registering again",
+      input: { state: { ...fresh, sandboxId: "sb-1" }, event: catchup("sb-1", 0n) },
+      expected: {
+        state: { ...fresh, phase: "open", sandboxId: "sb-1" },
+        actions: [{ type: "replay", since: 0 }],
+      },
+    },
+    {
       description: "a higher Ack is recorded",
       input: { state: open, event: ack(9n) },
       expected: {
@@ -134,10 +150,10 @@ Deno.test("stepSession() runs one replica connection on the master", async (t) =
       expected: { state: fresh, actions: [{ type: "barrier", requested: 12 }] },
     },
     {
-      description: "a write-back identifies the replica and is applied",
+      description: "a write-back during the handshake identifies the replica and is applied",
       input: { state: fresh, event: writeBack("sb-1") },
       expected: {
-        state: { phase: "open", sandboxId: "sb-1", acked: 0, writeBacksOutstanding: 1 },
+        state: { phase: "handshake", sandboxId: "sb-1", acked: 0, writeBacksOutstanding: 1 },
         actions: [{ type: "identified", sandboxId: "sb-1" }, {
           type: "applyWriteBack",
           sandboxId: "sb-1",
