@@ -11,7 +11,7 @@ import {
   stepSession,
 } from "./session_state.ts";
 import type { Transport } from "./transports/mod.ts";
-import type { WriteBackBatchResult } from "./writeback_applier.ts";
+import type { WriteBackBatchResult } from "./writeback_outcomes.ts";
 
 /** Where a session's content fetches wait their turn (the master's `FetchScheduler`). */
 export interface FetchQueue {
@@ -125,7 +125,7 @@ export class MasterSession {
     // A connection that says nothing (a half-open flood) gives its slot back soon.
     const handshakeMs = this.#options.handshakeTimeoutMs ?? 10_000;
     let handshake: ReturnType<typeof setTimeout> | undefined = setTimeout(
-      () => this.#dispatch({ type: "silent", ms: handshakeMs }),
+      () => void this.#dispatch({ type: "silent", ms: handshakeMs }),
       handshakeMs,
     );
     try {
