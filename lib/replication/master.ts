@@ -8,19 +8,17 @@ import {
   defaultMaxConnections,
 } from "../net/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import { errorMessage, log } from "../log/mod.ts";
+import { log } from "../log/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
-import { MAX_FRAME_PAYLOAD, type WireMessage, type WriteBackMessage } from "../wire/mod.ts";
-import { decideCatchup } from "./catchup_decision.ts";
+import { MAX_FRAME_PAYLOAD } from "../wire/mod.ts";
 import { MasterState } from "./master_state.ts";
 import { type MasterConflict, MasterConflicts } from "./master_conflicts.ts";
 import { NotificationSource } from "./notification_source.ts";
 import { answerContentFetch } from "./content_answer.ts";
-import { type FetchClient, FetchScheduler } from "./fetch_scheduler.ts";
+import { FetchScheduler } from "./fetch_scheduler.ts";
 import { orderedMap } from "./_ordered_map.ts";
-import { PushChannel } from "./push_channel.ts";
-import { sandboxIdProblem } from "./sandbox_id.ts";
+import { MasterSession } from "./master_session.ts";
 import {
   listenUnix,
   listenWebSocket,
@@ -177,8 +175,6 @@ const FETCH_SEND_BYTES_PER_CONNECTION = 64 * 1024 * 1024;
 const FETCH_SEND_BYTES_TOTAL = 256 * 1024 * 1024;
 /** Default budget of partial-frame bytes over every connection. */
 const PARTIAL_FRAME_BYTES_TOTAL = 128 * 1024 * 1024;
-/** Write-back batches of one replica applied or waiting to be answered at once. */
-const WRITEBACKS_OUTSTANDING = 64;
 /** Notifications built at once for a batch of new iterations. */
 const BUILD_CONCURRENCY = 16;
 
@@ -189,10 +185,11 @@ class Master implements MasterHandle {
   readonly #state: MasterState;
   readonly #source: NotificationSource;
   readonly #applier: WriteBackApplier;
-  readonly #sessions = new Set<Session>();
+  /** Every connected session, with its run's end. */
+  readonly #sessions = new Map<MasterSession, Promise<void>>();
   readonly #servers: TransportServer[] = [];
   readonly #unsubscribe: () => void;
-  readonly fetches: FetchScheduler;
+  readonly #fetches: FetchScheduler;
   #publishing: Promise<void> = Promise.resolve();
   #wsAddress: string | null = null;
   wsPort: number | null = null;
@@ -220,7 +217,7 @@ class Master implements MasterHandle {
         : { allowedModeBits: options.writebackModeBits }),
     });
     this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
-    this.fetches = new FetchScheduler({
+    this.#fetches = new FetchScheduler({
       answer: (hash, maxPayload) => answerContentFetch(this.#cas, hash, maxPayload),
       concurrency: FETCH_CONCURRENCY,
       maxTotal: FETCH_QUEUE_TOTAL,
@@ -292,8 +289,8 @@ class Master implements MasterHandle {
 
   status(): MasterStatus {
     const sequence = this.#store.sequence();
-    const live = new Map<string, Session>();
-    for (const session of this.#sessions) {
+    const live = new Map<string, MasterSession>();
+    for (const session of this.#sessions.keys()) {
       if (session.sandboxId) live.set(session.sandboxId, session);
     }
     const replicas = this.#state.replicas().map((record): ReplicaSummary => {
@@ -331,8 +328,8 @@ class Master implements MasterHandle {
     this.#closed = true;
     this.#unsubscribe();
     await Promise.all(this.#servers.map((server) => server.close()));
-    for (const session of this.#sessions) session.close("master shutting down");
-    await Promise.all([...this.#sessions].map((session) => session.done));
+    for (const session of this.#sessions.keys()) session.close("master shutting down");
+    await Promise.all(this.#sessions.values());
     await this.#publishing;
   }
 
@@ -341,47 +338,50 @@ class Master implements MasterHandle {
       transport.close();
       return;
     }
-    const session = new Session(transport, this.#heartbeatMs(), this);
-    this.#sessions.add(session);
+    const options = this.#options;
+    const store = this.#store;
+    const source = this.#source;
+    const session = new MasterSession({
+      transport,
+      replay: {
+        latestSince: (sequence) => store.latestSince(sequence),
+        sequence: () => store.sequence(),
+        frame: (iteration) => source.frame(iteration),
+      },
+      fetches: this.#fetches,
+      position: () => ({ current: store.sequence(), floor: this.#catchupFloor() }),
+      identified: (session, sandboxId) => this.#register(session, sandboxId),
+      recordAck: (sandboxId, sequence) => this.#state.recordAck(sandboxId, sequence),
+      applyWriteBack: (sandboxId, entries) => this.#applier.apply(sandboxId, entries),
+      heartbeatMs: options.heartbeatMs,
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
+      maxQueueItems: options.maxQueueItems,
+      maxQueueBytes: options.maxQueueBytes,
+      barrierTimeoutMs: options.barrierTimeoutMs,
+    });
     log("info", "replica connected", { remote: transport.remote });
-    session.done = session.run().finally(() => this.#sessions.delete(session));
-  }
-
-  #heartbeatMs(): number {
-    return this.#options.heartbeatMs ?? 1000;
+    this.#sessions.set(session, session.run().finally(() => this.#sessions.delete(session)));
   }
 
   /** Builds each new iteration's notification once and offers it to every live channel. */
   #publish(recorded: Iteration[]): void {
     this.#publishing = this.#publishing.then(async () => {
       // A channel not live now replays from the store, which already holds these.
-      if (![...this.#sessions].some((session) => session.channel.mode === "live")) return;
+      const sessions = [...this.#sessions.keys()];
+      if (!sessions.some((session) => session.channel.mode === "live")) return;
       const items = orderedMap(recorded, BUILD_CONCURRENCY, async (iteration) => ({
         sequence: iteration.sequence,
         frame: await this.#source.frame(iteration),
       }));
       for await (const item of items) {
-        for (const session of this.#sessions) session.channel.offer(item);
+        for (const session of this.#sessions.keys()) session.channel.offer(item);
       }
     }).catch((error) => log("error", "publishing notifications failed", { error }));
   }
 
-  // --- what sessions ask of the master ---
-
-  get store(): Store {
-    return this.#store;
-  }
-
-  get source(): NotificationSource {
-    return this.#source;
-  }
-
-  get options(): MasterOptions {
-    return this.#options;
-  }
-
-  register(session: Session, sandboxId: string): void {
-    for (const other of this.#sessions) {
+  /** Notes a replica's identity, closing an older connection of the same sandbox id. */
+  #register(session: MasterSession, sandboxId: string): void {
+    for (const other of this.#sessions.keys()) {
       if (other !== session && other.sandboxId === sandboxId) {
         other.close("replaced by a newer connection of the same sandbox id");
       }
@@ -389,191 +389,7 @@ class Master implements MasterHandle {
     this.#state.touch(sandboxId, session.transport.remote);
   }
 
-  recordAck(sandboxId: string, sequence: number): void {
-    this.#state.recordAck(sandboxId, sequence);
-  }
-
-  catchupFloor(): number {
+  #catchupFloor(): number {
     return Number(this.#store.getMeta(HISTORY_FLOOR_META) ?? "0") || 0;
-  }
-
-  applyWriteBack(message: WriteBackMessage, sandboxId: string) {
-    return this.#applier.apply(sandboxId, message.entries);
-  }
-}
-
-/** One replica connection on the master. */
-class Session {
-  readonly transport: Transport;
-  readonly channel: PushChannel;
-  readonly #master: Master;
-  sandboxId: string | null = null;
-  acked = 0;
-  done: Promise<void> = Promise.resolve();
-  #closeReason: string | null = null;
-  readonly #fetchClient: FetchClient;
-  /** The write-back batch being applied: the next waits for it (not for its answer's send). */
-  #applying: Promise<void> = Promise.resolve();
-  /** Answers to write-backs, sent in order without holding up reading. */
-  #answering: Promise<void> = Promise.resolve();
-  #writeBacksOutstanding = 0;
-
-  constructor(transport: Transport, heartbeatMs: number, master: Master) {
-    this.transport = transport;
-    this.#master = master;
-    this.#fetchClient = {
-      maxPayload: transport.maxPayload,
-      // Ahead of queued notifications: the replica waits on it to apply them.
-      send: (answer) => transport.send(answer, { ahead: true }),
-      close: (reason) => this.close(reason),
-    };
-    const { store, source, options } = master;
-    this.channel = new PushChannel({
-      transport,
-      source: {
-        latestSince: (sequence) => store.latestSince(sequence),
-        sequence: () => store.sequence(),
-        frame: (iteration) => source.frame(iteration),
-      },
-      heartbeatMs,
-      ...(options.maxQueueItems === undefined ? {} : { maxQueueItems: options.maxQueueItems }),
-      ...(options.maxQueueBytes === undefined ? {} : { maxQueueBytes: options.maxQueueBytes }),
-      ...(options.barrierTimeoutMs === undefined
-        ? {}
-        : { barrierTimeoutMs: options.barrierTimeoutMs }),
-      onOverflow: (dropped) =>
-        log("warn", "replica too slow: queue dropped, replaying from the store", {
-          sandbox_id: this.sandboxId,
-          dropped,
-        }),
-    });
-  }
-
-  async run(): Promise<void> {
-    const sending = this.channel.run().catch((error) => {
-      if (!this.#closeReason) this.#closeReason = `send failed: ${errorMessage(error)}`;
-    }).finally(() => this.transport.close());
-    // A connection that says nothing (a half-open flood) gives its slot back soon.
-    const handshakeMs = this.#master.options.handshakeTimeoutMs ?? 10_000;
-    let handshake: ReturnType<typeof setTimeout> | undefined = setTimeout(
-      () => this.close(`no message within ${handshakeMs} ms`),
-      handshakeMs,
-    );
-    try {
-      for await (const msg of this.transport.messages()) {
-        clearTimeout(handshake);
-        handshake = undefined;
-        const problem = await this.#handle(msg);
-        if (problem) {
-          this.close(problem);
-          break;
-        }
-      }
-    } catch (error) {
-      this.#closeReason ??= `protocol error: ${errorMessage(error)}`;
-    } finally {
-      clearTimeout(handshake);
-      this.channel.close();
-      this.transport.close();
-      this.#master.fetches.drop(this.#fetchClient);
-      await sending;
-      await this.#applying;
-      await this.#answering;
-      const fields = { remote: this.transport.remote, sandbox_id: this.sandboxId };
-      if (this.#closeReason) {
-        log("warn", "replica disconnected", { ...fields, reason: this.#closeReason });
-      } else log("info", "replica disconnected", fields);
-    }
-  }
-
-  close(reason: string): void {
-    this.#closeReason ??= reason;
-    this.channel.close();
-    this.transport.close();
-  }
-
-  /** Handles one message; returns a reason to disconnect, or `null`. */
-  async #handle(msg: WireMessage): Promise<string | null> {
-    switch (msg.type) {
-      case "CatchupRequest": {
-        const problem = this.#identify(msg.sandbox_id);
-        if (problem) return problem;
-        const since = Number(msg.since_sequence);
-        const decision = decideCatchup({
-          since: msg.since_sequence > BigInt(Number.MAX_SAFE_INTEGER) ? Infinity : since,
-          current: this.#master.store.sequence(),
-          floor: this.#master.catchupFloor(),
-        });
-        if (decision.kind === "resync") {
-          log("info", "replica must resync", {
-            sandbox_id: this.sandboxId,
-            reason: decision.reason,
-          });
-          this.channel.requireResync(decision.reason);
-        } else {
-          this.channel.startReplay(decision.since);
-        }
-        return null;
-      }
-      case "Ack": {
-        if (!this.sandboxId) return "Ack before CatchupRequest";
-        const sequence = Number(msg.up_to_sequence);
-        if (sequence > this.acked) {
-          this.acked = sequence;
-          this.#master.recordAck(this.sandboxId, sequence);
-        }
-        return null;
-      }
-      case "ContentFetchRequest": {
-        // Queued, never awaited: reading goes on while answers wait their turn.
-        this.#master.fetches.request(this.#fetchClient, msg.content_hash);
-        return null;
-      }
-      case "WriteBack": {
-        const problem = this.#identify(msg.sandbox_id);
-        if (problem) return problem;
-        if (this.#writeBacksOutstanding >= WRITEBACKS_OUTSTANDING) {
-          return `more than ${WRITEBACKS_OUTSTANDING} write-back batches unanswered`;
-        }
-        // One batch applied at a time; reading waits for the disk, never for the network:
-        // a replica that cannot take our answers right now must still be read (acks,
-        // heartbeats, its next write-backs), or a relay blocking on writes deadlocks both.
-        await this.#applying;
-        const sandboxId = this.sandboxId!;
-        this.#writeBacksOutstanding++;
-        const applied = this.#master.applyWriteBack(msg, sandboxId);
-        this.#applying = applied.then(() => {}, () => {});
-        this.#answering = this.#answering.then(async () => {
-          const result = await applied;
-          await this.transport.send({
-            type: "WriteBackResult",
-            accepted: result.accepted,
-            rejected: result.rejected,
-          });
-          if (result.disconnect) this.close(`hostile write-back: ${result.disconnect}`);
-        }).catch((error) => this.close(`write-back failed: ${errorMessage(error)}`))
-          .finally(() => this.#writeBacksOutstanding--);
-        return null;
-      }
-      case "BarrierRequest":
-        this.channel.barrier(Number(msg.sequence));
-        return null;
-      default:
-        return `unexpected ${msg.type} from a replica`;
-    }
-  }
-
-  /** Checks and registers the sandbox id; returns a reason to disconnect, or `null`. */
-  #identify(sandboxId: string): string | null {
-    const problem = sandboxIdProblem(sandboxId);
-    if (problem) return `invalid sandbox id: ${problem}`;
-    if (this.sandboxId === sandboxId) return null;
-    if (this.sandboxId !== null) {
-      return `sandbox id changed from "${this.sandboxId}" to "${sandboxId}"`;
-    }
-    this.sandboxId = sandboxId;
-    this.#master.register(this, sandboxId);
-    log("info", "replica identified", { remote: this.transport.remote, sandbox_id: sandboxId });
-    return null;
   }
 }

@@ -9,15 +9,18 @@
  * | layer | owns |
  * | --- | --- |
  * | `transports/` | bytes on sockets: one `Transport` over a Unix socket or a WebSocket |
- * | `master.ts`, `push_channel.ts` | per-replica push channels, content answers, catch-up, barriers |
- * | `writeback_applier.ts`, `write_back_decision.ts` | the master's verdict on each write-back entry, and its application |
+ * | `master.ts`, `master_session.ts`, `push_channel.ts` | listeners, one session and push channel per replica, content answers |
+ * | `session_state.ts`, `channel_state.ts` | the master's per-connection protocol state: pure state machines |
+ * | `writeback_applier.ts`, `write_back_decision.ts`, `writeback_facts.ts`, `writeback_outcomes.ts` | the master's verdict on each write-back entry, and its application |
  * | `master_state.ts` | the master's durable records: acked sequences, write-back outcomes |
  * | `replica.ts`, `apply_decision.ts`, `content_fetcher.ts` | applying notifications on a replica, fetching content |
  * | `write_journal.ts`, `journal_plan.ts`, `writeback_loop.ts` | journaling local changes and sending them back |
  * | `replica_paths.ts`, `conflict_log.ts` | the replica's durable per-path view of the master, and its conflicts |
  *
  * Decisions are pure functions tested by tables: {@linkcode decideCatchup},
- * {@linkcode decideWriteBack}, {@linkcode decideApply}, {@linkcode planJournalEntries}.
+ * {@linkcode decideWriteBack}, {@linkcode decideApply}, {@linkcode planJournalEntries}; the
+ * master's per-connection protocol state is a pure state machine too (`session_state.ts`,
+ * `channel_state.ts`).
  *
  * @example A master and a replica in one process
  * ```ts ignore

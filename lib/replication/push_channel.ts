@@ -1,6 +1,13 @@
 import type { Iteration } from "../store/mod.ts";
 import { encodeFrame, type WireMessage } from "../wire/mod.ts";
 import { orderedMap } from "./_ordered_map.ts";
+import {
+  type ChannelEvent,
+  type ChannelMode,
+  type ChannelState,
+  initialChannelState,
+  stepChannel,
+} from "./channel_state.ts";
 import type { Transport } from "./transports/mod.ts";
 
 /** One master iteration, ready for every replica: its encoded notification, or `null` when filtered. */
@@ -39,18 +46,12 @@ export interface PushChannelOptions {
   onOverflow?: (dropped: number) => void;
 }
 
-/** How a channel is sending: not yet asked, replaying from the store, or forwarding live. */
-export type ChannelMode = "idle" | "replay" | "live";
+export type { ChannelMode } from "./channel_state.ts";
 
 /** Bytes handed to the transport before the sender waits for them to be written. */
 const IN_FLIGHT_BYTES = 1024 * 1024;
 /** Notifications built at once during replay (their inline content read from the CAS). */
 const REPLAY_CONCURRENCY = 16;
-
-interface Barrier {
-  requested: number;
-  deadline: number;
-}
 
 /**
  * The push side of one replica's connection.
@@ -65,24 +66,20 @@ interface Barrier {
  * Modes: `idle` until the replica says where it is; `replay` sends the latest iteration
  * of every path changed after `sentThrough` straight from the store; `live` forwards new
  * iterations from a bounded queue. When the queue overflows (a slow replica) it is dropped
- * and the channel falls back to replay, so memory stays bounded and nothing is lost.
+ * and the channel falls back to replay, so memory stays bounded and nothing is lost. Those
+ * transitions and the barriers' answers are decided by the pure {@linkcode stepChannel};
+ * this class holds the queue and the connection and applies what it decides.
  */
 export class PushChannel {
   readonly #transport: Transport;
   readonly #source: ReplaySource;
   readonly #heartbeatMs: number;
-  readonly #maxItems: number;
-  readonly #maxBytes: number;
-  readonly #barrierTimeoutMs: number;
   readonly #onOverflow: (dropped: number) => void;
-  #mode: ChannelMode = "idle";
-  #sentThrough = 0;
-  #generation = 0;
+  #state: ChannelState;
   #queue: PushItem[] = [];
   #queueHead = 0;
   #queueBytes = 0;
   #control: WireMessage[] = [];
-  #barriers: Barrier[] = [];
   readonly #barrierTimers = new Set<ReturnType<typeof setTimeout>>();
   #heartbeatDue = false;
   #closed = false;
@@ -90,22 +87,23 @@ export class PushChannel {
   #timer: ReturnType<typeof setInterval> | undefined;
   #inFlight: Promise<void>[] = [];
   #inFlightBytes = 0;
-  #overflows = 0;
 
   /** @param options See {@linkcode PushChannelOptions}. */
   constructor(options: PushChannelOptions) {
     this.#transport = options.transport;
     this.#source = options.source;
     this.#heartbeatMs = options.heartbeatMs ?? 1000;
-    this.#maxItems = options.maxQueueItems ?? 10_000;
-    this.#maxBytes = options.maxQueueBytes ?? 32 * 1024 * 1024;
-    this.#barrierTimeoutMs = options.barrierTimeoutMs ?? 30_000;
+    this.#state = initialChannelState({
+      maxQueueItems: options.maxQueueItems ?? 10_000,
+      maxQueueBytes: options.maxQueueBytes ?? 32 * 1024 * 1024,
+      barrierTimeoutMs: options.barrierTimeoutMs ?? 30_000,
+    });
     this.#onOverflow = options.onOverflow ?? (() => {});
   }
 
   /** The sending mode. */
   get mode(): ChannelMode {
-    return this.#mode;
+    return this.#state.mode;
   }
 
   /** Notifications waiting in the live queue. */
@@ -115,7 +113,7 @@ export class PushChannel {
 
   /** How many times the queue overflowed and was dropped. */
   get overflows(): number {
-    return this.#overflows;
+    return this.#state.overflows;
   }
 
   /**
@@ -123,39 +121,19 @@ export class PushChannel {
    * reads the store and covers it.
    */
   offer(item: PushItem): void {
-    if (this.#closed || this.#mode !== "live") return;
-    this.#queue.push(item);
-    this.#queueBytes += item.frame?.length ?? 0;
-    if (this.queued > this.#maxItems || this.#queueBytes > this.#maxBytes) {
-      const dropped = this.queued;
-      this.#clearQueue();
-      this.#mode = "replay";
-      this.#overflows++;
-      this.#onOverflow(dropped);
-    }
-    this.#notify();
+    if (this.#closed) return;
+    const bytes = item.frame?.length ?? 0;
+    this.#apply({ type: "offer", bytes, queued: this.queued, queuedBytes: this.#queueBytes }, item);
   }
 
   /** Answers a catch-up: replay every path changed after `since`, then go live. */
   startReplay(since: number): void {
-    this.#generation++;
-    this.#clearQueue();
-    this.#sentThrough = since;
-    this.#mode = "replay";
-    this.#notify();
+    this.#apply({ type: "catchup", since });
   }
 
   /** Tells the replica to reconcile from scratch (`FullResyncRequired`) and waits for its next catch-up. */
   requireResync(reason: string): void {
-    this.#generation++;
-    this.#clearQueue();
-    this.#mode = "idle";
-    this.#control.push({
-      type: "FullResyncRequired",
-      reason,
-      current_sequence: BigInt(this.#source.sequence()),
-    });
-    this.#notify();
+    this.#apply({ type: "resync", reason, current: this.#source.sequence() });
   }
 
   /**
@@ -166,18 +144,7 @@ export class PushChannel {
    * answer is immediate, `satisfied: false`, with the master's current sequence.
    */
   barrier(requested: number): void {
-    if (this.#mode === "idle") {
-      this.#control.push(confirmation(false, this.#source.sequence()));
-    } else {
-      this.#barriers.push({ requested, deadline: Date.now() + this.#barrierTimeoutMs });
-      // Wakes the sender to answer the barrier unsatisfied once its deadline passes.
-      const timer = setTimeout(() => {
-        this.#barrierTimers.delete(timer);
-        this.#notify();
-      }, this.#barrierTimeoutMs + 1);
-      this.#barrierTimers.add(timer);
-    }
-    this.#notify();
+    this.#apply({ type: "barrier", requested, now: Date.now(), current: this.#source.sequence() });
   }
 
   /** Stops the sender loop; the transport is left to its owner. */
@@ -212,6 +179,53 @@ export class PushChannel {
     }
   }
 
+  /**
+   * Runs one transition and applies its actions. Messages to send now are returned for the
+   * sender loop, the only place that writes to the transport.
+   *
+   * @param event What happened.
+   * @param offered The item an `offer` event is about.
+   */
+  #apply(event: ChannelEvent, offered?: PushItem): WireMessage[] {
+    const { state, actions } = stepChannel(this.#state, event);
+    this.#state = state;
+    const sends: WireMessage[] = [];
+    for (const action of actions) {
+      switch (action.type) {
+        case "control":
+          this.#control.push(action.message);
+          break;
+        case "send":
+          sends.push(action.message);
+          break;
+        case "enqueue":
+          this.#queue.push(offered!);
+          this.#queueBytes += offered!.frame?.length ?? 0;
+          break;
+        case "dropQueue":
+          this.#clearQueue();
+          break;
+        case "overflowed":
+          this.#onOverflow(action.dropped);
+          break;
+        case "heartbeatSoon":
+          this.#heartbeatDue = true;
+          break;
+        case "armBarrierTimer": {
+          // Wakes the sender to answer the barrier unsatisfied once its deadline passes.
+          const timer = setTimeout(() => {
+            this.#barrierTimers.delete(timer);
+            this.#notify();
+          }, action.ms);
+          this.#barrierTimers.add(timer);
+          break;
+        }
+      }
+    }
+    this.#notify();
+    return sends;
+  }
+
   /** Does one unit of work; `false` when there was none. */
   async #step(): Promise<boolean> {
     if (this.#control.length > 0) {
@@ -220,40 +234,44 @@ export class PushChannel {
     }
     if (this.#heartbeatDue) {
       this.#heartbeatDue = false;
-      if (this.#mode !== "idle") {
-        const sequence = BigInt(this.#sentThrough);
-        await this.#send(
-          encodeFrame({ type: "Heartbeat", agent_sequence: sequence, agent_iteration: sequence }),
-        );
+      for (const message of this.#apply({ type: "heartbeat" })) {
+        await this.#send(encodeFrame(message));
       }
       return true;
     }
-    if (this.#mode === "replay") {
+    const mode = this.#state.mode;
+    if (mode === "replay") {
       await this.#replay();
       return true;
     }
-    if (this.#mode === "live" && this.queued > 0) {
+    if (mode === "live" && this.queued > 0) {
       const item = this.#queue[this.#queueHead]!;
       this.#queue[this.#queueHead++] = EMPTY_ITEM;
       this.#queueBytes -= item.frame?.length ?? 0;
       if (this.#queueHead === this.#queue.length) this.#clearQueue();
-      if (item.sequence > this.#sentThrough) {
+      if (item.sequence > this.#state.sentThrough) {
         if (item.frame) await this.#send(item.frame);
-        this.#sentThrough = item.sequence;
+        this.#apply({ type: "sent", sequence: item.sequence });
       }
       return true;
     }
-    return await this.#answerBarriers();
+    const answers = this.#apply({
+      type: "idle",
+      now: Date.now(),
+      current: this.#source.sequence(),
+      queued: this.queued,
+    });
+    for (const answer of answers) await this.#send(encodeFrame(answer));
+    return answers.length > 0;
   }
 
   /** Sends the store's latest version of every path changed after `sentThrough`, then goes live. */
   async #replay(): Promise<void> {
-    const generation = this.#generation;
-    const iterations = this.#source.latestSince(this.#sentThrough);
+    const generation = this.#state.generation;
+    const iterations = this.#source.latestSince(this.#state.sentThrough);
     if (iterations.length === 0) {
       // Synchronous with the empty answer: every iteration recorded from now on is offered live.
-      this.#mode = "live";
-      this.#heartbeatDue = true; // tell the replica at once that it is caught up
+      this.#apply({ type: "replayed" });
       return;
     }
     const frames = orderedMap(iterations, REPLAY_CONCURRENCY, async (iteration) => ({
@@ -261,38 +279,20 @@ export class PushChannel {
       frame: await this.#source.frame(iteration),
     }));
     for await (const { sequence, frame } of frames) {
-      if (this.#closed || generation !== this.#generation) return;
+      if (this.#closed || generation !== this.#state.generation) return;
       if (frame) await this.#send(frame);
-      this.#sentThrough = sequence;
+      // A catch-up or resync while it was sent starts over from its own position.
+      if (generation !== this.#state.generation) return;
+      this.#apply({ type: "sent", sequence });
       if (this.#heartbeatDue || this.#control.length > 0) await this.#step();
-      if (generation !== this.#generation) return;
+      if (generation !== this.#state.generation) return;
     }
-  }
-
-  async #answerBarriers(): Promise<boolean> {
-    if (this.#barriers.length === 0) return false;
-    const current = this.#source.sequence();
-    const now = Date.now();
-    const caughtUp = this.#mode === "live" && this.queued === 0 && this.#sentThrough >= current;
-    const remaining: Barrier[] = [];
-    const answers: WireMessage[] = [];
-    for (const barrier of this.#barriers) {
-      if (caughtUp && current >= barrier.requested) {
-        answers.push(confirmation(true, this.#sentThrough));
-      } else if (now >= barrier.deadline) {
-        answers.push(confirmation(false, current));
-      } else {
-        remaining.push(barrier);
-      }
-    }
-    this.#barriers = remaining;
-    for (const answer of answers) await this.#send(encodeFrame(answer));
-    return answers.length > 0;
   }
 
   #hasWork(): boolean {
-    return this.#control.length > 0 || this.#heartbeatDue || this.#mode === "replay" ||
-      (this.#mode === "live" && this.queued > 0);
+    const mode = this.#state.mode;
+    return this.#control.length > 0 || this.#heartbeatDue || mode === "replay" ||
+      (mode === "live" && this.queued > 0);
   }
 
   /** Hands a frame to the transport, waiting only once enough bytes are in flight. */
@@ -326,7 +326,3 @@ export class PushChannel {
 }
 
 const EMPTY_ITEM: PushItem = { sequence: 0, frame: null };
-
-function confirmation(satisfied: boolean, current: number): WireMessage {
-  return { type: "BarrierConfirmation", satisfied, current_sequence: BigInt(current) };
-}

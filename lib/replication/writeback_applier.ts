@@ -1,16 +1,8 @@
-import { type Cas, CHUNKING_THRESHOLD, isContentHash, sha256Hex } from "../cas/mod.ts";
+import { type Cas, CHUNKING_THRESHOLD } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import {
-  isFolderMode,
-  isSameState,
-  type Iteration,
-  S_IFMT,
-  S_IFREG,
-  type Store,
-} from "../store/mod.ts";
+import type { Iteration, Store } from "../store/mod.ts";
 import {
   DEFAULT_WRITEBACK_MODE_BITS,
-  ForbiddenWriteError,
   maskMode,
   type Workspace,
   type WorkspaceChange,
@@ -18,19 +10,28 @@ import {
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
-import { errorMessage, log } from "../log/mod.ts";
-import { metrics } from "../metrics/mod.ts";
-import { parentOf, PathError, PathSet } from "../paths/mod.ts";
+import { PathSet } from "../paths/mod.ts";
 import { MasterConflicts } from "./master_conflicts.ts";
 import { diskMatches } from "./disk_check.ts";
 import type { AppliedContent, MasterState, WriteBackOutcome } from "./master_state.ts";
+import { entryPaths, type WriteBackVerdict } from "./write_back_decision.ts";
+import { judgeWriteBack, type WriteBackFactSources } from "./writeback_facts.ts";
 import {
-  decideWriteBack,
-  entryPaths,
-  reasonWord,
-  type WriteBackFacts,
-  type WriteBackVerdict,
-} from "./write_back_decision.ts";
+  acceptedPaths,
+  chmodded,
+  contentOf,
+  countDecided,
+  failedReason,
+  fullMode,
+  keepRejected,
+  renameStates,
+  report,
+  sequencesByChange,
+  stateOf,
+  type WriteBackBatchResult,
+} from "./writeback_outcomes.ts";
+
+export type { WriteBackBatchResult } from "./writeback_outcomes.ts";
 
 /** Options for {@linkcode WriteBackApplier}. */
 export interface WriteBackApplierOptions {
@@ -57,16 +58,6 @@ export interface WriteBackApplierOptions {
 /** Most writes and deletions applied together. */
 const RUN_LIMIT = 512;
 
-/** What became of a batch. */
-export interface WriteBackBatchResult {
-  /** `[local_seq, master sequence]` pairs. */
-  accepted: [bigint, bigint][];
-  /** `[local_seq, reason]` pairs. */
-  rejected: [bigint, string][];
-  /** Set when an entry was hostile (a path leaving the workspace): close the connection. */
-  disconnect: string | null;
-}
-
 /**
  * The master's side of write-back (PROTOCOL.md §6): decides each entry by the causal rule
  * and applies the accepted ones to the workspace with the replica as origin, one batch at
@@ -76,11 +67,10 @@ export class WriteBackApplier {
   readonly #workspace: Workspace;
   readonly #store: Store;
   readonly #cas: Cas;
-  readonly #filter: DirectionalFilter;
   readonly #state: MasterState;
-  readonly #maxContentBytes: number;
   readonly #allowedModeBits: number;
   readonly #conflicts: MasterConflicts;
+  readonly #facts: WriteBackFactSources;
   readonly #queue = new SerialQueue();
 
   /** @param options See {@linkcode WriteBackApplierOptions}. */
@@ -88,11 +78,17 @@ export class WriteBackApplier {
     this.#workspace = options.workspace;
     this.#store = options.store;
     this.#cas = options.cas;
-    this.#filter = options.filter;
     this.#state = options.state;
-    this.#maxContentBytes = options.maxContentBytes ?? 64 * 1024 * 1024;
     this.#allowedModeBits = options.allowedModeBits ?? DEFAULT_WRITEBACK_MODE_BITS;
     this.#conflicts = new MasterConflicts(options.store.db);
+    this.#facts = {
+      dataDir: options.workspace.layout.dataDirInside,
+      store: options.store,
+      cas: options.cas,
+      filter: options.filter,
+      state: options.state,
+      maxContentBytes: options.maxContentBytes ?? 64 * 1024 * 1024,
+    };
   }
 
   /**
@@ -206,7 +202,8 @@ export class WriteBackApplier {
    * then weighed, never overwritten unseen.
    */
   async #decideRecorded(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackVerdict[]> {
-    const decideAll = () => Promise.all(entries.map((entry) => this.#decide(sandboxId, entry)));
+    const decideAll = () =>
+      Promise.all(entries.map((entry) => judgeWriteBack(this.#facts, sandboxId, entry)));
     const verdicts = await decideAll();
     if (await this.#diskIsRecorded(acceptedPaths(verdicts))) return verdicts;
     await this.#workspace.settled();
@@ -251,66 +248,8 @@ export class WriteBackApplier {
     }
   }
 
-  async #decide(sandboxId: string, entry: WriteBackEntry): Promise<WriteBackVerdict> {
-    const dataDir = this.#workspace.layout.dataDirInside;
-    const located = entryPaths(entry, dataDir);
-    const facts: WriteBackFacts = {
-      sandboxId,
-      dataDir,
-      maxContentBytes: this.#maxContentBytes,
-      content: await this.#contentState(entry),
-      paths: {},
-    };
-    if ("paths" in located) {
-      const seen = Number(entry.master_rowid_seen);
-      // Noted when this entry was being applied before: what a restart recorded of it.
-      // Looked up only where someone else changed a path since (rarely).
-      let own: AppliedContent[] | undefined;
-      const ownStates = () => own ??= this.#state.applying(sandboxId, entry.local_seq);
-      // A removal, or a file written where a folder is: both must find that folder empty.
-      const replacing = entry.operation.type === "Write" &&
-        !isFolderMode(Number(entry.permissions));
-      const holding = entry.operation.type === "Delete" || replacing
-        ? this.#store.withLiveInside(located.paths)
-        : new Set<string>();
-      for (const path of located.paths) {
-        facts.paths[path] = {
-          filtered: this.#filter.toMaster.ignores(path) || this.#filter.local.ignores(path),
-          later: this.#laterIterations(path, seen, sandboxId, ownStates),
-          holdsLive: holding.has(path),
-        };
-      }
-    }
-    return decideWriteBack(entry, facts);
-  }
-
-  /**
-   * The iterations of `path` after `seen`, but those in a state this entry leaves there,
-   * noted when it was being applied before (`own`): its own result, recorded as the
-   * agent's by a master killed before it recorded the entry, never a conflict with it.
-   */
-  #laterIterations(
-    path: string,
-    seen: number,
-    sandboxId: string,
-    own: () => AppliedContent[],
-  ): { sequence: number; origin: string }[] {
-    let later = this.#store.history(path, { afterSequence: seen });
-    if (later.some((iteration) => iteration.origin !== sandboxId)) {
-      const states = own().filter((state) => state.path === path);
-      later = later.filter((iteration) => !states.some((state) => isSameState(iteration, state)));
-    }
-    return later.map(({ sequence, origin }) => ({ sequence, origin }));
-  }
-
-  async #contentState(entry: WriteBackEntry): Promise<WriteBackFacts["content"]> {
-    if (entry.operation.type !== "Write" || entry.content_hash === null) return "missing";
-    if (!isContentHash(entry.content_hash)) return "mismatch";
-    if (entry.content_bytes !== null) {
-      if (entry.content_bytes.length > this.#maxContentBytes) return "verified"; // refused as too large
-      return sha256Hex(entry.content_bytes) === entry.content_hash ? "verified" : "mismatch";
-    }
-    return await this.#cas.has(entry.content_hash) ? "stored" : "missing";
+  #keep(sandboxId: string, entry: WriteBackEntry, outcome: WriteBackOutcome): Promise<void> {
+    return keepRejected({ cas: this.#cas, conflicts: this.#conflicts }, sandboxId, entry, outcome);
   }
 
   async #diskIsRecorded(paths: Iterable<string>): Promise<boolean> {
@@ -356,44 +295,6 @@ export class WriteBackApplier {
       !there.deleted && there.hash === content.hash;
   }
 
-  /**
-   * Keeps a newly rejected entry on the master (`chronicle conflicts`, `GET /conflicts`):
-   * its content, when it came along and hashed right, goes into the CAS. Entries refused
-   * as malformed (`invalid path`, `invalid content`, `too large`) are not kept: there is
-   * nothing trustworthy to keep.
-   */
-  async #keep(sandboxId: string, entry: WriteBackEntry, outcome: WriteBackOutcome): Promise<void> {
-    if (outcome.accepted || !KEPT_REASONS.has(reasonWord(outcome.reason))) return;
-    let keptHash: string | null = null;
-    const bytes = entry.content_bytes;
-    try {
-      if (entry.operation.type === "Write" && entry.content_hash !== null) {
-        if (bytes !== null && sha256Hex(bytes) === entry.content_hash) {
-          keptHash = (await this.#cas.putBytes(bytes)).hash;
-        } else if (bytes === null && await this.#cas.has(entry.content_hash)) {
-          keptHash = entry.content_hash;
-        }
-      }
-      this.#conflicts.add({
-        sandboxId,
-        localSeq: Number(entry.local_seq),
-        path: entry.filepath,
-        operation: entry.operation.type.toLowerCase(),
-        reason: outcome.reason,
-        keptHash,
-        keptSize: keptHash === null ? 0 : Number(entry.size),
-        keptMode: Number(entry.permissions),
-      });
-    } catch (error) {
-      // The answer stands; only the master's copy is missing (the replica keeps its own).
-      log("warn", "could not keep a rejected write-back", {
-        sandboxId,
-        path: entry.filepath,
-        error,
-      });
-    }
-  }
-
   /** Applies an accepted rename or mode change; returns the master sequence it became. */
   async #execute(sandboxId: string, entry: WriteBackEntry, paths: string[]): Promise<number> {
     const origin = { origin: sandboxId };
@@ -431,86 +332,4 @@ export class WriteBackApplier {
     // Nothing changed (the master already held exactly this): answer with the latest.
     return Math.max(0, ...paths.map((p) => this.#store.latest(p)?.sequence ?? 0));
   }
-}
-
-/**
- * What a rename of `source` to `target` may leave on disk: the source gone, and the
- * target with its content, in its mode before and after the entry's mode is set. Nothing
- * when the source is no longer live (the rename is then made already, or impossible).
- */
-function renameStates(
-  source: Iteration | undefined,
-  target: string,
-  mode: number,
-): AppliedContent[] {
-  if (!source || source.deleted) return [];
-  const moved = { ...stateOf(source), path: target };
-  return [
-    { path: source.path, hash: "", mode: 0, deleted: true },
-    moved,
-    { ...moved, mode: chmodded(source, mode) },
-  ];
-}
-
-function stateOf({ path, hash, mode, deleted }: Iteration): AppliedContent {
-  return { path, hash, mode, deleted };
-}
-
-/** The full mode `iteration`'s file has once its permission bits are `mode`'s. */
-function chmodded(iteration: Iteration, mode: number): number {
-  return (iteration.mode & ~0o7777) | (mode & 0o7777);
-}
-
-/** Counts a newly decided entry in `/metrics` (entries answered again from the record are not). */
-function countDecided(outcome: WriteBackOutcome): void {
-  metrics.writebacks.inc({ result: outcome.accepted ? "accepted" : "rejected" });
-  if (!outcome.accepted && reasonWord(outcome.reason) === "conflict") metrics.conflicts.inc();
-}
-
-function report(
-  result: WriteBackBatchResult,
-  entry: WriteBackEntry,
-  outcome: WriteBackOutcome,
-): void {
-  if (outcome.accepted) result.accepted.push([entry.local_seq, BigInt(outcome.masterSeq)]);
-  else result.rejected.push([entry.local_seq, outcome.reason]);
-}
-
-/**
- * The highest sequence recorded for each change: a folder's removal records its files'
- * deletions. The changes' paths are unrelated, so each iteration belongs to one of them.
- */
-function sequencesByChange(changes: WorkspaceChange[], recorded: Iteration[]): Map<string, number> {
-  const paths = new Set(changes.map((change) => change.path));
-  const out = new Map<string, number>();
-  for (const { path, sequence } of recorded) {
-    let owner = path;
-    while (!paths.has(owner) && owner.includes("/")) owner = parentOf(owner);
-    out.set(owner, Math.max(out.get(owner) ?? 0, sequence));
-  }
-  return out;
-}
-
-function acceptedPaths(verdicts: WriteBackVerdict[]): string[] {
-  return verdicts.flatMap((verdict) => verdict.accept ? verdict.paths : []);
-}
-
-/** What a write or removal leaves at its path. */
-function contentOf(change: WorkspaceChange): AppliedContent {
-  if ("remove" in change) return { path: change.path, hash: "", mode: 0, deleted: true };
-  return { path: change.path, hash: change.hash, mode: change.mode, deleted: false };
-}
-
-/** The wire reason for an accepted entry the workspace refused or failed to make. */
-function failedReason(error: unknown): string {
-  if (error instanceof ForbiddenWriteError) return `forbidden: ${error.message}`;
-  if (error instanceof PathError) return `invalid path: ${error.message}`;
-  return `failed: ${errorMessage(error)}`;
-}
-
-/** The rejections the master keeps (see `WriteBackApplier.#keep`). */
-const KEPT_REASONS = new Set(["conflict", "forbidden", "filtered", "failed"]);
-
-function fullMode(mode: number): number {
-  return (mode & S_IFMT) === 0 ? S_IFREG | (mode & 0o7777) : mode;
 }

@@ -1,0 +1,230 @@
+import type { WireMessage } from "../wire/mod.ts";
+
+/** How a channel is sending: not yet asked, replaying from the store, or forwarding live. */
+export type ChannelMode = "idle" | "replay" | "live";
+
+/** A `BarrierRequest` waiting for the master to reach it, or for its deadline. */
+export interface PendingBarrier {
+  /** The sequence the replica asked for. */
+  requested: number;
+  /** Epoch ms after which it is answered unsatisfied. */
+  deadline: number;
+}
+
+/** The bounds a channel keeps. */
+export interface ChannelLimits {
+  /** Queued notifications beyond which the queue is dropped and replay repairs. */
+  maxQueueItems: number;
+  /** Queued bytes beyond which the queue is dropped and replay repairs. */
+  maxQueueBytes: number;
+  /** Milliseconds a barrier waits for an unreached sequence. */
+  barrierTimeoutMs: number;
+}
+
+/**
+ * The protocol state of one replica's push channel (PROTOCOL.md §3–§5), without its
+ * queue's contents or its connection: those stay with the executor, `PushChannel`.
+ */
+export interface ChannelState {
+  /** How the channel is sending. */
+  readonly mode: ChannelMode;
+  /**
+   * Every notification up to this sequence that the replica should get has been handed
+   * to the transport; heartbeats and satisfied barriers carry it.
+   */
+  readonly sentThrough: number;
+  /** Bumped by every catch-up and resync: a replay under way for an older one stops. */
+  readonly generation: number;
+  /** Barriers not answered yet, in arrival order. */
+  readonly barriers: readonly PendingBarrier[];
+  /** Times the queue overflowed and was dropped. */
+  readonly overflows: number;
+  /** The bounds. */
+  readonly limits: ChannelLimits;
+}
+
+/** What happens to a channel; each carries the facts the transition needs. */
+export type ChannelEvent =
+  /** The replica's `CatchupRequest` was answered by a replay after `since`. */
+  | { type: "catchup"; since: number }
+  /** The replica must reconcile from scratch; `current` is the master's sequence. */
+  | { type: "resync"; reason: string; current: number }
+  /** A new iteration offered; `queued`/`queuedBytes` are the live queue's before it. */
+  | { type: "offer"; bytes: number; queued: number; queuedBytes: number }
+  /** Replay found nothing changed after `sentThrough`: everything newer comes live. */
+  | { type: "replayed" }
+  /** The notification of `sequence` (or its filtered place) was handed to the transport. */
+  | { type: "sent"; sequence: number }
+  /** The heartbeat interval elapsed. */
+  | { type: "heartbeat" }
+  /** A `BarrierRequest` arrived at `now`, the master being at `current`. */
+  | { type: "barrier"; requested: number; now: number; current: number }
+  /** Nothing else to send: answer the barriers that can be (`queued` notifications left). */
+  | { type: "idle"; now: number; current: number; queued: number };
+
+/** What the executor does after a transition. */
+export type ChannelAction =
+  /** Queue a control message, sent ahead of any notification. */
+  | { type: "control"; message: WireMessage }
+  /** Send a message now, in order with the notifications. */
+  | { type: "send"; message: WireMessage }
+  /** Keep the offered item in the live queue. */
+  | { type: "enqueue" }
+  /** Empty the live queue. */
+  | { type: "dropQueue" }
+  /** The queue overflowed with `dropped` notifications: tell the owner. */
+  | { type: "overflowed"; dropped: number }
+  /** Send a heartbeat at once (replay finished: the replica learns it is caught up). */
+  | { type: "heartbeatSoon" }
+  /** Wake the sender after `ms`, when a barrier's deadline has passed. */
+  | { type: "armBarrierTimer"; ms: number };
+
+/** A transition's result. */
+export interface ChannelStep {
+  /** The new state. */
+  state: ChannelState;
+  /** What to do, in order. */
+  actions: ChannelAction[];
+}
+
+/**
+ * A channel before the replica said where it is.
+ *
+ * @param limits The channel's bounds.
+ * @returns The `idle` state.
+ */
+export function initialChannelState(limits: ChannelLimits): ChannelState {
+  return { mode: "idle", sentThrough: 0, generation: 0, barriers: [], overflows: 0, limits };
+}
+
+/**
+ * The push channel's transitions. Pure: the caller applies the actions.
+ *
+ * - `idle` until a catch-up: nothing is sent but control messages; a barrier is answered
+ *   at once, unsatisfied, since nothing can be certified yet.
+ * - `replay` sends the latest iteration of every path changed after `sentThrough`, and
+ *   turns `live` when nothing is left; `live` forwards offered iterations from a bounded
+ *   queue. A queue over its bounds is dropped and the channel goes back to `replay`, which
+ *   reads the store and so loses nothing.
+ * - A barrier is answered satisfied once the channel is live with nothing queued, has sent
+ *   through the master's sequence and that sequence reaches the one asked for; unsatisfied
+ *   at its deadline.
+ *
+ * @param state The channel's state.
+ * @param event What happened.
+ * @returns The new state and the actions to apply.
+ *
+ * @example
+ * ```ts
+ * import { initialChannelState, stepChannel } from "./channel_state.ts";
+ * const limits = { maxQueueItems: 2, maxQueueBytes: 100, barrierTimeoutMs: 1000 };
+ * const { state } = stepChannel(initialChannelState(limits), { type: "catchup", since: 4 });
+ * if (state.mode !== "replay" || state.sentThrough !== 4) throw new Error("replays after 4");
+ * ```
+ */
+export function stepChannel(state: ChannelState, event: ChannelEvent): ChannelStep {
+  switch (event.type) {
+    case "catchup":
+      return {
+        state: {
+          ...state,
+          mode: "replay",
+          generation: state.generation + 1,
+          sentThrough: event.since,
+        },
+        actions: [{ type: "dropQueue" }],
+      };
+    case "resync":
+      return {
+        state: { ...state, mode: "idle", generation: state.generation + 1 },
+        actions: [{ type: "dropQueue" }, {
+          type: "control",
+          message: {
+            type: "FullResyncRequired",
+            reason: event.reason,
+            current_sequence: BigInt(event.current),
+          },
+        }],
+      };
+    case "offer": {
+      // Outside live mode, replay reads the store and covers the offered iteration.
+      if (state.mode !== "live") return { state, actions: [] };
+      const queued = event.queued + 1;
+      const { maxQueueItems, maxQueueBytes } = state.limits;
+      if (queued > maxQueueItems || event.queuedBytes + event.bytes > maxQueueBytes) {
+        return {
+          state: { ...state, mode: "replay", overflows: state.overflows + 1 },
+          actions: [{ type: "dropQueue" }, { type: "overflowed", dropped: queued }],
+        };
+      }
+      return { state, actions: [{ type: "enqueue" }] };
+    }
+    case "replayed":
+      if (state.mode !== "replay") return { state, actions: [] };
+      return { state: { ...state, mode: "live" }, actions: [{ type: "heartbeatSoon" }] };
+    case "sent":
+      return {
+        state: { ...state, sentThrough: Math.max(state.sentThrough, event.sequence) },
+        actions: [],
+      };
+    case "heartbeat": {
+      if (state.mode === "idle") return { state, actions: [] };
+      const sequence = BigInt(state.sentThrough);
+      return {
+        state,
+        actions: [{
+          type: "send",
+          message: { type: "Heartbeat", agent_sequence: sequence, agent_iteration: sequence },
+        }],
+      };
+    }
+    case "barrier": {
+      if (state.mode === "idle") {
+        return {
+          state,
+          actions: [{ type: "control", message: confirmation(false, event.current) }],
+        };
+      }
+      const timeout = state.limits.barrierTimeoutMs;
+      return {
+        state: {
+          ...state,
+          barriers: [...state.barriers, {
+            requested: event.requested,
+            deadline: event.now + timeout,
+          }],
+        },
+        actions: [{ type: "armBarrierTimer", ms: timeout + 1 }],
+      };
+    }
+    case "idle":
+      return answerBarriers(state, event.now, event.current, event.queued);
+  }
+}
+
+function answerBarriers(
+  state: ChannelState,
+  now: number,
+  current: number,
+  queued: number,
+): ChannelStep {
+  if (state.barriers.length === 0) return { state, actions: [] };
+  const caughtUp = state.mode === "live" && queued === 0 && state.sentThrough >= current;
+  const remaining: PendingBarrier[] = [];
+  const actions: ChannelAction[] = [];
+  for (const barrier of state.barriers) {
+    if (caughtUp && current >= barrier.requested) {
+      actions.push({ type: "send", message: confirmation(true, state.sentThrough) });
+    } else if (now >= barrier.deadline) {
+      actions.push({ type: "send", message: confirmation(false, current) });
+    } else {
+      remaining.push(barrier);
+    }
+  }
+  if (actions.length === 0) return { state, actions };
+  return { state: { ...state, barriers: remaining }, actions };
+}
+
+function confirmation(satisfied: boolean, current: number): WireMessage {
+  return { type: "BarrierConfirmation", satisfied, current_sequence: BigInt(current) };
+}

@@ -1,0 +1,105 @@
+import { type Cas, isContentHash, sha256Hex } from "../cas/mod.ts";
+import type { DirectionalFilter } from "../filter/mod.ts";
+import { isFolderMode, isSameState, type Store } from "../store/mod.ts";
+import type { WriteBackEntry } from "../wire/mod.ts";
+import type { AppliedContent, MasterState } from "./master_state.ts";
+import {
+  decideWriteBack,
+  entryPaths,
+  type WriteBackFacts,
+  type WriteBackVerdict,
+} from "./write_back_decision.ts";
+
+/** What the master reads to decide a write-back entry. */
+export interface WriteBackFactSources {
+  /** The workspace's data folder, relative to its root when inside it (entries there are refused). */
+  dataDir: string | undefined;
+  /** The master's store: each path's history since the sandbox saw it. */
+  store: Store;
+  /** The master's CAS: whether content an entry refers to is already there. */
+  cas: Cas;
+  /** The master's filters; `toMaster` and `local` reject entries as `filtered`. */
+  filter: DirectionalFilter;
+  /** What an entry being applied before noted it may leave on disk. */
+  state: MasterState;
+  /** Largest content a write-back may carry. */
+  maxContentBytes: number;
+}
+
+/**
+ * Gathers the facts {@linkcode decideWriteBack} needs for one entry and decides it.
+ *
+ * @param sources Where the facts are read.
+ * @param sandboxId The sending replica.
+ * @param entry The entry.
+ * @returns The verdict.
+ */
+export async function judgeWriteBack(
+  sources: WriteBackFactSources,
+  sandboxId: string,
+  entry: WriteBackEntry,
+): Promise<WriteBackVerdict> {
+  const { dataDir, store, filter, state } = sources;
+  const located = entryPaths(entry, dataDir);
+  const facts: WriteBackFacts = {
+    sandboxId,
+    dataDir,
+    maxContentBytes: sources.maxContentBytes,
+    content: await contentState(sources, entry),
+    paths: {},
+  };
+  if ("paths" in located) {
+    const seen = Number(entry.master_rowid_seen);
+    // Noted when this entry was being applied before: what a restart recorded of it.
+    // Looked up only where someone else changed a path since (rarely).
+    let own: AppliedContent[] | undefined;
+    const ownStates = () => own ??= state.applying(sandboxId, entry.local_seq);
+    // A removal, or a file written where a folder is: both must find that folder empty.
+    const replacing = entry.operation.type === "Write" &&
+      !isFolderMode(Number(entry.permissions));
+    const holding = entry.operation.type === "Delete" || replacing
+      ? store.withLiveInside(located.paths)
+      : new Set<string>();
+    for (const path of located.paths) {
+      facts.paths[path] = {
+        filtered: filter.toMaster.ignores(path) || filter.local.ignores(path),
+        later: laterIterations(store, path, seen, sandboxId, ownStates),
+        holdsLive: holding.has(path),
+      };
+    }
+  }
+  return decideWriteBack(entry, facts);
+}
+
+/**
+ * The iterations of `path` after `seen`, but those in a state this entry leaves there,
+ * noted when it was being applied before (`own`): its own result, recorded as the
+ * agent's by a master killed before it recorded the entry, never a conflict with it.
+ */
+function laterIterations(
+  store: Store,
+  path: string,
+  seen: number,
+  sandboxId: string,
+  own: () => AppliedContent[],
+): { sequence: number; origin: string }[] {
+  let later = store.history(path, { afterSequence: seen });
+  if (later.some((iteration) => iteration.origin !== sandboxId)) {
+    const states = own().filter((state) => state.path === path);
+    later = later.filter((iteration) => !states.some((state) => isSameState(iteration, state)));
+  }
+  return later.map(({ sequence, origin }) => ({ sequence, origin }));
+}
+
+async function contentState(
+  sources: WriteBackFactSources,
+  entry: WriteBackEntry,
+): Promise<WriteBackFacts["content"]> {
+  if (entry.operation.type !== "Write" || entry.content_hash === null) return "missing";
+  if (!isContentHash(entry.content_hash)) return "mismatch";
+  if (entry.content_bytes !== null) {
+    if (entry.content_bytes.length > sources.maxContentBytes) return "verified"; // refused as too large
+    return sha256Hex(entry.content_bytes) === entry.content_hash ? "verified" : "mismatch";
+  }
+  return await sources.cas.has(entry.content_hash) ? "stored" : "missing";
+}

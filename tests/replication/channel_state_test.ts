@@ -1,0 +1,200 @@
+/** The push channel's pure state machine, tested by a table. */
+import { assertEquals } from "./_assert.ts";
+import {
+  type ChannelAction,
+  type ChannelEvent,
+  type ChannelState,
+  initialChannelState,
+  stepChannel,
+} from "../../lib/replication/channel_state.ts";
+
+const limits = { maxQueueItems: 3, maxQueueBytes: 100, barrierTimeoutMs: 1000 };
+const idle = initialChannelState(limits);
+const replay: ChannelState = { ...idle, mode: "replay", generation: 1, sentThrough: 5 };
+const live: ChannelState = { ...replay, mode: "live", sentThrough: 9 };
+
+function confirmation(satisfied: boolean, current: number): ChannelAction {
+  return {
+    type: "send",
+    message: { type: "BarrierConfirmation", satisfied, current_sequence: BigInt(current) },
+  };
+}
+
+Deno.test("stepChannel() moves a push channel through idle, replay and live", async (t) => {
+  const table: {
+    description: string;
+    input: { state: ChannelState; event: ChannelEvent };
+    expected: { state: ChannelState; actions: ChannelAction[] };
+  }[] = [
+    {
+      description: "a catch-up replays after the replica's sequence",
+      input: { state: idle, event: { type: "catchup", since: 4 } },
+      expected: {
+        state: { ...idle, mode: "replay", generation: 1, sentThrough: 4 },
+        actions: [{ type: "dropQueue" }],
+      },
+    },
+    {
+      description: "a second catch-up while live starts over from its own position",
+      input: { state: live, event: { type: "catchup", since: 2 } },
+      expected: {
+        state: { ...live, mode: "replay", generation: 2, sentThrough: 2 },
+        actions: [{ type: "dropQueue" }],
+      },
+    },
+    {
+      description: "a resync goes back to idle and tells the replica",
+      input: { state: live, event: { type: "resync", reason: "ahead", current: 12 } },
+      expected: {
+        state: { ...live, mode: "idle", generation: 2 },
+        actions: [{ type: "dropQueue" }, {
+          type: "control",
+          message: { type: "FullResyncRequired", reason: "ahead", current_sequence: 12n },
+        }],
+      },
+    },
+    {
+      description: "an offer while idle is not kept",
+      input: { state: idle, event: { type: "offer", bytes: 10, queued: 0, queuedBytes: 0 } },
+      expected: { state: idle, actions: [] },
+    },
+    {
+      description: "an offer while replaying is not kept: replay reads the store",
+      input: { state: replay, event: { type: "offer", bytes: 10, queued: 0, queuedBytes: 0 } },
+      expected: { state: replay, actions: [] },
+    },
+    {
+      description: "an offer while live is queued",
+      input: { state: live, event: { type: "offer", bytes: 10, queued: 2, queuedBytes: 90 } },
+      expected: { state: live, actions: [{ type: "enqueue" }] },
+    },
+    {
+      description: "an offer past the item bound drops the queue and goes back to replay",
+      input: { state: live, event: { type: "offer", bytes: 1, queued: 3, queuedBytes: 3 } },
+      expected: {
+        state: { ...live, mode: "replay", overflows: 1 },
+        actions: [{ type: "dropQueue" }, { type: "overflowed", dropped: 4 }],
+      },
+    },
+    {
+      description: "an offer past the byte bound drops the queue and goes back to replay",
+      input: { state: live, event: { type: "offer", bytes: 11, queued: 1, queuedBytes: 90 } },
+      expected: {
+        state: { ...live, mode: "replay", overflows: 1 },
+        actions: [{ type: "dropQueue" }, { type: "overflowed", dropped: 2 }],
+      },
+    },
+    {
+      description: "a replay with nothing left goes live and sends a heartbeat at once",
+      input: { state: replay, event: { type: "replayed" } },
+      expected: { state: { ...replay, mode: "live" }, actions: [{ type: "heartbeatSoon" }] },
+    },
+    {
+      description: "a replay finishing after a resync changes nothing",
+      input: { state: idle, event: { type: "replayed" } },
+      expected: { state: idle, actions: [] },
+    },
+    {
+      description: "a sent notification moves sentThrough forward",
+      input: { state: live, event: { type: "sent", sequence: 11 } },
+      expected: { state: { ...live, sentThrough: 11 }, actions: [] },
+    },
+    {
+      description: "sentThrough never goes back",
+      input: { state: live, event: { type: "sent", sequence: 3 } },
+      expected: { state: live, actions: [] },
+    },
+    {
+      description: "no heartbeat before the replica said where it is",
+      input: { state: idle, event: { type: "heartbeat" } },
+      expected: { state: idle, actions: [] },
+    },
+    {
+      description: "a heartbeat carries sentThrough",
+      input: { state: replay, event: { type: "heartbeat" } },
+      expected: {
+        state: replay,
+        actions: [{
+          type: "send",
+          message: { type: "Heartbeat", agent_sequence: 5n, agent_iteration: 5n },
+        }],
+      },
+    },
+    {
+      description: "a barrier while idle is answered at once, unsatisfied",
+      input: { state: idle, event: { type: "barrier", requested: 3, now: 0, current: 7 } },
+      expected: {
+        state: idle,
+        actions: [{
+          type: "control",
+          message: { type: "BarrierConfirmation", satisfied: false, current_sequence: 7n },
+        }],
+      },
+    },
+    {
+      description: "a barrier while live waits, with a timer past its deadline",
+      input: { state: live, event: { type: "barrier", requested: 9, now: 500, current: 9 } },
+      expected: {
+        state: { ...live, barriers: [{ requested: 9, deadline: 1500 }] },
+        actions: [{ type: "armBarrierTimer", ms: 1001 }],
+      },
+    },
+    {
+      description: "a pending barrier is satisfied once live, caught up and reached",
+      input: {
+        state: { ...live, barriers: [{ requested: 8, deadline: 1500 }] },
+        event: { type: "idle", now: 600, current: 9, queued: 0 },
+      },
+      expected: { state: live, actions: [confirmation(true, 9)] },
+    },
+    {
+      description: "a pending barrier waits while notifications are queued",
+      input: {
+        state: { ...live, barriers: [{ requested: 8, deadline: 1500 }] },
+        event: { type: "idle", now: 600, current: 9, queued: 1 },
+      },
+      expected: { state: { ...live, barriers: [{ requested: 8, deadline: 1500 }] }, actions: [] },
+    },
+    {
+      description: "a pending barrier waits while replaying",
+      input: {
+        state: { ...replay, barriers: [{ requested: 3, deadline: 1500 }] },
+        event: { type: "idle", now: 600, current: 5, queued: 0 },
+      },
+      expected: {
+        state: { ...replay, barriers: [{ requested: 3, deadline: 1500 }] },
+        actions: [],
+      },
+    },
+    {
+      description: "a pending barrier waits for a sequence the master has not reached",
+      input: {
+        state: { ...live, barriers: [{ requested: 20, deadline: 1500 }] },
+        event: { type: "idle", now: 600, current: 9, queued: 0 },
+      },
+      expected: {
+        state: { ...live, barriers: [{ requested: 20, deadline: 1500 }] },
+        actions: [],
+      },
+    },
+    {
+      description: "a barrier past its deadline is answered unsatisfied; the others wait",
+      input: {
+        state: {
+          ...live,
+          barriers: [{ requested: 20, deadline: 1500 }, { requested: 30, deadline: 2500 }],
+        },
+        event: { type: "idle", now: 1500, current: 9, queued: 0 },
+      },
+      expected: {
+        state: { ...live, barriers: [{ requested: 30, deadline: 2500 }] },
+        actions: [confirmation(false, 9)],
+      },
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => {
+      assertEquals(stepChannel(input.state, input.event), expected);
+    });
+  }
+});
