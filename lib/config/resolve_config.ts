@@ -1,12 +1,11 @@
 import { join, resolve } from "node:path";
 import { ConfigError } from "./errors.ts";
-import { errorMessage } from "../log/mod.ts";
 import { LOCAL_SYNC_DEBOUNCE_MS } from "../localsync/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG } from "../snapshot/mod.ts";
 import { defaultMaxConnections } from "../net/mod.ts";
 import { RESERVED_ORIGINS } from "../store/mod.ts";
 import { isLoopback, parseHostPort } from "./host_port.ts";
-import { CONFIG_ENV, CONFIG_FLAG, OPTIONS, type OptionSpec } from "./_options.ts";
+import { CONFIG_ENV, OPTIONS, type OptionSpec } from "./_options.ts";
 import { parseValue, type RawValue } from "./_parse_value.ts";
 import { isFile, nonEmpty, readEnv, readFile, readFlags } from "./_read_sources.ts";
 import type { ChronicleConfig, ConfigKey, ConfigSource, Role, ValueOrigin } from "./types.ts";

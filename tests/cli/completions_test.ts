@@ -54,9 +54,13 @@ print -r -- "$out"
 `,
   );
   return run("zsh", ["-f", driver]).then((out) => {
-    // Drop terminal control sequences and what a backspace erased.
-    let text = out.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "").replace(/[\r\x07]/g, "");
-    while (/[^\x08]\x08/.test(text)) text = text.replace(/[^\x08]\x08/, "");
+    // Drop terminal control sequences (ESC [ …), carriage returns, bells, and what a
+    // backspace erased: the terminal's redraw of the line, as a person would see it.
+    const ESC = "\u001b", BELL = "\u0007", BACKSPACE = "\u0008";
+    let text = out.replace(new RegExp(`${ESC}\\[[0-9;?]*[a-zA-Z]`, "g"), "")
+      .replace(new RegExp(`[\r${BELL}]`, "g"), "");
+    const erased = new RegExp(`[^${BACKSPACE}]${BACKSPACE}`);
+    while (erased.test(text)) text = text.replace(erased, "");
     const last = text.split("\n").filter((l) => l.includes("#END")).at(-1) ?? text;
     return last.slice(last.indexOf("chronicle"), last.indexOf("#END")).trimEnd();
   });
