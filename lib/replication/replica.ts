@@ -717,9 +717,14 @@ class ReplicaSession {
         this.#items.push(msg);
         return null;
       }
+      case "FullResyncRequired":
+        // Here, in the order of the master's messages: the write-backs it accepts from now
+        // on count in the numbering the resync reaches (a replaced master starts again).
+        this.#replica.tables.paths.forgetMasterSequences();
+        this.#items.push(msg);
+        return null;
       case "Heartbeat":
       case "BarrierConfirmation":
-      case "FullResyncRequired":
         this.#items.push(msg);
         return null;
       case "ContentFetchResponse":
@@ -938,11 +943,14 @@ class ReplicaSession {
   async #finishResync(sequence: number): Promise<void> {
     const replica = this.#replica;
     const seen = this.#resync!.seen;
-    const { journal } = replica.tables;
+    const { journal, paths } = replica.tables;
     const live = replica.store.list();
+    // A local change the master accepted after `sequence`: the master holds it, and its
+    // notification of it is still on the way (it comes after what the resync reached).
+    const acceptedLater = paths.acceptedAfter(sequence);
     const keep = (path: string) =>
-      seen.has(path) || journal.hasOpen(path) || replica.filter.toReplica.ignores(path) ||
-      replica.filter.local.ignores(path);
+      seen.has(path) || journal.hasOpen(path) || acceptedLater.has(path) ||
+      replica.filter.toReplica.ignores(path) || replica.filter.local.ignores(path);
     const holding = new Set<string>(); // folders holding a path kept here
     for (const { path } of live) {
       if (keep(path)) {

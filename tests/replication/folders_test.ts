@@ -147,6 +147,15 @@ Deno.test("folders in a catch-up from zero and in a full resync", async (t) => {
         assertEquals(tree.get("new/empty"), "dir 755");
         assertEquals(tree.get("mine/pending.txt")?.split(" ")[0], "644");
         assert(master.logs().includes("replica must resync"), master.logs());
+        // Its write-back is accepted during the resync, after the sequence the resync
+        // reaches: the sweep must not take it for a path the master lacks (and remove it
+        // until the master's echo of it brings it back).
+        await writeBacksAnswered(replica);
+        await waitForLive(replica);
+        for (const path of ["mine", "mine/pending.txt"]) {
+          const history = await replica.command<Iteration[]>(`history ${path}`);
+          assertEquals(history.filter((it) => it.deleted), [], `"${path}" never removed`);
+        }
       });
       await t.step("the master's store replaced: local folders it lacks are removed", async () => {
         await replica.stop();
@@ -155,11 +164,16 @@ Deno.test("folders in a catch-up from zero and in a full resync", async (t) => {
         await Deno.mkdir(`${r}/local/empty`, { recursive: true });
         // Gone from the new master, which never knew it: the resync's sweep removes it.
         await Deno.remove(`${m}/deep/0`, { recursive: true });
+        // Changed on the master since the replica's write of it was accepted: the new
+        // master's numbering starts again, so that acceptance (at a higher sequence of
+        // the old store) must not make the replica skip the new master's version.
+        await put(m, "mine/pending.txt", "the master's, since");
         await Deno.remove(`${m}/.chronicle`, { recursive: true });
         master = await startMaster(m, sock);
         replica = await startReplica(r, sock);
         const tree = await sameTrees([m, r], [master, replica]);
         assertEquals(under(tree, "deep/0"), []);
+        assertEquals(await Deno.readTextFile(`${r}/mine/pending.txt`), "the master's, since");
         assertEquals(tree.get("local/empty"), "dir 755", "a local folder is written back");
         await waitForLive(replica);
         const status = await replicaStatus(replica);
