@@ -551,6 +551,12 @@ class ReplicaSession {
   #stopped = false;
   /** The applier failed midway: what is queued no longer follows what was applied. */
   #applyFailed = false;
+  /**
+   * Paths answered by the master whose `Release` is queued and not run yet, with how many
+   * such releases each: until it runs, a path still holds what the replica wrote (a file
+   * where the master now has a folder), so master versions of it and inside it wait too.
+   */
+  readonly #releasing = new Map<string, number>();
 
   constructor(replica: Replica, transport: Transport) {
     this.#replica = replica;
@@ -771,6 +777,11 @@ class ReplicaSession {
           await this.#startResync(item);
           break;
         case "Release":
+          for (const { path } of item.paths) {
+            const left = (this.#releasing.get(path) ?? 1) - 1;
+            if (left > 0) this.#releasing.set(path, left);
+            else this.#releasing.delete(path);
+          }
           await this.#releaseAll(item.paths);
           break;
         case "Catchup":
@@ -1101,9 +1112,12 @@ class ReplicaSession {
       local: local ?? { hash: "", mode: 0, deleted: true },
       state,
       // A local file or folder holding the path, still written back, holds it back too:
-      // the master's version of it may replace the one there (released with it).
-      pendingWriteBack: tables.journal.hasOpen(path) ||
-        ancestorsOf(path).some((ancestor) => tables.journal.hasOpen(ancestor)),
+      // the master's version of it may replace the one there (released with it). So does
+      // one answered whose release has not run yet: the master's answer is read at once,
+      // its release waits its turn behind the notifications that came before it.
+      pendingWriteBack: [path, ...ancestorsOf(path)].some((held) =>
+        tables.journal.hasOpen(held) || this.#releasing.has(held)
+      ),
       filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
       unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
     });
@@ -1311,6 +1325,10 @@ class ReplicaSession {
         for (const path of touched) release.push({ path, restore: conflict });
       }
     }
-    if (release.length > 0) this.#items.push({ type: "Release", paths: release });
+    if (release.length === 0) return;
+    for (const { path } of release) {
+      this.#releasing.set(path, (this.#releasing.get(path) ?? 0) + 1);
+    }
+    this.#items.push({ type: "Release", paths: release });
   }
 }

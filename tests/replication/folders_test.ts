@@ -260,3 +260,39 @@ Deno.test("a folder replaced by a file on the replica while the master changed w
     }
   });
 });
+
+Deno.test("a file replaced by a folder on the master while the replica edits the file: the master's folder wins, the replica's edit is kept in its conflicts", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    let replica = await startReplica(r, sock);
+    const masterChanges = async () => {
+      await Deno.remove(`${m}/f`);
+      await put(m, "f/sub/x", "inside the folder");
+    };
+    try {
+      for (const order of ["the replica first", "the master first"]) {
+        await t.step(order, async () => {
+          await put(m, "f", "a file");
+          await sameTrees([m, r], [master, replica]);
+          await replica.stop();
+          if (order === "the master first") await masterChanges();
+          await put(r, "f", "edited on the replica");
+          if (order === "the replica first") await masterChanges();
+          replica = await startReplica(r, sock);
+          const tree = await sameTrees([m, r], [master, replica]);
+          assertEquals(tree.get("f"), "dir 755");
+          assertEquals(under(tree, "f"), ["f", "f/sub", "f/sub/x"]);
+          const status = await writeBacksAnswered(replica);
+          const kept = status.conflicts.filter((c) => c.keptHash !== null).map((c) => c.path);
+          assertEquals([...new Set(kept)], ["f"], "the replica's edit is kept");
+          assertEquals(status.problems, []);
+          await Deno.remove(`${m}/f`, { recursive: true });
+          assertEquals([...(await sameTrees([m, r], [master, replica])).keys()], []);
+        });
+      }
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
