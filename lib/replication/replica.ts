@@ -557,6 +557,8 @@ class ReplicaSession {
    * where the master now has a folder), so master versions of it and inside it wait too.
    */
   readonly #releasing = new Map<string, number>();
+  /** Paths whose write-back the master accepted on this connection. */
+  readonly #acceptedHere = new Set<string>();
 
   constructor(replica: Replica, transport: Transport) {
     this.#replica = replica;
@@ -724,9 +726,9 @@ class ReplicaSession {
         return null;
       }
       case "FullResyncRequired":
-        // Here, in the order of the master's messages: the write-backs it accepts from now
-        // on count in the numbering the resync reaches (a replaced master starts again).
-        this.#replica.tables.paths.forgetMasterSequences();
+        // Every answer on this connection counts in the numbering the resync reaches (a
+        // replaced master starts again); what was accepted before it does not.
+        this.#replica.tables.paths.forgetMasterSequences(this.#acceptedHere);
         this.#items.push(msg);
         return null;
       case "Heartbeat":
@@ -1306,6 +1308,7 @@ class ReplicaSession {
       if (entry.state === "accepted") {
         for (const path of touched) {
           paths.setAccepted(path, entry.masterSeq ?? 0);
+          this.#acceptedHere.add(path);
           release.push({ path, restore: false });
         }
         continue;

@@ -125,13 +125,18 @@ export class ReplicaPaths {
    * the new master's versions look superseded and an old deferral would never be replaced.
    * The resync's replay sends the latest version of every path again, deferred anew where
    * a write-back still waits.
+   *
+   * @param keepAccepted Paths whose acceptance came from the master being resynced with
+   * (on the same connection): their sequences are in its numbering, and kept.
    */
-  forgetMasterSequences(): void {
+  forgetMasterSequences(keepAccepted: Iterable<string> = []): void {
     this.#statement(
-      `UPDATE replica_paths SET accepted_seq = 0, deferred_seq = NULL, deferred_hash = NULL,
-         deferred_mode = NULL, deferred_deleted = NULL
+      `UPDATE replica_paths SET
+         accepted_seq = CASE WHEN path IN (SELECT value FROM json_each(?)) THEN accepted_seq
+           ELSE 0 END,
+         deferred_seq = NULL, deferred_hash = NULL, deferred_mode = NULL, deferred_deleted = NULL
        WHERE accepted_seq <> 0 OR deferred_seq IS NOT NULL`,
-    ).run();
+    ).run(JSON.stringify([...keepAccepted]));
   }
 
   /** Paths whose write by this replica the master accepted at a sequence after `sequence`. */

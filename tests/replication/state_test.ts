@@ -113,11 +113,14 @@ Deno.test("ReplicaPaths forgets accepted and deferred sequences for a full resyn
     paths.setApplied("a", applied);
     paths.setAccepted("a", 44);
     paths.setAccepted("b", 43);
+    paths.setAccepted("d", 17);
     paths.defer("c", { sequence: 41, hash: "", mode: 0, deleted: true });
     assertEquals([...paths.acceptedAfter(43)], ["a"]);
-    paths.forgetMasterSequences();
+    paths.forgetMasterSequences(["d"]); // accepted by the master resynced with: kept
     assertEquals(paths.get("a").applied, applied);
     assertEquals(paths.get("a").acceptedSeq, 0);
+    assertEquals([...paths.acceptedAfter(0)], ["d"]);
+    paths.forgetMasterSequences();
     assertEquals(paths.acceptedAfter(0).size, 0);
     assertEquals(paths.deferredPaths(), []);
     // A replaced master's numbering starts again: its lower sequences are taken again.
