@@ -628,6 +628,16 @@ class ReplicaSession {
         ? []
         : carriedNotifications(replica.carried, replica.applied, MAX_CARRIED);
       replica.carried = [];
+      // Versions held back behind write-backs a past connection had answered when it
+      // ended, before their release ran: nothing else would release them.
+      const { paths, journal } = replica.tables;
+      const answered = paths.deferredPaths().filter((path) => !journal.hasOpen(path));
+      if (answered.length > 0) {
+        this.#items.push({
+          type: "Release",
+          paths: answered.map((path) => ({ path, restore: false })),
+        });
+      }
       if (carried.length === 0) await this.#requestCatchup();
       else {
         // What the last connection carried is applied first, its content fetched now,

@@ -269,3 +269,109 @@ Deno.test("what a folder holds, arriving after the master's answer to the file t
       await workspace.close();
     }
   }));
+
+Deno.test("a version held back behind a write-back answered on a connection that ended before its release is released on the next one", () =>
+  withTempDir(async (root) => {
+    await Deno.mkdir(`${root}/r`);
+    const text = (t: string) => new TextEncoder().encode(t);
+    const folder = {
+      type: "Notification" as const,
+      sequence: 2n,
+      filepath: "f",
+      content_hash: sha256OfText(""),
+      size: 0n,
+      permissions: 0o040755n,
+      is_deletion: false,
+      inline_content: new Uint8Array(0),
+    };
+    const workspace = await Workspace.open({ root: `${root}/r` });
+    const { paths } = openReplicaTables(workspace.store.db);
+    let connections = 0;
+    // First connection: `f`, then (once the replica wrote `f`) the master's folder `f`,
+    // held back; a file with wrong inline bytes, whose fetch is never answered; the
+    // conflict answering `f`; and the connection ends before the release could run. The
+    // next connection carries nothing new for `f`.
+    const script = async (master: Transport) => {
+      const connection = ++connections;
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send({
+            type: "BarrierConfirmation",
+            satisfied: true,
+            current_sequence: connection === 1 ? 1n : 3n,
+          });
+        } else if (msg.type === "CatchupRequest" && connection === 1) {
+          await master.send({
+            ...folder,
+            sequence: 1n,
+            content_hash: sha256OfText("a file"),
+            size: 6n,
+            permissions: 0o100644n,
+            inline_content: text("a file"),
+          });
+          await master.send({ type: "Heartbeat", agent_sequence: 1n, agent_iteration: 1n });
+        } else if (msg.type === "CatchupRequest") {
+          await master.send({ type: "Heartbeat", agent_sequence: 3n, agent_iteration: 3n });
+        } else if (msg.type === "WriteBack" && connection === 1) {
+          const entry = msg.entries.find((e) => e.filepath === "f")!;
+          answer = {
+            type: "WriteBackResult",
+            accepted: [],
+            rejected: [[entry.local_seq, 'conflict: "f" changed at sequence 2 by "local" after 1']],
+          };
+          await master.send(folder);
+          await waitFor(
+            "the master's folder f held back",
+            () => paths.get("f").deferred?.sequence === 2,
+          );
+          await master.send({
+            ...folder,
+            sequence: 3n,
+            filepath: "other.txt",
+            content_hash: sha256OfText("the real bytes"),
+            size: 14n,
+            permissions: 0o100644n,
+            inline_content: text("tampered"),
+          });
+        } else if (msg.type === "ContentFetchRequest" && connection === 1) {
+          await master.send(answer!);
+          master.close();
+        } else if (msg.type === "ContentFetchRequest") {
+          await master.send({
+            type: "ContentFetchResponse",
+            content_hash: msg.content_hash,
+            content: text("the real bytes"),
+            size: 14n,
+            chunk_manifest: null,
+          });
+        }
+      }
+    };
+    let answer: WriteBackResultMessage | undefined;
+    const server = await listenUnix({ path: `${root}/m.sock`, onTransport: script });
+    const replica = await startReplica({
+      workspace,
+      connect: `${root}/m.sock`,
+      backoffMinMs: 10,
+    });
+    try {
+      await waitFor(
+        "f on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/f`) === "a file" && workspace.store.history("f").length > 0,
+      );
+      await workspace.writeBytes("f", text("edited on the replica"));
+      await waitFor(
+        "the master's folder f on the replica",
+        async () =>
+          (await Deno.stat(`${root}/r/f`)).isDirectory && paths.get("f").deferred === null,
+      );
+      assert.equal(await readText(`${root}/r/other.txt`), "the real bytes");
+      assert.ok(connections >= 2);
+      assert.deepEqual(replica.status().problems, []);
+    } finally {
+      await replica.close();
+      await server.close();
+      await workspace.close();
+    }
+  }));
