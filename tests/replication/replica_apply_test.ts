@@ -244,7 +244,11 @@ Deno.test("what a folder holds, arriving after the master's answer to the file t
       }
     };
     let answer: WriteBackResultMessage | undefined;
-    const server = await listenUnix({ path: `${root}/m.sock`, onTransport: script });
+    // The replica ends connections too (reconnecting, closing): a reset read ends the script.
+    const server = await listenUnix({
+      path: `${root}/m.sock`,
+      onTransport: (master) => script(master).catch(() => master.close()),
+    });
     const replica = await startReplica({ workspace, connect: `${root}/m.sock` });
     try {
       await waitFor(
@@ -348,7 +352,11 @@ Deno.test("a version held back behind a write-back answered on a connection that
       }
     };
     let answer: WriteBackResultMessage | undefined;
-    const server = await listenUnix({ path: `${root}/m.sock`, onTransport: script });
+    // The replica ends connections too (reconnecting, closing): a reset read ends the script.
+    const server = await listenUnix({
+      path: `${root}/m.sock`,
+      onTransport: (master) => script(master).catch(() => master.close()),
+    });
     const replica = await startReplica({
       workspace,
       connect: `${root}/m.sock`,
