@@ -33,7 +33,10 @@ export interface ApplyFacts {
   local: LocalVersion;
   /** What the replica knows of the path's master side. */
   state: ReplicaPathState;
-  /** Whether the path has journal entries the master has not answered. */
+  /**
+   * Whether the path, or a path holding it, has journal entries the master has not
+   * answered, or answered with a release not run yet.
+   */
   pendingWriteBack: boolean;
   /** Whether the replica's master-to-replica filter excludes the path. */
   filtered: boolean;

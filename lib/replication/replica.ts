@@ -551,6 +551,14 @@ class ReplicaSession {
   #stopped = false;
   /** The applier failed midway: what is queued no longer follows what was applied. */
   #applyFailed = false;
+  /**
+   * Paths answered by the master whose `Release` is queued and not run yet, with how many
+   * such releases each: until it runs, a path still holds what the replica wrote (a file
+   * where the master now has a folder), so master versions of it and inside it wait too.
+   */
+  readonly #releasing = new Map<string, number>();
+  /** Paths whose write-back the master accepted on this connection. */
+  readonly #acceptedHere = new Set<string>();
 
   constructor(replica: Replica, transport: Transport) {
     this.#replica = replica;
@@ -620,6 +628,16 @@ class ReplicaSession {
         ? []
         : carriedNotifications(replica.carried, replica.applied, MAX_CARRIED);
       replica.carried = [];
+      // Versions held back behind write-backs a past connection had answered when it
+      // ended, before their release ran: nothing else would release them.
+      const { paths, journal } = replica.tables;
+      const answered = paths.deferredPaths().filter((path) => !journal.hasOpen(path));
+      if (answered.length > 0) {
+        this.#items.push({
+          type: "Release",
+          paths: answered.map((path) => ({ path, restore: false })),
+        });
+      }
       if (carried.length === 0) await this.#requestCatchup();
       else {
         // What the last connection carried is applied first, its content fetched now,
@@ -717,9 +735,14 @@ class ReplicaSession {
         this.#items.push(msg);
         return null;
       }
+      case "FullResyncRequired":
+        // Every answer on this connection counts in the numbering the resync reaches (a
+        // replaced master starts again); what was accepted before it does not.
+        this.#replica.tables.paths.forgetMasterSequences(this.#acceptedHere);
+        this.#items.push(msg);
+        return null;
       case "Heartbeat":
       case "BarrierConfirmation":
-      case "FullResyncRequired":
         this.#items.push(msg);
         return null;
       case "ContentFetchResponse":
@@ -766,6 +789,11 @@ class ReplicaSession {
           await this.#startResync(item);
           break;
         case "Release":
+          for (const { path } of item.paths) {
+            const left = (this.#releasing.get(path) ?? 1) - 1;
+            if (left > 0) this.#releasing.set(path, left);
+            else this.#releasing.delete(path);
+          }
           await this.#releaseAll(item.paths);
           break;
         case "Catchup":
@@ -938,11 +966,14 @@ class ReplicaSession {
   async #finishResync(sequence: number): Promise<void> {
     const replica = this.#replica;
     const seen = this.#resync!.seen;
-    const { journal } = replica.tables;
+    const { journal, paths } = replica.tables;
     const live = replica.store.list();
+    // A local change the master accepted after `sequence`: the master holds it, and its
+    // notification of it is still on the way (it comes after what the resync reached).
+    const acceptedLater = paths.acceptedAfter(sequence);
     const keep = (path: string) =>
-      seen.has(path) || journal.hasOpen(path) || replica.filter.toReplica.ignores(path) ||
-      replica.filter.local.ignores(path);
+      seen.has(path) || journal.hasOpen(path) || acceptedLater.has(path) ||
+      replica.filter.toReplica.ignores(path) || replica.filter.local.ignores(path);
     const holding = new Set<string>(); // folders holding a path kept here
     for (const { path } of live) {
       if (keep(path)) {
@@ -1093,9 +1124,12 @@ class ReplicaSession {
       local: local ?? { hash: "", mode: 0, deleted: true },
       state,
       // A local file or folder holding the path, still written back, holds it back too:
-      // the master's version of it may replace the one there (released with it).
-      pendingWriteBack: tables.journal.hasOpen(path) ||
-        ancestorsOf(path).some((ancestor) => tables.journal.hasOpen(ancestor)),
+      // the master's version of it may replace the one there (released with it). So does
+      // one answered whose release has not run yet: the master's answer is read at once,
+      // its release waits its turn behind the notifications that came before it.
+      pendingWriteBack: [path, ...ancestorsOf(path)].some((held) =>
+        tables.journal.hasOpen(held) || this.#releasing.has(held)
+      ),
       filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
       unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
     });
@@ -1284,6 +1318,7 @@ class ReplicaSession {
       if (entry.state === "accepted") {
         for (const path of touched) {
           paths.setAccepted(path, entry.masterSeq ?? 0);
+          this.#acceptedHere.add(path);
           release.push({ path, restore: false });
         }
         continue;
@@ -1303,6 +1338,10 @@ class ReplicaSession {
         for (const path of touched) release.push({ path, restore: conflict });
       }
     }
-    if (release.length > 0) this.#items.push({ type: "Release", paths: release });
+    if (release.length === 0) return;
+    for (const { path } of release) {
+      this.#releasing.set(path, (this.#releasing.get(path) ?? 0) + 1);
+    }
+    this.#items.push({ type: "Release", paths: release });
   }
 }

@@ -119,6 +119,36 @@ export class ReplicaPaths {
   }
 
   /**
+   * Forgets the master sequences a full resync restates (PROTOCOL.md §4): this replica's
+   * accepted writes and the versions held back. They may count in a replaced master's
+   * numbering (its store gone, sequences start again), where an old acceptance would make
+   * the new master's versions look superseded and an old deferral would never be replaced.
+   * The resync's replay sends the latest version of every path again, deferred anew where
+   * a write-back still waits.
+   *
+   * @param keepAccepted Paths whose acceptance came from the master being resynced with
+   * (on the same connection): their sequences are in its numbering, and kept.
+   */
+  forgetMasterSequences(keepAccepted: Iterable<string> = []): void {
+    this.#statement(
+      `UPDATE replica_paths SET
+         accepted_seq = CASE WHEN path IN (SELECT value FROM json_each(?)) THEN accepted_seq
+           ELSE 0 END,
+         deferred_seq = NULL, deferred_hash = NULL, deferred_mode = NULL, deferred_deleted = NULL
+       WHERE accepted_seq <> 0 OR deferred_seq IS NOT NULL`,
+    ).run(JSON.stringify([...keepAccepted]));
+  }
+
+  /** Paths whose write by this replica the master accepted at a sequence after `sequence`. */
+  acceptedAfter(sequence: number): Set<string> {
+    return new Set(
+      (this.#statement("SELECT path FROM replica_paths WHERE accepted_seq > ?").all(sequence) as {
+        path: string;
+      }[]).map((row) => row.path),
+    );
+  }
+
+  /**
    * The paths inside folder `path` with a deferred master version, in the order the master
    * made those versions (a folder before what it holds).
    */

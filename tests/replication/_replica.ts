@@ -5,8 +5,8 @@
  * [--debounce MS] [--ignore P]… [--to-replica P]… [--to-master P]… [--max-writeback N]
  * [--backoff-max MS] [--die-after-writeback]` (exit at once after sending the first `WriteBack`, to test a
  * crash whose answer is lost).
- * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle`, `scan` and
- * `exit` on stdin (see `_runner_common.ts`).
+ * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle`, `scan`,
+ * `history PATH` and `exit` on stdin (see `_runner_common.ts`).
  *
  * @module
  */
@@ -50,4 +50,5 @@ await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.
   status: () => replica.status(),
   "sync-wait": (ms) => replica.syncWait(Number(ms || 20000)),
   scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
+  history: (path) => workspace.store.history(path),
 });

@@ -147,6 +147,15 @@ Deno.test("folders in a catch-up from zero and in a full resync", async (t) => {
         assertEquals(tree.get("new/empty"), "dir 755");
         assertEquals(tree.get("mine/pending.txt")?.split(" ")[0], "644");
         assert(master.logs().includes("replica must resync"), master.logs());
+        // Its write-back is accepted during the resync, after the sequence the resync
+        // reaches: the sweep must not take it for a path the master lacks (and remove it
+        // until the master's echo of it brings it back).
+        await writeBacksAnswered(replica);
+        await waitForLive(replica);
+        for (const path of ["mine", "mine/pending.txt"]) {
+          const history = await replica.command<Iteration[]>(`history ${path}`);
+          assertEquals(history.filter((it) => it.deleted), [], `"${path}" never removed`);
+        }
       });
       await t.step("the master's store replaced: local folders it lacks are removed", async () => {
         await replica.stop();
@@ -155,11 +164,16 @@ Deno.test("folders in a catch-up from zero and in a full resync", async (t) => {
         await Deno.mkdir(`${r}/local/empty`, { recursive: true });
         // Gone from the new master, which never knew it: the resync's sweep removes it.
         await Deno.remove(`${m}/deep/0`, { recursive: true });
+        // Changed on the master since the replica's write of it was accepted: the new
+        // master's numbering starts again, so that acceptance (at a higher sequence of
+        // the old store) must not make the replica skip the new master's version.
+        await put(m, "mine/pending.txt", "the master's, since");
         await Deno.remove(`${m}/.chronicle`, { recursive: true });
         master = await startMaster(m, sock);
         replica = await startReplica(r, sock);
         const tree = await sameTrees([m, r], [master, replica]);
         assertEquals(under(tree, "deep/0"), []);
+        assertEquals(await Deno.readTextFile(`${r}/mine/pending.txt`), "the master's, since");
         assertEquals(tree.get("local/empty"), "dir 755", "a local folder is written back");
         await waitForLive(replica);
         const status = await replicaStatus(replica);
@@ -238,6 +252,42 @@ Deno.test("a folder replaced by a file on the replica while the master changed w
           assertEquals([...new Set(kept)], ["d"], "the replica's file is kept");
           assertEquals(status.problems, []);
           await Deno.remove(`${m}/d`, { recursive: true });
+          assertEquals([...(await sameTrees([m, r], [master, replica])).keys()], []);
+        });
+      }
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
+
+Deno.test("a file replaced by a folder on the master while the replica edits the file: the master's folder wins, the replica's edit is kept in its conflicts", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    let replica = await startReplica(r, sock);
+    const masterChanges = async () => {
+      await Deno.remove(`${m}/f`);
+      await put(m, "f/sub/x", "inside the folder");
+    };
+    try {
+      for (const order of ["the replica first", "the master first"]) {
+        await t.step(order, async () => {
+          await put(m, "f", "a file");
+          await sameTrees([m, r], [master, replica]);
+          await replica.stop();
+          if (order === "the master first") await masterChanges();
+          await put(r, "f", "edited on the replica");
+          if (order === "the replica first") await masterChanges();
+          replica = await startReplica(r, sock);
+          const tree = await sameTrees([m, r], [master, replica]);
+          assertEquals(tree.get("f"), "dir 755");
+          assertEquals(under(tree, "f"), ["f", "f/sub", "f/sub/x"]);
+          const status = await writeBacksAnswered(replica);
+          const kept = status.conflicts.filter((c) => c.keptHash !== null).map((c) => c.path);
+          assertEquals([...new Set(kept)], ["f"], "the replica's edit is kept");
+          assertEquals(status.problems, []);
+          await Deno.remove(`${m}/f`, { recursive: true });
           assertEquals([...(await sameTrees([m, r], [master, replica])).keys()], []);
         });
       }

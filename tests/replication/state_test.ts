@@ -105,6 +105,33 @@ Deno.test("ReplicaPaths remembers applied, accepted and deferred master versions
   });
 });
 
+Deno.test("ReplicaPaths forgets accepted and deferred sequences for a full resync, keeps what was applied", async () => {
+  await withDatabase((path) => {
+    const db = openDatabase(path);
+    const { paths } = openReplicaTables(db);
+    const applied = { sequence: 40, hash: "h40", mode: 0o100644, deleted: false };
+    paths.setApplied("a", applied);
+    paths.setAccepted("a", 44);
+    paths.setAccepted("b", 43);
+    paths.setAccepted("d", 17);
+    paths.defer("c", { sequence: 41, hash: "", mode: 0, deleted: true });
+    assertEquals([...paths.acceptedAfter(43)], ["a"]);
+    paths.forgetMasterSequences(["d"]); // accepted by the master resynced with: kept
+    assertEquals(paths.get("a").applied, applied);
+    assertEquals(paths.get("a").acceptedSeq, 0);
+    assertEquals([...paths.acceptedAfter(0)], ["d"]);
+    paths.forgetMasterSequences();
+    assertEquals(paths.acceptedAfter(0).size, 0);
+    assertEquals(paths.deferredPaths(), []);
+    // A replaced master's numbering starts again: its lower sequences are taken again.
+    paths.defer("c", { sequence: 3, hash: "h3", mode: 0o100644, deleted: false });
+    assertEquals(paths.get("c").deferred?.sequence, 3);
+    paths.setAccepted("b", 17);
+    assertEquals([...paths.acceptedAfter(16)], ["b"]);
+    db.close();
+  });
+});
+
 Deno.test("ApplyIntents notes versions being written until recorded, across reopening", async () => {
   await withDatabase((path) => {
     const v = (sequence: number, hash: string) => ({
