@@ -13,9 +13,10 @@
  * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs tiny sizes in a few seconds. `--profile`
  * runs only the initial syncs, master and replicas under Deno's `--cpu-prof`, and prints
  * where their CPU time went (the master's counted during the syncs only, the replicas'
- * from their start until synced); `--corpus NAME` (synthetic, realistic, npm) keeps one.
+ * from their start until synced); `--profile=DIR` also keeps the `.cpuprofile` files in
+ * DIR. `--corpus NAME` (synthetic, realistic, npm) keeps one corpus.
  *
- * Run: `deno run -A bench/replication_bench.ts [--quick] [--profile] [--corpus NAME]`
+ * Run: `deno run -A bench/replication_bench.ts [--quick] [--profile[=DIR]] [--corpus NAME]`
  *
  * @module
  */
@@ -83,8 +84,11 @@ const QUICK: Sizes = {
 
 /** What to run besides the size. */
 export interface RunOptions {
-  /** Profile the initial syncs, and run nothing else. @default {false} */
-  profile?: boolean;
+  /**
+   * Profile the initial syncs, and run nothing else; a folder keeps the `.cpuprofile` files
+   * (for Chrome's DevTools), one subfolder per corpus. @default {false}
+   */
+  profile?: boolean | string;
   /** Only this corpus's initial sync (`synthetic`, `realistic`, `npm`). @default {undefined} */
   corpus?: string;
 }
@@ -106,7 +110,11 @@ export async function run(quick: boolean, options: RunOptions = {}): Promise<str
     if (chosen.length === 0) throw new TypeError(`No corpus is named "${options.corpus}"`);
     for (const corpus of chosen) {
       const profile = options.profile
-        ? new ProfileSession(await fresh(base, `profile-${corpus.name}`))
+        ? new ProfileSession(
+          typeof options.profile === "string"
+            ? await Deno.makeTempDir({ dir: options.profile, prefix: `${corpus.name}-` })
+            : await fresh(base, `profile-${corpus.name}`),
+        )
         : undefined;
       lines.push(...await initialSync(base, sizes, corpus, profile));
       if (profile) {
@@ -443,6 +451,9 @@ async function rssBytes(peer: Peer): Promise<number> {
 if (import.meta.main) {
   const corpusAt = Deno.args.indexOf("--corpus");
   const corpus = corpusAt >= 0 ? Deno.args[corpusAt + 1] : undefined;
-  const options = { profile: Deno.args.includes("--profile"), ...(corpus ? { corpus } : {}) };
+  const kept = Deno.args.find((arg) => arg.startsWith("--profile="))?.slice(10);
+  const profile = kept ?? Deno.args.includes("--profile");
+  if (kept) await Deno.mkdir(kept, { recursive: true });
+  const options = { profile, ...(corpus ? { corpus } : {}) };
   for (const line of await run(quickMode(), options)) console.log(line);
 }
