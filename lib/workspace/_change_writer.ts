@@ -270,8 +270,7 @@ export class ChangeWriter {
       if (createOnly) throw new Deno.errors.AlreadyExists(`"${path}" exists and is not a folder`);
       await this.#c.disk.remove(path, { recursive: false }); // a file or link the folder replaces
     }
-    await this.#c.disk.mkdir(path);
-    await this.#c.disk.chmod(path, mode); // exactly these bits, whatever the umask
+    await this.#c.disk.makeFolder(path, mode); // exactly these bits, whatever the umask
   }
 
   /**

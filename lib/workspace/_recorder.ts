@@ -2,7 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { ancestorsOf, isInside, PathSet } from "../paths/mod.ts";
+import { isInside, parentOf, PathSet } from "../paths/mod.ts";
 import {
   type FileState,
   type FileStateChange,
@@ -201,7 +201,8 @@ export class Recorder {
   ): { scopes: string[]; unrecordedAncestors: string[] } {
     const ancestors = new Set<string>();
     for (const scope of scopes) {
-      for (const ancestor of ancestorsOf(scope)) {
+      // Innermost first, each made only when needed: siblings stop at their shared parent.
+      for (let ancestor = parentOf(scope); ancestor !== ""; ancestor = parentOf(ancestor)) {
         if (ancestors.has(ancestor)) break; // and its own ancestors with it
         ancestors.add(ancestor);
       }
