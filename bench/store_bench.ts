@@ -25,6 +25,7 @@
  */
 import { join } from "node:path";
 import { sha256Hex } from "../lib/cas/mod.ts";
+import { isFolderMode } from "../lib/store/mod.ts";
 import { Workspace } from "../lib/workspace/mod.ts";
 import {
   discard,
@@ -118,7 +119,9 @@ export async function run(quick: boolean): Promise<string[]> {
     await syncDisks();
     const scanMs = await timeMs(async () => {
       workspace = await Workspace.open({ root: oursRoot });
-      const { recorded, problems } = await workspace.scan();
+      const { recorded: all, problems } = await workspace.scan();
+      // Folders are recorded too (docs/PROTOCOL.md §8): only files are counted here.
+      const recorded = all.filter((iteration) => !isFolderMode(iteration.mode));
       if (recorded.length !== files.length || problems.length > 0) {
         throw new Error(
           `Scan recorded "${recorded.length}" of "${files.length}" files ` +
