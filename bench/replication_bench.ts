@@ -10,17 +10,22 @@
  * - bytes sent when one byte of a large file changes (counted by a proxy);
  * - the master's memory (RSS) with replicas connected.
  *
- * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs tiny sizes in a few seconds.
+ * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs tiny sizes in a few seconds. `--profile`
+ * runs only the initial syncs, master and replicas under Deno's `--cpu-prof`, and prints
+ * where their CPU time went (the master's counted during the syncs only, the replicas'
+ * from their start until synced); `--profile=DIR` also keeps the `.cpuprofile` files in
+ * DIR. `--corpus NAME` (synthetic, realistic, npm) keeps one corpus.
  *
- * Run: `deno run -A bench/replication_bench.ts`
+ * Run: `deno run -A bench/replication_bench.ts [--quick] [--profile[=DIR]] [--corpus NAME]`
  *
  * @module
  */
 import {
   benchCorpora,
   type Corpus,
-  type CorpusEntry,
   discard,
+  durableCopy,
+  durableWriteFloor,
   formatMiB,
   formatNumber,
   latencyLine,
@@ -33,10 +38,10 @@ import {
   propagationLatency,
   quickMode,
   runPeer,
-  summarize,
   syncDisks,
   timeMs,
 } from "./_lib/mod.ts";
+import { profileLines, ProfileSession } from "./_lib/cpu_profile.ts";
 import { CuttingProxy } from "../tests/replication/_cutting_proxy.ts";
 import { waitFor } from "../tests/_helpers/wait_for.ts";
 import { readText } from "../tests/_helpers/temp_dir.ts";
@@ -77,19 +82,47 @@ const QUICK: Sizes = {
   replicas: 2,
 };
 
+/** What to run besides the size. */
+export interface RunOptions {
+  /**
+   * Profile the initial syncs, and run nothing else; a folder keeps the `.cpuprofile` files
+   * (for Chrome's DevTools), one subfolder per corpus. @default {false}
+   */
+  profile?: boolean | string;
+  /** Only this corpus's initial sync (`synthetic`, `realistic`, `npm`). @default {undefined} */
+  corpus?: string;
+}
+
 /**
  * Runs the benchmark.
  *
  * @param quick Tiny sizes.
+ * @param options Profiling, one corpus.
  * @returns Printable result lines.
  */
-export async function run(quick: boolean): Promise<string[]> {
+export async function run(quick: boolean, options: RunOptions = {}): Promise<string[]> {
   const sizes = quick ? QUICK : FULL;
   const lines: string[] = [];
   const base = await Deno.makeTempDir({ prefix: "chronicle-repl-bench-" });
   try {
-    lines.push(await durableWriteFloor(base));
-    for (const corpus of corpora(sizes)) lines.push(...await initialSync(base, sizes, corpus));
+    lines.push(await durableWriteFloor(await fresh(base, "fsync")));
+    const chosen = corpora(sizes).filter((c) => !options.corpus || c.name === options.corpus);
+    if (chosen.length === 0) throw new TypeError(`No corpus is named "${options.corpus}"`);
+    for (const corpus of chosen) {
+      const profile = options.profile
+        ? new ProfileSession(
+          typeof options.profile === "string"
+            ? await Deno.makeTempDir({ dir: options.profile, prefix: `${corpus.name}-` })
+            : await fresh(base, `profile-${corpus.name}`),
+        )
+        : undefined;
+      lines.push(...await initialSync(base, sizes, corpus, profile));
+      if (profile) {
+        lines.push(...profileLines("master during the syncs", await profile.summary("master")));
+        lines.push(...profileLines("replicas until synced", await profile.summary("replica-")));
+      }
+    }
+    if (options.profile || options.corpus) return lines;
     lines.push(...await latency(base, sizes, "unix"));
     lines.push(...await latency(base, sizes, "websocket"));
     lines.push(...await oneByteChange(base, sizes));
@@ -112,39 +145,17 @@ async function fresh(base: string, name: string): Promise<string> {
 }
 
 /**
- * What one durable small-file write costs on this disk (temp file, fsync, rename, fsync
- * of the folder), the way the CAS and the workspace write: every replicated file pays a
- * few of these, which bounds the figures below.
- */
-async function durableWriteFloor(base: string): Promise<string> {
-  const dir = await fresh(base, "fsync");
-  const samples: number[] = [];
-  const bytes = new Uint8Array(200);
-  for (let i = 0; i < 50; i++) {
-    const start = performance.now();
-    const file = await Deno.open(`${dir}/t${i}`, { write: true, createNew: true });
-    await file.write(bytes);
-    await file.sync();
-    file.close();
-    await Deno.rename(`${dir}/t${i}`, `${dir}/f${i}`);
-    const folder = await Deno.open(dir, { read: true });
-    await folder.sync();
-    folder.close();
-    samples.push(performance.now() - start);
-  }
-  const summary = summarize(samples);
-  return `durable small write on this disk (write, fsync, rename, fsync folder): p50 ${
-    formatNumber(summary.p50, 2)
-  } ms, p99 ${formatNumber(summary.p99, 2)} ms`;
-}
-
-/**
  * Initial sync of a tree over a Unix socket, against tar through a pipe and rsync: in
  * interleaved rounds, each tool's median compared, since this disk's speed drifts over
  * minutes. Every copy goes to a new folder: deleting thousands of files right before a
  * measurement slows file creation for the next half minute (see `discard`).
  */
-async function initialSync(base: string, sizes: Sizes, corpus: Corpus): Promise<string[]> {
+async function initialSync(
+  base: string,
+  sizes: Sizes,
+  corpus: Corpus,
+  profile?: ProfileSession,
+): Promise<string[]> {
   const source = await fresh(base, `tree-${corpus.name}`);
   if (!(await corpus.build(source))) {
     return [`initial sync of the ${corpus.name} corpus: unavailable (${corpus.unavailable})`];
@@ -171,7 +182,12 @@ async function initialSync(base: string, sizes: Sizes, corpus: Corpus): Promise<
   let tarOk = true;
   let rsyncOk = true;
   // The master scans the tree before it listens: that is not part of the sync.
-  const master = await Peer.start("master", "_master.ts", masterArgs(source, `${base}/sync.sock`));
+  const master = await Peer.start(
+    "master",
+    "_master.ts",
+    masterArgs(source, `${base}/sync.sock`),
+    profile?.flags("master"),
+  );
   try {
     for (let round = 0; round < sizes.syncRounds; round++) {
       const tarTarget = await fresh(base, `tar-${round}`);
@@ -195,7 +211,9 @@ async function initialSync(base: string, sizes: Sizes, corpus: Corpus): Promise<
       // Each round's sync runs to the master's latest sequence (the last round wrote one).
       const { sequence } = await master.command<{ sequence: number }>("settle");
       const masterCpuBefore = await cpuMs(master);
-      const synced = await replicaSync(base, source, master, sequence, round);
+      const syncStart = performance.now();
+      const synced = await replicaSync(base, source, master, sequence, round, profile);
+      profile?.window("master", syncStart, syncStart + synced.ms);
       cpu.master.push((await cpuMs(master) - masterCpuBefore) * perThousand);
       cpu.replica.push(synced.cpuMs * perThousand);
       times.chronicle.push(synced.ms);
@@ -242,34 +260,6 @@ async function initialSync(base: string, sizes: Sizes, corpus: Corpus): Promise<
 }
 
 /**
- * Copies the tree as the least a Deno process can while making each file whole and
- * durable as Chronicle does: read it, write it under a temp name, rename it into place,
- * then flush the file system once. No hashing, no store, no protocol: a floor for what
- * the initial sync's design costs in this runtime, measured beside the peers.
- */
-async function durableCopy(
-  source: string,
-  target: string,
-  entries: CorpusEntry[],
-): Promise<void> {
-  for (const { path, kind } of entries) {
-    const from = `${source}/${path}`;
-    const to = `${target}/${path}`;
-    if (kind === "dir") {
-      Deno.mkdirSync(to, { recursive: true });
-    } else if (kind === "symlink") {
-      Deno.symlinkSync(Deno.readLinkSync(from), to);
-    } else {
-      const mode = (Deno.lstatSync(from).mode ?? 0o644) & 0o7777;
-      const temp = `${to}.tmp`;
-      Deno.writeFileSync(temp, Deno.readFileSync(from), { mode, createNew: true });
-      Deno.renameSync(temp, to);
-    }
-  }
-  if (!(await runPeer("sync", ["-f", target]))) await syncDisks(); // durable either way
-}
-
-/**
  * One initial sync: a new replica started until it has applied `sequence` (`ms`), then
  * how long a write on the master takes to reach it right after (`nextWriteMs`).
  */
@@ -279,15 +269,16 @@ async function replicaSync(
   master: Peer,
   sequence: number,
   round: number,
+  profile?: ProfileSession,
 ): Promise<{ ms: number; startMs: number; nextWriteMs: number; cpuMs: number }> {
   const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
-  const replica = await Peer.start("replica", "_replica.ts", [
-    "--root",
-    target,
-    "--connect",
-    `${base}/sync.sock`,
-  ]);
+  const replica = await Peer.start(
+    "replica",
+    "_replica.ts",
+    ["--root", target, "--connect", `${base}/sync.sock`],
+    profile?.flags(`replica-${round}`),
+  );
   const startMs = performance.now() - start;
   try {
     // Polled cheaply through the replica's status; trees are compared once afterwards.
@@ -297,6 +288,7 @@ async function replicaSync(
       { timeoutMs: INITIAL_SYNC_TIMEOUT_MS, intervalMs: 20 },
     );
     const ms = performance.now() - start;
+    profile?.window(`replica-${round}`, start, start + ms);
     const replicaCpuMs = await cpuMs(replica);
     const nextWriteMs = await nextWrite(source, target, round);
     await waitForSameTrees([source, target], { peers: [master, replica] });
@@ -457,5 +449,11 @@ async function rssBytes(peer: Peer): Promise<number> {
 }
 
 if (import.meta.main) {
-  for (const line of await run(quickMode())) console.log(line);
+  const corpusAt = Deno.args.indexOf("--corpus");
+  const corpus = corpusAt >= 0 ? Deno.args[corpusAt + 1] : undefined;
+  const kept = Deno.args.find((arg) => arg.startsWith("--profile="))?.slice(10);
+  const profile = kept ?? Deno.args.includes("--profile");
+  if (kept) await Deno.mkdir(kept, { recursive: true });
+  const options = { profile, ...(corpus ? { corpus } : {}) };
+  for (const line of await run(quickMode(), options)) console.log(line);
 }

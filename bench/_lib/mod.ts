@@ -8,6 +8,7 @@
 export { discoverBenches, isBenchFile } from "./bench_files.ts";
 export { benchCorpora, type Corpus, type CorpusEntry, listTree, processCpuMs } from "./corpora.ts";
 export { discard } from "./discard.ts";
+export { durableCopy, durableWriteFloor } from "./durable_copy.ts";
 export { formatMiB, formatNumber, KiB, MiB, rateRatio, sizeRatio } from "./format.ts";
 export { latencyLine, propagationLatency } from "./latency.ts";
 export {

@@ -264,14 +264,20 @@ export class ChangeWriter {
    * @throws {PathError} When a parent is a link or a file.
    */
   async #makeFolder(path: string, mode: number, createOnly: boolean): Promise<void> {
-    this.#c.disk.checkParents(path);
-    const found = lstatOrNullSync(this.#absolute(path));
-    if (found && !found.isDirectory) {
-      if (createOnly) throw new Deno.errors.AlreadyExists(`"${path}" exists and is not a folder`);
-      await this.#c.disk.remove(path, { recursive: false }); // a file or link the folder replaces
+    // Something in the way is rare: looked for only when the folder cannot be made (an
+    // lstat of every new folder first costs an error object each, in an initial sync).
+    try {
+      await this.#c.disk.makeFolder(path, mode); // exactly these bits, whatever the umask
+      return;
+    } catch (error) {
+      if (!(error instanceof PathError)) throw error;
+      this.#c.disk.checkParents(path); // a parent that is a link or a file: its own error
+      const found = lstatOrNullSync(this.#absolute(path));
+      if (!found || found.isDirectory) throw error;
     }
-    await this.#c.disk.mkdir(path);
-    await this.#c.disk.chmod(path, mode); // exactly these bits, whatever the umask
+    if (createOnly) throw new Deno.errors.AlreadyExists(`"${path}" exists and is not a folder`);
+    await this.#c.disk.remove(path, { recursive: false }); // a file or link the folder replaces
+    await this.#c.disk.makeFolder(path, mode);
   }
 
   /**

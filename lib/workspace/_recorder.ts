@@ -2,7 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { ancestorsOf, isInside, PathSet } from "../paths/mod.ts";
+import { isInside, parentOf, PathSet } from "../paths/mod.ts";
 import {
   type FileState,
   type FileStateChange,
@@ -147,13 +147,11 @@ export class Recorder {
     }
     // Deletions first: a file replaced by a folder of the same name (or the reverse) is
     // then never recorded as both present at one sequence, and replicas apply it in order.
-    // Deletions children first (descending: a folder after what was in it), creations
-    // parents first (ascending), as PROTOCOL.md §8 orders them.
-    changes.sort((a, b) => {
-      if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
-      const order = a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
-      return a.deleted ? -order : order;
-    });
+    // Deletions deepest first (a folder after what was in it), creations shallowest first
+    // (a folder before what goes in it), as PROTOCOL.md §8 orders them. By depth rather
+    // than by path: consecutive paths of one depth are never related, so a replica applies
+    // a level of a new tree in one batch, not one batch per folder.
+    changes.sort(byDepthThenPath);
     await this.#c.cas.syncDeferred(); // the content stored above, durable before it is recorded
     const recorded = this.#c.store.record(changes, states); // one commit for both
     if (recorded.some((iteration) => iteration.path === IGNORE_FILE)) this.#c.onIgnoreFile();
@@ -201,7 +199,8 @@ export class Recorder {
   ): { scopes: string[]; unrecordedAncestors: string[] } {
     const ancestors = new Set<string>();
     for (const scope of scopes) {
-      for (const ancestor of ancestorsOf(scope)) {
+      // Innermost first, each made only when needed: siblings stop at their shared parent.
+      for (let ancestor = parentOf(scope); ancestor !== ""; ancestor = parentOf(ancestor)) {
         if (ancestors.has(ancestor)) break; // and its own ancestors with it
         ancestors.add(ancestor);
       }
@@ -323,4 +322,19 @@ export async function readIgnoreFile(root: string): Promise<string[]> {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
+}
+
+/** Deletions before creations; deletions deepest first, creations shallowest first. */
+function byDepthThenPath(a: NewIteration, b: NewIteration): number {
+  if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
+  const order = depthOf(a.path) - depthOf(b.path) ||
+    (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return a.deleted ? -order : order;
+}
+
+/** How many folders hold a normalized path (0 for the root's children). */
+function depthOf(path: string): number {
+  let depth = 0;
+  for (let at = path.indexOf("/"); at !== -1; at = path.indexOf("/", at + 1)) depth++;
+  return depth;
 }

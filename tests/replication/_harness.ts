@@ -42,10 +42,18 @@ export class Peer {
     })();
   }
 
-  /** Starts `tests/replication/<script>` with `args` and waits for its `READY` line. */
-  static async start(name: string, script: string, args: string[]): Promise<Peer> {
+  /**
+   * Starts `tests/replication/<script>` with `args` and waits for its `READY` line;
+   * `denoFlags` go to `deno run` (the benchmark's `--cpu-prof`, say).
+   */
+  static async start(
+    name: string,
+    script: string,
+    args: string[],
+    denoFlags: readonly string[] = [],
+  ): Promise<Peer> {
     const process = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--no-check", `${HERE}${script}`, ...args],
+      args: ["run", "-A", "--no-check", ...denoFlags, `${HERE}${script}`, ...args],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -232,6 +232,53 @@ Deno.test("Workspace.applyChanges() create-only writes refuse whatever is on dis
     }
   }));
 
+Deno.test("Workspace.applyChanges() makes a folder where a file or link is, unless create-only", async (t) => {
+  const cases = [
+    { description: "over a file", input: { kind: "file", createOnly: false }, expected: "made" },
+    { description: "over a link", input: { kind: "link", createOnly: false }, expected: "made" },
+    { description: "over a folder", input: { kind: "dir", createOnly: false }, expected: "made" },
+    { description: "nothing there", input: { kind: "none", createOnly: true }, expected: "made" },
+    {
+      description: "create-only, a file",
+      input: { kind: "file", createOnly: true },
+      expected: "refused",
+    },
+    {
+      description: "create-only, a link",
+      input: { kind: "link", createOnly: true },
+      expected: "refused",
+    },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () =>
+      withTempDir(async (root) => {
+        await put(root, "other.txt", "kept");
+        if (input.kind === "file") await put(root, "p", "in the way");
+        if (input.kind === "link") await Deno.symlink("other.txt", `${root}/p`);
+        if (input.kind === "dir") await Deno.mkdir(`${root}/p`);
+        const workspace = await Workspace.open({ root });
+        try {
+          const { recorded, failed } = await workspace.applyChanges([
+            { path: "p", hash: "", mode: 0o40700, createOnly: input.createOnly },
+          ]);
+          const info = await Deno.lstat(`${root}/p`);
+          if (expected === "made") {
+            assert.deepEqual(failed, []);
+            assert.ok(info.isDirectory);
+            assert.equal((info.mode ?? 0) & 0o7777, 0o700);
+            assert.deepEqual(recorded.map((iteration) => iteration.path), ["p"]);
+          } else {
+            assert.ok(failed[0]?.error instanceof Deno.errors.AlreadyExists);
+            assert.equal(info.isDirectory, false);
+          }
+          assert.equal(await Deno.readTextFile(`${root}/other.txt`), "kept");
+        } finally {
+          await workspace.close();
+        }
+      }));
+  }
+});
+
 Deno.test("Workspace.applyChanges() writing a file where a recorded folder was removed unseen records its files deleted", () =>
   withTempDir(async (root) => {
     await put(root, "p/q.txt", "inside");

@@ -135,6 +135,7 @@ Deno.test("WorkspaceDisk refuses every operation under a folder swapped for a li
     ["chmod", (disk) => disk.chmod("d/file", 0o777)],
     ["remove", (disk) => disk.remove("d/file")],
     ["mkdir", (disk) => disk.mkdir("d/sub")],
+    ["makeFolder", (disk) => disk.makeFolder("d/sub", 0o755)],
   ];
   for (const [name, operation] of operations) {
     await t.step(name, () =>
@@ -162,6 +163,46 @@ Deno.test("WorkspaceDisk never follows a final link: chmod refused, remove unlin
     assert.equal(lstatOrNullSync(`${root}/victim`), null);
     assert.equal(Deno.readTextFileSync(`${outside}/file`), "outside");
   }));
+
+Deno.test("WorkspaceDisk.makeFolder() leaves a folder with exactly the mode's bits, or refuses", async (t) => {
+  const cases = [
+    {
+      description: "new, the umask's usual bits",
+      input: { path: "n", mode: 0o40755 },
+      expected: 0o755,
+    },
+    {
+      description: "new, bits the umask takes",
+      input: { path: "n", mode: 0o777 },
+      expected: 0o777,
+    },
+    {
+      description: "new, with its parents",
+      input: { path: "a/b/c", mode: 0o700 },
+      expected: 0o700,
+    },
+    { description: "new, setgid", input: { path: "g", mode: 0o2775 }, expected: 0o2775 },
+    { description: "existing, bits changed", input: { path: "d", mode: 0o711 }, expected: 0o711 },
+    { description: "a file in the way", input: { path: "d/file", mode: 0o755 }, expected: null },
+    { description: "a link in the way", input: { path: "l", mode: 0o755 }, expected: null },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () =>
+      withRoots(async (root, outside) => {
+        await Deno.symlink(outside, `${root}/l`);
+        const disk = new WorkspaceDisk(root);
+        if (expected === null) {
+          await assert.rejects(() => disk.makeFolder(input.path, input.mode), PathError);
+          assert.equal((Deno.statSync(outside).mode ?? 0) & 0o7777, 0o755 & ~Deno.umask());
+          return;
+        }
+        await disk.makeFolder(input.path, input.mode);
+        const info = Deno.lstatSync(`${root}/${input.path}`);
+        assert.ok(info.isDirectory);
+        assert.equal((info.mode ?? 0) & 0o7777, expected);
+      }));
+  }
+});
 
 Deno.test("WorkspaceDisk: a file swapped for a link just before a chmod is refused", () =>
   withRoots(async (root, outside) => {
