@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { statementCache } from "../db/mod.ts";
+import { columns, type Row, statementCache } from "../db/mod.ts";
 
 /** A path's content as the master has it: what a notification carries. */
 export interface MasterVersion {
@@ -25,19 +25,6 @@ export interface ReplicaPathState {
   deferred: MasterVersion | null;
 }
 
-type Row = {
-  path: string;
-  master_seq: number;
-  hash: string;
-  mode: number;
-  deleted: number;
-  accepted_seq: number;
-  deferred_seq: number | null;
-  deferred_hash: string | null;
-  deferred_mode: number | null;
-  deferred_deleted: number | null;
-};
-
 /**
  * The replica's per-path view of the master (table `replica_paths`, see `_schema.ts`):
  * which master version of each path it applied (the `master_rowid_seen` of the next local
@@ -58,9 +45,7 @@ export class ReplicaPaths {
 
   /** The path's state; a path never heard of has `applied.sequence` 0 and no deferral. */
   get(path: string): ReplicaPathState {
-    const row = this.#statement("SELECT * FROM replica_paths WHERE path = ?").get(path) as
-      | Row
-      | undefined;
+    const row = this.#statement("SELECT * FROM replica_paths WHERE path = ?").get(path);
     return row ? toState(row) : neverHeardOf(path);
   }
 
@@ -68,17 +53,15 @@ export class ReplicaPaths {
   getMany(paths: string[]): Map<string, ReplicaPathState> {
     const rows = this.#statement(
       "SELECT r.* FROM json_each(?) j JOIN replica_paths r ON r.path = j.value",
-    ).all(JSON.stringify(paths)) as Row[];
-    const found = new Map(rows.map((row) => [row.path, toState(row)]));
+    ).all(JSON.stringify(paths)).map(toState);
+    const found = new Map(rows.map((state) => [state.path, state]));
     return new Map(paths.map((path) => [path, found.get(path) ?? neverHeardOf(path)]));
   }
 
   /** The `master_rowid_seen` for a local write of `path`. */
   seen(path: string): number {
-    const row = this.#statement("SELECT master_seq FROM replica_paths WHERE path = ?").get(
-      path,
-    ) as { master_seq: number } | undefined;
-    return row?.master_seq ?? 0;
+    const row = this.#statement("SELECT master_seq FROM replica_paths WHERE path = ?").get(path);
+    return row ? columns(row).integer("master_seq") : 0;
   }
 
   /**
@@ -142,9 +125,8 @@ export class ReplicaPaths {
   /** Paths whose write by this replica the master accepted at a sequence after `sequence`. */
   acceptedAfter(sequence: number): Set<string> {
     return new Set(
-      (this.#statement("SELECT path FROM replica_paths WHERE accepted_seq > ?").all(sequence) as {
-        path: string;
-      }[]).map((row) => row.path),
+      this.#statement("SELECT path FROM replica_paths WHERE accepted_seq > ?").all(sequence)
+        .map((row) => columns(row).text("path")),
     );
   }
 
@@ -153,16 +135,16 @@ export class ReplicaPaths {
    * made those versions (a folder before what it holds).
    */
   deferredInside(path: string): string[] {
-    return (this.#statement(
+    return this.#statement(
       `SELECT path FROM replica_paths WHERE path >= ? || '/' AND path < ? || '0'
          AND deferred_seq IS NOT NULL ORDER BY deferred_seq`,
-    ).all(path, path) as { path: string }[]).map((row) => row.path);
+    ).all(path, path).map((row) => columns(row).text("path"));
   }
 
   /** Paths with a deferred master version. */
   deferredPaths(): string[] {
-    return (this.#statement("SELECT path FROM replica_paths WHERE deferred_seq IS NOT NULL")
-      .all() as { path: string }[]).map((row) => row.path);
+    return this.#statement("SELECT path FROM replica_paths WHERE deferred_seq IS NOT NULL")
+      .all().map((row) => columns(row).text("path"));
   }
 }
 
@@ -180,20 +162,22 @@ function neverHeardOf(path: string): ReplicaPathState {
 }
 
 function toState(row: Row): ReplicaPathState {
+  const read = columns(row);
+  const deferredSeq = read.integerOrNull("deferred_seq");
   return {
-    path: row.path,
+    path: read.text("path"),
     applied: {
-      sequence: row.master_seq,
-      hash: row.hash,
-      mode: row.mode,
-      deleted: row.deleted === 1,
+      sequence: read.integer("master_seq"),
+      hash: read.text("hash"),
+      mode: read.integer("mode"),
+      deleted: read.boolean("deleted"),
     },
-    acceptedSeq: row.accepted_seq,
-    deferred: row.deferred_seq === null ? null : {
-      sequence: row.deferred_seq,
-      hash: row.deferred_hash ?? "",
-      mode: row.deferred_mode ?? 0,
-      deleted: row.deferred_deleted === 1,
+    acceptedSeq: read.integer("accepted_seq"),
+    deferred: deferredSeq === null ? null : {
+      sequence: deferredSeq,
+      hash: read.textOrNull("deferred_hash") ?? "",
+      mode: read.integerOrNull("deferred_mode") ?? 0,
+      deleted: read.integerOrNull("deferred_deleted") === 1,
     },
   };
 }
