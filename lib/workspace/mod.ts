@@ -13,17 +13,17 @@
  *
  * @module
  */
+export { Workspace } from "./workspace.ts";
 export {
   type ApplyChangesOptions,
   type ApplyChangesResult,
   type CaptureResult,
+  FolderNotEmptyError,
   type WatchOptions,
-  Workspace,
   type WorkspaceChange,
   type WorkspaceOptions,
   type WriteOptions,
-} from "./workspace.ts";
-export { FolderNotEmptyError } from "./workspace_types.ts";
+} from "./workspace_types.ts";
 export {
   DEFAULT_DATA_DIR,
   type LayoutOptions,

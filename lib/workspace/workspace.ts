@@ -23,16 +23,6 @@ import type {
   WriteOptions,
 } from "./workspace_types.ts";
 
-export type {
-  ApplyChangesOptions,
-  ApplyChangesResult,
-  CaptureResult,
-  WatchOptions,
-  WorkspaceChange,
-  WorkspaceOptions,
-  WriteOptions,
-} from "./workspace_types.ts";
-
 /**
  * Paths captured in one turn of the queue by {@linkcode Workspace.scan} while other work
  * waits: about 15 ms of work when each must be read again.
