@@ -133,12 +133,13 @@ export class SnapshotRecords {
       "SELECT head_number, head_hash, anchor_number, anchor_hash, seal FROM snapshot_chain WHERE singleton = 1",
     );
     if (!row) return undefined;
+    const read = columns(row);
     return {
-      headNumber: columns(row).integer("head_number"),
-      headHash: columns(row).text("head_hash"),
-      anchorNumber: columns(row).integer("anchor_number"),
-      anchorHash: columns(row).text("anchor_hash"),
-      seal: columns(row).text("seal"),
+      headNumber: read.integer("head_number"),
+      headHash: read.text("head_hash"),
+      anchorNumber: read.integer("anchor_number"),
+      anchorHash: read.text("anchor_hash"),
+      seal: read.text("seal"),
     };
   }
 
@@ -163,11 +164,14 @@ export class SnapshotRecords {
       "SELECT number, timestamp, transaction_id FROM snapshots WHERE number <= ? OR timestamp < ? ORDER BY number",
       throughNumber,
       olderThan,
-    ).map((row): PruneCandidate => ({
-      number: columns(row).integer("number"),
-      timestamp: columns(row).integer("timestamp"),
-      transactionId: columns(row).textOrNull("transaction_id"),
-    }));
+    ).map((row): PruneCandidate => {
+      const read = columns(row);
+      return {
+        number: read.integer("number"),
+        timestamp: read.integer("timestamp"),
+        transactionId: read.textOrNull("transaction_id"),
+      };
+    });
   }
 
   /** The IDs of the transactions still active. */
@@ -264,40 +268,47 @@ export class SnapshotRecords {
   }
 
   #toRecord(row: Row): SnapshotRecord {
+    const read = columns(row);
+    const number = read.integer("number");
     const files = this.#all(
       "SELECT path, state, kind, hash, size, mode FROM snapshot_files WHERE snapshot_number = ? ORDER BY path",
-      columns(row).integer("number"),
-    ).map((file): CapturedFile => ({
-      path: columns(file).text("path"),
-      state: columns(file).choice("state", FILE_STATES),
-      kind: columns(file).choice("kind", FILE_KINDS),
-      hash: columns(file).text("hash"),
-      size: columns(file).integer("size"),
-      mode: columns(file).integer("mode"),
-    }));
+      number,
+    ).map((fileRow): CapturedFile => {
+      const file = columns(fileRow);
+      return {
+        path: file.text("path"),
+        state: file.choice("state", FILE_STATES),
+        kind: file.choice("kind", FILE_KINDS),
+        hash: file.text("hash"),
+        size: file.integer("size"),
+        mode: file.integer("mode"),
+      };
+    });
     return {
-      id: columns(row).text("id"),
-      number: columns(row).integer("number"),
-      timestamp: columns(row).integer("timestamp"),
-      actionType: columns(row).text("action_type"),
-      summary: columns(row).text("summary"),
-      transactionId: columns(row).textOrNull("transaction_id"),
+      id: read.text("id"),
+      number,
+      timestamp: read.integer("timestamp"),
+      actionType: read.text("action_type"),
+      summary: read.text("summary"),
+      transactionId: read.textOrNull("transaction_id"),
       files,
-      previousHash: columns(row).text("previous_hash"),
-      hash: columns(row).text("hash"),
+      previousHash: read.text("previous_hash"),
+      hash: read.text("hash"),
     };
   }
 
   #toTransaction(row: Row): Transaction {
+    const read = columns(row);
+    const id = read.text("id");
     const snapshots = this.#all(
       "SELECT id FROM snapshots WHERE transaction_id = ? ORDER BY number",
-      columns(row).text("id"),
+      id,
     ).map((r) => columns(r).text("id"));
     return {
-      id: columns(row).text("id"),
-      status: columns(row).choice("status", TRANSACTION_STATUSES),
-      startedAt: columns(row).integer("started_at"),
-      finishedAt: columns(row).integerOrNull("finished_at"),
+      id,
+      status: read.choice("status", TRANSACTION_STATUSES),
+      startedAt: read.integer("started_at"),
+      finishedAt: read.integerOrNull("finished_at"),
       snapshots,
     };
   }
