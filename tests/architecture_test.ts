@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { dirname, join, relative } from "node:path";
 import { PROJECT_ROOT } from "./_helpers/processes.ts";
 
@@ -42,6 +42,15 @@ const LAYERS: Record<string, number> = {
   cli: 9,
 };
 
+/**
+ * Areas held to fewer areas than their layer allows: each imports only the areas it is
+ * built on. The workspace records changes; it must not reach the database, the wire or
+ * the network directly (issue #22).
+ */
+const BUILT_ON: Record<string, readonly string[]> = {
+  workspace: ["cas", "concurrency", "disk", "filter", "log", "paths", "store"],
+};
+
 /** One import of one file of `lib/`, relative to the project root. */
 interface Import {
   from: string;
@@ -75,6 +84,10 @@ export function importProblem({ from, to }: Import): string | null {
   if (LAYERS[target]! >= LAYERS[source]!) {
     return `${from} imports lib/${target} (layer ${LAYERS[target]}), not below lib/${source} ` +
       `(layer ${LAYERS[source]})`;
+  }
+  const builtOn = BUILT_ON[source];
+  if (builtOn !== undefined && !builtOn.includes(target)) {
+    return `${from} imports lib/${target}: lib/${source} is built on ${builtOn.join(", ")} only`;
   }
   return null;
 }
@@ -133,6 +146,56 @@ Deno.test("importProblem() allows downward imports through mod.ts only", async (
       expected: "lib/newthing has no layer: add it to LAYERS",
     },
     {
+      description: "into the workspace, through mod.ts",
+      input: { from: "lib/replication/master.ts", to: "lib/workspace/mod.ts" },
+      expected: null,
+    },
+    {
+      description: "into the workspace, through a side door",
+      input: { from: "lib/cli/locate_workspace.ts", to: "lib/workspace/layout.ts" },
+      expected:
+        "lib/cli/locate_workspace.ts imports lib/workspace/layout.ts: another area is reached only through lib/workspace/mod.ts",
+    },
+    {
+      description: "into an internal module of the workspace",
+      input: { from: "lib/http/app.ts", to: "lib/workspace/_recorder.ts" },
+      expected:
+        "lib/http/app.ts imports lib/workspace/_recorder.ts: another area is reached only through lib/workspace/mod.ts",
+    },
+    {
+      description: "within the workspace",
+      input: { from: "lib/workspace/workspace.ts", to: "lib/workspace/_recorder.ts" },
+      expected: null,
+    },
+    {
+      description: "the workspace down to an area it is built on, through mod.ts",
+      input: { from: "lib/workspace/_recorder.ts", to: "lib/store/mod.ts" },
+      expected: null,
+    },
+    {
+      description: "the workspace down, through a side door",
+      input: { from: "lib/workspace/workspace.ts", to: "lib/store/store.ts" },
+      expected:
+        "lib/workspace/workspace.ts imports lib/store/store.ts: another area is reached only through lib/store/mod.ts",
+    },
+    {
+      description: "the workspace upward",
+      input: { from: "lib/workspace/workspace.ts", to: "lib/replication/mod.ts" },
+      expected:
+        "lib/workspace/workspace.ts imports lib/replication (layer 6), not below lib/workspace (layer 3)",
+    },
+    {
+      description: "the workspace down to a lower area it is not built on",
+      input: { from: "lib/workspace/workspace.ts", to: "lib/db/mod.ts" },
+      expected:
+        "lib/workspace/workspace.ts imports lib/db: lib/workspace is built on cas, concurrency, disk, filter, log, paths, store only",
+    },
+    {
+      description: "areas unrelated to the workspace",
+      input: { from: "lib/http/app.ts", to: "lib/snapshot/mod.ts" },
+      expected: null,
+    },
+    {
       description: "outside lib",
       input: { from: "lib/daemon/version.ts", to: "deno.json" },
       expected: null,
@@ -163,6 +226,9 @@ Deno.test("importSpecifiers() finds static, re-exported and dynamic imports", ()
 
 Deno.test("lib/ imports only lower areas, and only through their mod.ts", async () => {
   const imports = await libImports();
+  // The reader finds the workspace's own imports: an empty reading would pass anything.
+  ok(imports.some((edge) => edge.from === "lib/workspace/workspace.ts"));
+  ok(imports.some((edge) => edge.to === "lib/workspace/mod.ts"));
   const problems = imports.map(importProblem).filter((problem) => problem !== null);
   deepStrictEqual(problems, []);
 });
