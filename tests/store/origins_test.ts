@@ -32,6 +32,21 @@ async function cli(workspace: Workspace, root: string, args: string[]): Promise<
   assert.equal(result.code, 0, result.stderr);
 }
 
+const snapshotsOf = (workspace: Workspace) =>
+  openWorkspaceSnapshots(workspace, { config: DEFAULT_SNAPSHOT_CONFIG, offTheRecord: false });
+
+/** Snapshots `notes.md`, then overwrites it on disk and records that; the snapshot's ID. */
+async function snapshotThenOverwrite(
+  workspace: Workspace,
+  root: string,
+  snapshots = snapshotsOf(workspace),
+): Promise<string> {
+  const snap = await snapshots.snapshot({ type: "write_file", payload: { path: "notes.md" } });
+  await put(root, "notes.md", "oops");
+  await workspace.scan();
+  return snap!.id;
+}
+
 const CASES: Case[] = [
   {
     description: "an edit seen on disk by the scan is local",
@@ -73,38 +88,23 @@ const CASES: Case[] = [
   {
     description: "a snapshot rollback is rollback",
     write: async (workspace, root) => {
-      const snapshots = openWorkspaceSnapshots(workspace, {
-        config: DEFAULT_SNAPSHOT_CONFIG,
-        offTheRecord: false,
-      });
-      const snap = await snapshots.snapshot({ type: "write_file", payload: { path: "notes.md" } });
-      await put(root, "notes.md", "oops");
-      await workspace.scan();
-      await snapshots.rollback(snap!.id);
+      const snapshots = snapshotsOf(workspace);
+      await snapshots.rollback(await snapshotThenOverwrite(workspace, root, snapshots));
     },
     expected: ORIGINS.rollback,
   },
   {
     description: "chronicle rollback ID is rollback",
     write: async (workspace, root) => {
-      const snapshots = openWorkspaceSnapshots(workspace, {
-        config: DEFAULT_SNAPSHOT_CONFIG,
-        offTheRecord: false,
-      });
-      const snap = await snapshots.snapshot({ type: "write_file", payload: { path: "notes.md" } });
-      await put(root, "notes.md", "oops");
-      await workspace.scan();
-      await cli(workspace, root, ["rollback", snap!.id.slice(0, 8)]);
+      const id = await snapshotThenOverwrite(workspace, root);
+      await cli(workspace, root, ["rollback", id.slice(0, 8)]);
     },
     expected: ORIGINS.rollback,
   },
   {
     description: "a transaction rollback is rollback",
     write: async (workspace, root) => {
-      const snapshots = openWorkspaceSnapshots(workspace, {
-        config: DEFAULT_SNAPSHOT_CONFIG,
-        offTheRecord: false,
-      });
+      const snapshots = snapshotsOf(workspace);
       const txn = snapshots.beginTransaction();
       await snapshots.snapshot({ type: "delete_file", payload: { path: "notes.md" } }, {
         transactionId: txn.id,
