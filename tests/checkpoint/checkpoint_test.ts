@@ -17,6 +17,7 @@ import {
 } from "../../lib/checkpoint/mod.ts";
 import { S_IFLNK, S_IFREG, Store } from "../../lib/store/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
+import { recordContent } from "./_record.ts";
 
 const encoder = new TextEncoder();
 
@@ -44,25 +45,8 @@ async function buildSource(dir: string): Promise<Source> {
   // As a workspace opens it: small contents go to the database's object table.
   const cas = await Cas.open(casDir, { db: store.db });
   try {
-    const put = async (
-      path: string,
-      text: string | Uint8Array,
-      mode = S_IFREG | 0o644,
-      timestamp?: number,
-    ) => {
-      const bytes = typeof text === "string" ? encoder.encode(text) : text;
-      const stored = await cas.putBytes(bytes);
-      store.record([{
-        path,
-        hash: stored.hash,
-        size: stored.size,
-        mode,
-        deleted: false,
-        origin: "local",
-        ...(timestamp === undefined ? {} : { timestamp }),
-      }]);
-      return stored.hash;
-    };
+    const put = (path: string, text: string | Uint8Array, mode?: number, timestamp?: number) =>
+      recordContent(store, cas, path, text, mode, timestamp);
     await put("notes.md", "first");
     await put("notes.md", "second");
     await put("notes.md", "third, the latest", S_IFREG | 0o644, Date.UTC(2020, 0, 2, 3, 4, 5));

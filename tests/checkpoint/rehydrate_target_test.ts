@@ -5,6 +5,7 @@ import { checkpoint, CheckpointError, rehydrate } from "../../lib/checkpoint/mod
 import { lstatOrNull } from "../../lib/disk/mod.ts";
 import { S_IFLNK, S_IFREG, Store } from "../../lib/store/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
+import { recordContent } from "./_record.ts";
 
 /** A checkpoint (with objects) of a store holding notes.md "v1", keep.txt "same" and a link. */
 async function makeCheckpoint(dir: string): Promise<string> {
@@ -20,15 +21,7 @@ async function makeCheckpoint(dir: string): Promise<string> {
         ["docs/link", "../notes.md", S_IFLNK | 0o777],
       ] as const
     ) {
-      const stored = await cas.putBytes(new TextEncoder().encode(text));
-      store.record([{
-        path,
-        hash: stored.hash,
-        size: stored.size,
-        mode,
-        deleted: false,
-        origin: "local",
-      }]);
+      await recordContent(store, cas, path, text, mode);
     }
   } finally {
     store.close();
