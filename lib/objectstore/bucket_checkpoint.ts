@@ -8,6 +8,7 @@ import {
   rehydrate,
   type RehydrateResult,
 } from "../checkpoint/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
 import { openDatabase } from "../db/mod.ts";
 import { checkpointFileKey, checkpointId, checkpointsKey } from "./keys.ts";
 import { ObjectTier } from "./object_tier.ts";
@@ -81,15 +82,11 @@ export async function checkpointToBucket(
       const missing = hashes.filter((hash) => !known.has(hash));
       alreadyThere += hashes.length - missing.length;
       const cas = await Cas.open(options.casDir, { db });
-      let next = 0;
-      const worker = async () => {
-        while (next < missing.length) {
-          const sent = await sendContent(cas, options.client, options.prefix, missing[next++]!);
-          uploadedBytes += sent.bytes;
-          alreadyThere += sent.alreadyThere;
-        }
-      };
-      await Promise.all(Array.from({ length: options.concurrency ?? 8 }, worker));
+      await forEachLimited(missing, options.concurrency ?? 8, async (hash) => {
+        const sent = await sendContent(cas, options.client, options.prefix, hash);
+        uploadedBytes += sent.bytes;
+        alreadyThere += sent.alreadyThere;
+      });
     } finally {
       db.close();
     }
@@ -251,15 +248,10 @@ async function fetchAll(
   const db = openDatabase(options.database);
   try {
     const cas = await Cas.open(options.casDir, { db, tier });
-    let next = 0;
-    const worker = async () => {
-      while (next < hashes.length) {
-        const hash = hashes[next++]!;
-        if (await cas.hasObject(hash) || await cas.has(hash)) continue;
-        for await (const _piece of cas.readStream(hash)) { /* stored as it is read */ }
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, worker));
+    await forEachLimited(hashes, 8, async (hash) => {
+      if (await cas.hasObject(hash) || await cas.has(hash)) return;
+      for await (const _piece of cas.readStream(hash)) { /* stored as it is read */ }
+    });
   } finally {
     db.close();
   }

@@ -1,6 +1,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { Cas } from "../cas/mod.ts";
 import { referencedHashes } from "../checkpoint/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
 import { migrate } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import type { S3Client } from "./s3_client.ts";
@@ -155,23 +156,20 @@ export class Uploader {
     let sent = 0;
     let bytes = 0;
     let failedThisPass = false;
-    let next = 0;
-    const worker = async () => {
-      while (next < batch.length && !this.#stopped) {
-        const hash = batch[next++]!;
-        try {
-          const { bytes: sentBytes, chunks } = await this.#uploadContent(hash);
-          bytes += sentBytes;
-          this.#markUploaded(hash, chunks);
-          sent++;
-        } catch (error) {
-          failedThisPass = true;
-          this.#status.failures++;
-          this.#status.lastError = errorMessage(error);
-        }
+    // Each failure is counted and the pass goes on: one bad content does not hold back the rest.
+    await forEachLimited(batch, this.#concurrency, async (hash) => {
+      if (this.#stopped) return;
+      try {
+        const { bytes: sentBytes, chunks } = await this.#uploadContent(hash);
+        bytes += sentBytes;
+        this.#markUploaded(hash, chunks);
+        sent++;
+      } catch (error) {
+        failedThisPass = true;
+        this.#status.failures++;
+        this.#status.lastError = errorMessage(error);
       }
-    };
-    await Promise.all(Array.from({ length: this.#concurrency }, worker));
+    });
     const seconds = (performance.now() - start) / 1000;
     if (bytes > 0 && seconds > 0) this.#status.bytesPerSecond = bytes / seconds;
     this.#status.degraded = failedThisPass;
