@@ -249,7 +249,7 @@ async function fetchAll(
   try {
     const cas = await Cas.open(options.casDir, { db, tier });
     await forEachLimited(hashes, 8, async (hash) => {
-      if (await cas.hasObject(hash) || await cas.has(hash)) return;
+      if (await cas.has(hash)) return; // a whole object, or a manifest with every chunk
       for await (const _piece of cas.readStream(hash)) { /* stored as it is read */ }
     });
   } finally {
