@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type Cas, hashFile, sha256Hex, WORKSPACE_TEMP_SUFFIX } from "../cas/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
 import { isInside } from "../paths/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { isMissing, lstatOrNull } from "../disk/mod.ts";
@@ -75,15 +76,10 @@ export async function captureTargets(
     }
   }
   const items = [...found.values()];
-  const files: CapturedFile[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      files[index] = await materialize(items[index]!, options);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  const files: CapturedFile[] = [];
+  await forEachLimited(items, CONCURRENCY, async (item) => {
+    files.push(await materialize(item, options));
+  });
   return files.sort((a, b) => comparePaths(a.path, b.path));
 }
 
