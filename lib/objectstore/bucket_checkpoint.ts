@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import type { DatabaseSync } from "node:sqlite";
 import { Cas } from "../cas/mod.ts";
 import {
   checkpoint,
@@ -14,6 +13,7 @@ import { checkpointFileKey, checkpointId, checkpointsKey } from "./keys.ts";
 import { ObjectTier } from "./object_tier.ts";
 import type { S3Client } from "./s3_client.ts";
 import { sendContent } from "./send_content.ts";
+import { uploadedIn } from "./uploader.ts";
 
 /** The files of one checkpoint, in the order they are written (the last marks it whole). */
 const FILES = ["chronicle.db", "objects.txt", "checkpoint.json"] as const;
@@ -109,17 +109,6 @@ export async function checkpointToBucket(
   } finally {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
   }
-}
-
-/** The objects a database's uploader recorded as safe in the bucket (none without its table). */
-function uploadedIn(db: DatabaseSync): Set<string> {
-  const table = db.prepare(
-    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'objectstore_uploaded'",
-  ).get();
-  if (table === undefined) return new Set();
-  return new Set(
-    db.prepare("SELECT hash FROM objectstore_uploaded").all().map((row) => String(row.hash)),
-  );
 }
 
 /**

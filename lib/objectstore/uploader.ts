@@ -2,7 +2,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { Cas } from "../cas/mod.ts";
 import { referencedHashes } from "../checkpoint/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
-import { migrate } from "../db/mod.ts";
+import { columns, migrate } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import type { S3Client } from "./s3_client.ts";
 import { sendContent, type SentContent } from "./send_content.ts";
@@ -74,7 +74,7 @@ export class Uploader {
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
   readonly #sweepIntervalMs: number;
-  readonly #uploaded = new Set<string>();
+  readonly #uploaded: Set<string>;
   /** Hashes waiting, with their size once known. */
   #queue = new Map<string, number>();
   #attempts = 0;
@@ -107,9 +107,7 @@ export class Uploader {
     this.#retryMaxMs = options.retryMaxMs ?? 60_000;
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
     migrate(this.#db, "objectstore", MIGRATIONS);
-    for (const row of this.#db.prepare("SELECT hash FROM objectstore_uploaded").all()) {
-      this.#uploaded.add(String(row.hash));
-    }
+    this.#uploaded = uploadedIn(this.#db);
   }
 
   /** Finds what the database references that the bucket may lack, and queues it. */
@@ -124,7 +122,8 @@ export class Uploader {
       const row of this.#db.prepare("SELECT hash, MAX(size) AS size FROM iterations GROUP BY hash")
         .all()
     ) {
-      sizes.set(String(row.hash), Number(row.size));
+      const read = columns(row);
+      sizes.set(read.text("hash"), read.integer("size"));
     }
     for (const hash of missing) this.#queue.set(hash, sizes.get(hash) ?? 0);
   }
@@ -257,4 +256,22 @@ export class Uploader {
     for (const size of this.#queue.values()) queuedBytes += size;
     return { queuedObjects: this.#queue.size, queuedBytes, ...this.#status };
   }
+}
+
+/**
+ * The objects a database's uploader recorded as safe in the bucket (none without its table).
+ *
+ * @param db Chronicle's database, or a checkpoint's copy of it.
+ * @returns Their hashes.
+ */
+export function uploadedIn(db: DatabaseSync): Set<string> {
+  const table = db.prepare(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'objectstore_uploaded'",
+  ).get();
+  if (table === undefined) return new Set();
+  return new Set(
+    db.prepare("SELECT hash FROM objectstore_uploaded").all().map((row) =>
+      columns(row).text("hash")
+    ),
+  );
 }
