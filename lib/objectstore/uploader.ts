@@ -81,6 +81,7 @@ export class Uploader {
   #running: Promise<void> | null = null;
   #stopped = false;
   #wake: (() => void) | null = null;
+  #lastSweepAt = -Infinity;
   readonly #status: Omit<UploaderStatus, "queuedObjects" | "queuedBytes"> = {
     uploadedObjects: 0,
     uploadedBytes: 0,
@@ -148,8 +149,22 @@ export class Uploader {
    *
    * @returns How many contents reached the bucket in this pass.
    */
-  async syncOnce(): Promise<number> {
-    this.#sweep();
+  syncOnce(): Promise<number> {
+    return this.#pass(true);
+  }
+
+  /**
+   * Tries every queued content once, after a sweep of the database when `sweep`.
+   *
+   * @param sweep Whether to look for content not yet queued: a sweep reads every reference
+   * of the history, too much to repeat for each batch {@linkcode Uploader.notice} queues.
+   * @returns How many contents reached the bucket.
+   */
+  async #pass(sweep: boolean): Promise<number> {
+    if (sweep) {
+      this.#sweep();
+      this.#lastSweepAt = performance.now();
+    }
     const batch = [...this.#queue.keys()];
     const start = performance.now();
     let sent = 0;
@@ -217,24 +232,28 @@ export class Uploader {
   start(): void {
     if (this.#running !== null) return;
     this.#running = (async () => {
+      let sweep = true;
       while (!this.#stopped) {
-        await this.syncOnce();
+        await this.#pass(sweep);
         if (this.#stopped) break;
         const wait = this.#attempts > 0
           ? Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** (this.#attempts - 1))
           : this.#queue.size > 0
           ? 0
           : this.#sweepIntervalMs;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, wait);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
+        const woken = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), wait);
           // New content wakes an idle loop; a failing one keeps its backoff.
-          this.#wake = this.#attempts > 0 ? null : done;
+          this.#wake = this.#attempts > 0 ? null : () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
         });
         this.#wake = null;
+        // A pass woken by noticed content sends that content; the database is swept again
+        // after a failure, when the idle wait ran out, or once the interval has passed.
+        sweep = this.#attempts > 0 || (!woken && wait === this.#sweepIntervalMs) ||
+          performance.now() - this.#lastSweepAt >= this.#sweepIntervalMs;
       }
     })();
   }

@@ -14,6 +14,7 @@ import { Store } from "../../lib/store/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { pseudoRandomBytes } from "../_helpers/random_bytes.ts";
 import { treeState } from "../_helpers/tree_state.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { S3Server } from "./_s3_server.ts";
 
 const PREFIX = "fleet/";
@@ -92,6 +93,44 @@ Deno.test("Uploader sends what the store references, and a second instance sends
       ok(status.alreadyThere >= 5, `found ${status.alreadyThere} objects there already`);
     } finally {
       await second.close();
+    }
+  });
+});
+
+Deno.test("Uploader's background loop sends noticed content at once without sweeping the history for it", async () => {
+  await withServer(async (server, base) => {
+    const client = server.client();
+    const workspace = await makeWorkspace(join(base, "a"), { "only-a.txt": "a\n" });
+    const uploader = new Uploader({
+      db: workspace.store.db,
+      cas: workspace.cas,
+      client,
+      prefix: PREFIX,
+      sweepIntervalMs: 3_600_000,
+    });
+    try {
+      uploader.start();
+      // The first pass sweeps: what the history held at start is sent.
+      await waitFor("the first pass", () => uploader.isUploaded(sha256Hex(text("a\n"))));
+      const unnoticed = await workspace.writeBytes("unnoticed.txt", text("recorded, not noticed"));
+      const noticed = await workspace.writeBytes("noticed.txt", text("recorded and noticed"));
+      uploader.notice([noticed!]);
+      await waitFor("the noticed content", () => uploader.isUploaded(noticed!.hash));
+      // The pass woken for it did not read the whole history again: the other waits for
+      // the next sweep (an hour away here).
+      strictEqual(uploader.isUploaded(unnoticed!.hash), false);
+      await uploader.stop();
+      const next = new Uploader({
+        db: workspace.store.db,
+        cas: workspace.cas,
+        client,
+        prefix: PREFIX,
+      });
+      await next.syncOnce();
+      strictEqual(next.isUploaded(unnoticed!.hash), true, "a pass of its own sweeps");
+    } finally {
+      await uploader.stop();
+      await workspace.close();
     }
   });
 });
