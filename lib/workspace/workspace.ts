@@ -275,7 +275,7 @@ export class Workspace {
   #regularFileMode(path: string, given: number | undefined): number {
     const latest = this.store.latest(path);
     const decision = bytesWriteMode({
-      linkOnDisk: lstatOrNullSync(this.#absolute(path))?.isSymlink ?? false,
+      linkOnDisk: lstatOrNullSync(this.#disk.absolute(path))?.isSymlink ?? false,
       recordedMode: latest && !latest.deleted ? latest.mode : undefined,
       given,
     });
@@ -331,7 +331,7 @@ export class Workspace {
       }
       this.#disk.checkParents(source);
       this.#disk.makeParents(target);
-      await Deno.rename(this.#absolute(source), this.#absolute(target));
+      await Deno.rename(this.#disk.absolute(source), this.#disk.absolute(target));
       this.#carryFileStates(source, target);
       const { recorded } = await this.#recorder.capture([source, target], {
         origin: options.origin,
@@ -395,9 +395,5 @@ export class Workspace {
       moved.push({ ...state, path: to + path.slice(from.length) });
     }
     this.store.saveFileStates(moved);
-  }
-
-  #absolute(path: string): string {
-    return `${this.root}/${path}`;
   }
 }
