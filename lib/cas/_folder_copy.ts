@@ -13,7 +13,7 @@ import { casManifestPath, casObjectPath } from "./layout.ts";
 import type { LocalStore } from "./_local_store.ts";
 import { contentPieces, recordManifest } from "./_verified_reads.ts";
 import { concat } from "./_files.ts";
-import { writeAll } from "../disk/mod.ts";
+import { writeNewSynced } from "../disk/mod.ts";
 
 /** Writes one object (whole content or chunk), verified, into `folder` (see `Cas.exportObject`). */
 export async function exportObject(
@@ -74,9 +74,7 @@ export async function importManifest(
 /** Writes a new file (never over one) and fsyncs it; the folders are the caller's to flush. */
 async function writeNew(path: string, bytes: Uint8Array): Promise<number> {
   await Deno.mkdir(dirname(path), { recursive: true });
-  using file = await Deno.open(path, { write: true, createNew: true });
-  writeAll(file, bytes);
-  await file.sync();
+  await writeNewSynced(path, bytes);
   return bytes.length;
 }
 

@@ -1,17 +1,10 @@
 import { hashFile } from "../cas/mod.ts";
 import { dirname } from "node:path";
-import { syncDir, writeAll } from "../disk/mod.ts";
+import { syncDir } from "../disk/mod.ts";
 
 /** Lowercase hex SHA-256 of a file, read in pieces (see `hashFile` in lib/cas). */
 export async function sha256File(path: string): Promise<string> {
   return (await hashFile(path)).hash;
-}
-
-/** Writes bytes to a new file and fsyncs it (the folder is synced by the caller). */
-export async function writeSynced(path: string, bytes: Uint8Array): Promise<void> {
-  using file = await Deno.open(path, { write: true, createNew: true });
-  writeAll(file, bytes);
-  await file.sync();
 }
 
 /** Fsyncs every folder of a tree, deepest first. */

@@ -5,8 +5,8 @@ import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas
 import { columns, openDatabase } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { referencedHashes } from "./content_references.ts";
-import { PARALLEL_WRITES, sha256File, syncTree, writeSynced } from "./_files.ts";
-import { lstatOrNull, syncDir } from "../disk/mod.ts";
+import { PARALLEL_WRITES, sha256File, syncTree } from "./_files.ts";
+import { lstatOrNull, syncDir, writeNewSynced } from "../disk/mod.ts";
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,
@@ -85,7 +85,7 @@ export async function checkpoint(options: CheckpointOptions): Promise<Checkpoint
       withObjects ? staging : null,
     );
     const listed = [...new Set([...facts.hashes, ...objects])].sort();
-    await writeSynced(
+    await writeNewSynced(
       join(staging, "objects.txt"),
       encoder.encode(listed.map((h) => `${h}\n`).join("")),
     );
@@ -102,7 +102,7 @@ export async function checkpoint(options: CheckpointOptions): Promise<Checkpoint
       databaseBytes: (await Deno.stat(copy)).size,
       withObjects,
     };
-    await writeSynced(
+    await writeNewSynced(
       join(staging, "checkpoint.json"),
       encoder.encode(JSON.stringify(info, null, 2) + "\n"),
     );

@@ -54,6 +54,20 @@ export function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
   while (done < bytes.length) done += file.writeSync(bytes.subarray(done));
 }
 
+/**
+ * Writes bytes to a new file (never over an existing one) and fsyncs it; its folder is the
+ * caller's to flush (see {@linkcode syncDir}), so a caller writing many files flushes once.
+ *
+ * @param path The file to create.
+ * @param bytes Its content.
+ * @throws {Deno.errors.AlreadyExists} When something is already there.
+ */
+export async function writeNewSynced(path: string, bytes: Uint8Array): Promise<void> {
+  using file = await Deno.open(path, { write: true, createNew: true });
+  writeAll(file, bytes);
+  await file.sync();
+}
+
 /** Options for {@linkcode writeFileAtomic}. */
 export interface AtomicWriteOptions {
   /**
