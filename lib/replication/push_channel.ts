@@ -255,6 +255,9 @@ export class PushChannel {
       }
       return true;
     }
+    // Only barriers wait on an idle sender: without any, skip reading the master's sequence
+    // (a query) every time the loop runs dry.
+    if (this.#state.barriers.length === 0) return false;
     const answers = this.#apply({
       type: "idle",
       now: Date.now(),
