@@ -8,7 +8,7 @@ export interface FetchSchedulerOptions {
   /** Answers prepared at once over every connection. @default {2} */
   concurrency?: number;
   /** Fetches one connection may have queued or unsent; past it the connection is closed. @default {256} */
-  maxPerConnection?: number;
+  maxPerConnection?: number | undefined;
   /** Fetches queued over every connection; past it the asking connection is closed. @default {4096} */
   maxTotal?: number;
   /** Budget of answer bytes prepared and not yet sent, per connection and in all. */
