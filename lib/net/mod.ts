@@ -41,6 +41,7 @@ export {
   type ConnectionSlot,
   defaultMaxConnections,
   ListenerLimit,
+  ownListenerLimit,
 } from "./connection_limits.ts";
 export type { Routes } from "./routes.ts";
 export {

@@ -2,9 +2,8 @@ import {
   acceptConnections,
   type BudgetHolder,
   type ByteBudget,
-  ConnectionLimits,
-  defaultMaxConnections,
   type ListenerLimit,
+  ownListenerLimit,
 } from "../../net/mod.ts";
 import {
   encodeFrame,
@@ -258,8 +257,7 @@ export async function listenUnix(options: ListenUnixOptions): Promise<TransportS
   // narrowing the umask instead keeps the binaries free of --allow-sys, and avoids changing
   // a process-wide setting while other files are being created.
   await Deno.chmod(path, 0o600);
-  const limit = options.limit ??
-    new ConnectionLimits({ maxTotal: defaultMaxConnections() }).listener(defaultMaxConnections());
+  const limit = options.limit ?? ownListenerLimit();
   let connections = 0;
   const accepting = acceptConnections(listener, {
     address: `unix:${path}`,

@@ -2,9 +2,8 @@ import {
   type AccessCheck,
   type BudgetHolder,
   ByteBudget,
-  ConnectionLimits,
-  defaultMaxConnections,
   type ListenerLimit,
+  ownListenerLimit,
   serveHttp,
 } from "../../net/mod.ts";
 import { decodeWsMessage, encodeFrame, type WireMessage } from "../../wire/mod.ts";
@@ -160,8 +159,7 @@ export interface ListenWebSocketOptions {
  * ```
  */
 export async function listenWebSocket(options: ListenWebSocketOptions): Promise<TransportServer> {
-  const limit = options.limit ??
-    new ConnectionLimits({ maxTotal: defaultMaxConnections() }).listener(defaultMaxConnections());
+  const limit = options.limit ?? ownListenerLimit();
   const budget = options.partialBudget ??
     new ByteBudget({ perHolder: WEBSOCKET_MAX_PAYLOAD + 4096, total: 128 * 1024 * 1024 });
   // Deflate stays off: a compressed message could expand past every budget.
