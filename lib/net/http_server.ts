@@ -30,7 +30,7 @@ export interface ServeHttpOptions {
   /** Milliseconds a connection may stay silent between requests before it is closed. @default {60000} */
   idleTimeoutMs?: number | undefined;
   /** Called when a connection or request is refused, for logging. */
-  onRefused?: (remote: string, reason: string) => void;
+  onRefused?: ((remote: string, reason: string) => void) | undefined;
 }
 
 /** A running HTTP listener. */

@@ -172,10 +172,8 @@ export async function listenWebSocket(options: ListenWebSocketOptions): Promise<
     address: { hostname: options.hostname, port: options.port },
     access: options.access,
     limit,
-    ...(options.handshakeTimeoutMs === undefined
-      ? {}
-      : { handshakeTimeoutMs: options.handshakeTimeoutMs }),
-    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    handshakeTimeoutMs: options.handshakeTimeoutMs,
+    onRefused: options.onRefused,
     onUpgrade: (request, socket, head) => {
       const remote = `ws://${request.socket.remoteAddress}:${request.socket.remotePort}`;
       wss.handleUpgrade(request, socket, head, (ws) => {
