@@ -139,7 +139,8 @@ export class ConflictLog {
       `SELECT COUNT(*) AS total, COALESCE(SUM(resolved_ms IS NULL), 0) AS unresolved
        FROM replica_conflicts`,
     ).get()!;
-    return { total: columns(row).integer("total"), unresolved: columns(row).integer("unresolved") };
+    const read = columns(row);
+    return { total: read.integer("total"), unresolved: read.integer("unresolved") };
   }
 }
 
