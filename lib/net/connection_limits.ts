@@ -167,3 +167,14 @@ function readOpenFileLimit(): number | null {
     return null;
   }
 }
+
+/**
+ * The limit of a listener that shares its connections with no other: one listener of its
+ * own {@linkcode ConnectionLimits}, both sized by {@linkcode defaultMaxConnections}.
+ *
+ * @returns The listener's limit.
+ */
+export function ownListenerLimit(): ListenerLimit {
+  const max = defaultMaxConnections(); // reads the open-file limit once
+  return new ConnectionLimits({ maxTotal: max }).listener(max);
+}

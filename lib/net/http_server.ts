@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { AccessCheck, Refusal, RequestHead } from "./access.ts";
+import { acceptConnections } from "./accept_loop.ts";
 import type { ConnectionSlot, ListenerLimit } from "./connection_limits.ts";
 import { type ConnSocket, connSocket } from "./_conn_socket.ts";
 
@@ -29,7 +30,7 @@ export interface ServeHttpOptions {
   /** Milliseconds a connection may stay silent between requests before it is closed. @default {60000} */
   idleTimeoutMs?: number | undefined;
   /** Called when a connection or request is refused, for logging. */
-  onRefused?: (remote: string, reason: string) => void;
+  onRefused?: ((remote: string, reason: string) => void) | undefined;
 }
 
 /** A running HTTP listener. */
@@ -43,9 +44,6 @@ export interface HttpListener {
   /** Stops listening and closes every connection it still serves. */
   close(): Promise<void>;
 }
-
-/** Pause after a failed accept (descriptors short), so the loop does not spin. */
-const ACCEPT_RETRY_MS = 50;
 
 /**
  * Serves HTTP with `node:http` over connections this function accepts itself: every
@@ -169,33 +167,22 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener
         ? `[${options.address.hostname}]`
         : options.address.hostname
     }:${port}`;
-  let closing = false;
-  const accepting = (async () => {
-    while (!closing) {
-      let conn: Deno.Conn;
-      try {
-        conn = await listener.accept();
-      } catch (error) {
-        if (closing || error instanceof Deno.errors.BadResource) return;
-        // Out of descriptors, or a connection reset before it was taken: wait, go on.
-        options.onRefused?.(address, `accept failed: ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
-        continue;
-      }
-      const slot = options.limit.admit();
-      if (typeof slot === "string") {
-        const remote = conn.remoteAddr.transport === "tcp"
-          ? `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`
-          : "unix";
-        options.onRefused?.(remote, slot);
-        refuseConn(conn, { status: 503, code: "too_many_connections", message: slot });
-        continue;
-      }
+  const accepting = acceptConnections(listener, {
+    address,
+    limit: options.limit,
+    remoteOf: (conn) =>
+      conn.remoteAddr.transport === "tcp"
+        ? `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`
+        : "unix",
+    refuse: (conn, reason) =>
+      refuseConn(conn, { status: 503, code: "too_many_connections", message: reason }),
+    serve: (conn, slot) => {
       const socket = connSocket(conn);
       track(socket, slot);
       server.emit("connection", socket);
-    }
-  })();
+    },
+    onRefused: options.onRefused,
+  });
 
   return {
     address,
@@ -204,11 +191,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpListener
       return sockets.size;
     },
     close: async () => {
-      closing = true;
-      try {
-        listener.close();
-      } catch { /* already closed */ }
-      await accepting;
+      await accepting.stop();
       for (const socket of sockets) socket.destroy();
       for (const timer of handshakes.values()) clearTimeout(timer);
       if ("path" in options.address) await Deno.remove(options.address.path).catch(() => {});

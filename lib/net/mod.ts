@@ -27,6 +27,11 @@ export {
   sameSecret,
   tokenProblem,
 } from "./access.ts";
+export {
+  acceptConnections,
+  type AcceptConnectionsOptions,
+  type AcceptLoop,
+} from "./accept_loop.ts";
 export { type BudgetHolder, ByteBudget, type ByteBudgetOptions } from "./byte_budget.ts";
 export {
   admitConnection,
@@ -36,6 +41,7 @@ export {
   type ConnectionSlot,
   defaultMaxConnections,
   ListenerLimit,
+  ownListenerLimit,
 } from "./connection_limits.ts";
 export type { Routes } from "./routes.ts";
 export {

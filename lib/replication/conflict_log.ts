@@ -1,36 +1,20 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { columns, type Row, statementCache } from "../db/mod.ts";
+import { KEPT_REJECTION_COLUMNS, type KeptRejection, readKeptRejection } from "./kept_rejection.ts";
 import type { JournalEntry } from "./write_journal.ts";
 
-/** A local change the master rejected; its content stays in the replica's store. */
-export interface Conflict {
-  /** Row id. */
-  id: number;
-  /** The journal entry's local sequence. */
-  localSeq: number;
-  /** The path (a rename's source). */
-  path: string;
-  /** `write`, `delete`, `rename` or `chmod`. */
-  operation: string;
-  /** The master's reason, e.g. `conflict: "a.txt" changed at sequence 12 by "local" after 9`. */
-  reason: string;
-  /** Hash of the kept local content (read it with `chronicle cat` or from the CAS), `null` for a deletion. */
-  keptHash: string | null;
-  /** Its size. */
-  keptSize: number;
-  /** Its mode. */
-  keptMode: number;
-  /** Epoch ms of the rejection. */
-  createdMs: number;
+/**
+ * A local change the master rejected; its content stays in the replica's store (read it
+ * with `chronicle cat` or from the CAS under `keptHash`).
+ */
+export interface Conflict extends KeptRejection {
   /** Epoch ms of the resolution, `null` while unresolved. */
   resolvedMs: number | null;
   /** How it was resolved (`upstream` when a sandbox took the master's version), else `null`. */
   resolution: string | null;
 }
 
-const COLUMNS = `id, local_seq AS localSeq, path, operation, reason, kept_hash AS keptHash,
-  kept_size AS keptSize, kept_mode AS keptMode, created_ms AS createdMs,
-  resolved_ms AS resolvedMs, resolution`;
+const COLUMNS = `${KEPT_REJECTION_COLUMNS}, resolved_ms AS resolvedMs, resolution`;
 
 /**
  * The replica's record of rejected write-backs (table `replica_conflicts`). Nothing is
@@ -155,22 +139,15 @@ export class ConflictLog {
       `SELECT COUNT(*) AS total, COALESCE(SUM(resolved_ms IS NULL), 0) AS unresolved
        FROM replica_conflicts`,
     ).get()!;
-    return { total: columns(row).integer("total"), unresolved: columns(row).integer("unresolved") };
+    const read = columns(row);
+    return { total: read.integer("total"), unresolved: read.integer("unresolved") };
   }
 }
 
 function toConflict(row: Row): Conflict {
   const read = columns(row);
   return {
-    id: read.integer("id"),
-    localSeq: read.integer("localSeq"),
-    path: read.text("path"),
-    operation: read.text("operation"),
-    reason: read.text("reason"),
-    keptHash: read.textOrNull("keptHash"),
-    keptSize: read.integer("keptSize"),
-    keptMode: read.integer("keptMode"),
-    createdMs: read.integer("createdMs"),
+    ...readKeptRejection(read),
     resolvedMs: read.integerOrNull("resolvedMs"),
     resolution: read.textOrNull("resolution"),
   };

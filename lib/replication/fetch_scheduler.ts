@@ -8,7 +8,7 @@ export interface FetchSchedulerOptions {
   /** Answers prepared at once over every connection. @default {2} */
   concurrency?: number;
   /** Fetches one connection may have queued or unsent; past it the connection is closed. @default {256} */
-  maxPerConnection?: number;
+  maxPerConnection?: number | undefined;
   /** Fetches queued over every connection; past it the asking connection is closed. @default {4096} */
   maxTotal?: number;
   /** Budget of answer bytes prepared and not yet sent, per connection and in all. */
@@ -45,6 +45,9 @@ interface Queue {
  */
 export class FetchScheduler {
   readonly #o: FetchSchedulerOptions;
+  readonly #concurrency: number;
+  readonly #maxPerConnection: number;
+  readonly #maxTotal: number;
   readonly #queues = new Map<FetchClient, Queue>();
   readonly #order: Queue[] = [];
   readonly #preparing = new Map<string, Promise<WireMessage>>();
@@ -55,6 +58,9 @@ export class FetchScheduler {
   /** @param options See {@linkcode FetchSchedulerOptions}. */
   constructor(options: FetchSchedulerOptions) {
     this.#o = options;
+    this.#concurrency = options.concurrency ?? 2;
+    this.#maxPerConnection = options.maxPerConnection ?? 256;
+    this.#maxTotal = options.maxTotal ?? 4096;
   }
 
   /** Fetches waiting over every connection (for tests and metrics). */
@@ -82,15 +88,12 @@ export class FetchScheduler {
       this.#queues.set(client, queue);
       this.#order.push(queue);
     }
-    if (queue.outstanding >= (this.#o.maxPerConnection ?? 256)) {
-      this.#closeQueue(
-        queue,
-        `more than ${this.#o.maxPerConnection ?? 256} content fetches outstanding`,
-      );
+    if (queue.outstanding >= this.#maxPerConnection) {
+      this.#closeQueue(queue, `more than ${this.#maxPerConnection} content fetches outstanding`);
       return false;
     }
-    if (this.#queued >= (this.#o.maxTotal ?? 4096)) {
-      this.#closeQueue(queue, `the master's fetch queue is full (${this.#o.maxTotal ?? 4096})`);
+    if (this.#queued >= this.#maxTotal) {
+      this.#closeQueue(queue, `the master's fetch queue is full (${this.#maxTotal})`);
       return false;
     }
     queue.hashes.push(hash);
@@ -119,7 +122,7 @@ export class FetchScheduler {
   }
 
   #pump(): void {
-    while (this.#running < (this.#o.concurrency ?? 2)) {
+    while (this.#running < this.#concurrency) {
       const queue = this.#take();
       if (!queue) return;
       const hash = queue.hashes.shift()!;

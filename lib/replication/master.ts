@@ -209,21 +209,15 @@ class Master implements MasterHandle {
       cas: this.#cas,
       filter,
       state: this.#state,
-      ...(options.maxWritebackBytes === undefined
-        ? {}
-        : { maxContentBytes: options.maxWritebackBytes }),
-      ...(options.writebackModeBits === undefined
-        ? {}
-        : { allowedModeBits: options.writebackModeBits }),
+      maxContentBytes: options.maxWritebackBytes,
+      allowedModeBits: options.writebackModeBits,
     });
     this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
     this.#fetches = new FetchScheduler({
       answer: (hash, maxPayload) => answerContentFetch(this.#cas, hash, maxPayload),
       concurrency: FETCH_CONCURRENCY,
       maxTotal: FETCH_QUEUE_TOTAL,
-      ...(options.maxQueuedFetches === undefined
-        ? {}
-        : { maxPerConnection: options.maxQueuedFetches }),
+      maxPerConnection: options.maxQueuedFetches,
       sendBudget: new ByteBudget({
         perHolder: FETCH_SEND_BYTES_PER_CONNECTION,
         total: FETCH_SEND_BYTES_TOTAL,

@@ -1,35 +1,20 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { columns, statementCache } from "../db/mod.ts";
+import { KEPT_REJECTION_COLUMNS, type KeptRejection, readKeptRejection } from "./kept_rejection.ts";
 
-/** A write-back the master rejected, as the master keeps it. */
-export interface MasterConflict {
-  /** Row id. */
-  id: number;
+/**
+ * A write-back the master rejected, as the master keeps it: the content the replica sent
+ * stays in the master's CAS under `keptHash` (`null` when none came).
+ */
+export interface MasterConflict extends KeptRejection {
   /** The sending replica. */
   sandboxId: string;
-  /** The entry's local sequence on that replica. */
-  localSeq: number;
-  /** The path (a rename's source). */
-  path: string;
-  /** `write`, `delete`, `rename` or `chmod`. */
-  operation: string;
-  /** The reason sent back, e.g. `conflict: "a.txt" changed at sequence 12 by "local" after 9`. */
-  reason: string;
-  /** Hash of the content kept in the master's CAS (`chronicle cat`-able), `null` when none came. */
-  keptHash: string | null;
-  /** Its size in bytes. */
-  keptSize: number;
-  /** The mode the replica sent. */
-  keptMode: number;
-  /** Epoch ms of the rejection. */
-  createdMs: number;
 }
 
 /** A new row of {@linkcode MasterConflicts.add}. */
 export type NewMasterConflict = Omit<MasterConflict, "id" | "createdMs">;
 
-const COLUMNS = `id, sandbox_id AS sandboxId, local_seq AS localSeq, path, operation, reason,
-  kept_hash AS keptHash, kept_size AS keptSize, kept_mode AS keptMode, created_ms AS createdMs`;
+const COLUMNS = `${KEPT_REJECTION_COLUMNS}, sandbox_id AS sandboxId`;
 
 /**
  * The master's record of rejected write-backs (table `master_conflicts`, migrated by
@@ -84,18 +69,9 @@ export class MasterConflicts {
     return this.#statement(`SELECT ${COLUMNS} FROM master_conflicts ORDER BY id DESC LIMIT ?`)
       .all(limit).map((row) => {
         const read = columns(row);
-        return {
-          id: read.integer("id"),
-          sandboxId: read.text("sandboxId"),
-          localSeq: read.integer("localSeq"),
-          path: read.text("path"),
-          operation: read.text("operation"),
-          reason: read.text("reason"),
-          keptHash: read.textOrNull("keptHash"),
-          keptSize: read.integer("keptSize"),
-          keptMode: read.integer("keptMode"),
-          createdMs: read.integer("createdMs"),
-        };
+        // Keys in the order `--json` always printed them: id, sandboxId, then the rest.
+        const { id, ...rest } = readKeptRejection(read);
+        return { id, sandboxId: read.text("sandboxId"), ...rest };
       });
   }
 }

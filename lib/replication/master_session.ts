@@ -89,12 +89,10 @@ export class MasterSession {
     this.channel = new PushChannel({
       transport,
       source: options.replay,
-      heartbeatMs: options.heartbeatMs ?? 1000,
-      ...(options.maxQueueItems === undefined ? {} : { maxQueueItems: options.maxQueueItems }),
-      ...(options.maxQueueBytes === undefined ? {} : { maxQueueBytes: options.maxQueueBytes }),
-      ...(options.barrierTimeoutMs === undefined
-        ? {}
-        : { barrierTimeoutMs: options.barrierTimeoutMs }),
+      heartbeatMs: options.heartbeatMs,
+      maxQueueItems: options.maxQueueItems,
+      maxQueueBytes: options.maxQueueBytes,
+      barrierTimeoutMs: options.barrierTimeoutMs,
       onOverflow: (dropped) =>
         log("warn", "replica too slow: queue dropped, replaying from the store", {
           sandbox_id: this.sandboxId,

@@ -85,6 +85,7 @@ export {
   WriteJournal,
 } from "./write_journal.ts";
 export { type Conflict, ConflictLog } from "./conflict_log.ts";
+export type { KeptRejection } from "./kept_rejection.ts";
 export {
   keptConflictHashes,
   type MasterConflict,

@@ -35,13 +35,13 @@ export interface PushChannelOptions {
   /** The master's store, seen through what replay needs. */
   source: ReplaySource;
   /** Milliseconds between heartbeats. @default {1000} */
-  heartbeatMs?: number;
+  heartbeatMs?: number | undefined;
   /** Queued notifications beyond which the queue is dropped and replay repairs. @default {10000} */
-  maxQueueItems?: number;
+  maxQueueItems?: number | undefined;
   /** Queued bytes beyond which the queue is dropped and replay repairs. @default {33554432} */
-  maxQueueBytes?: number;
+  maxQueueBytes?: number | undefined;
   /** Milliseconds a barrier waits for an unreached sequence. @default {30000} */
-  barrierTimeoutMs?: number;
+  barrierTimeoutMs?: number | undefined;
   /** Called when the queue overflowed and was dropped. */
   onOverflow?: (dropped: number) => void;
 }
@@ -255,6 +255,9 @@ export class PushChannel {
       }
       return true;
     }
+    // Only barriers wait on an idle sender: without any, skip reading the master's sequence
+    // (a query) every time the loop runs dry.
+    if (this.#state.barriers.length === 0) return false;
     const answers = this.#apply({
       type: "idle",
       now: Date.now(),

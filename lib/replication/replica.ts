@@ -23,6 +23,7 @@ import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import { SyncProgress } from "./progress.ts";
 import type { MasterVersion, ReplicaPathState } from "./replica_paths.ts";
 import { carriedNotifications, splitCutBatch } from "./carry_decision.ts";
+import { byLevel, pathDepth } from "./_path_levels.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 import { validateSandboxId } from "./sandbox_id.ts";
 import { AsyncQueue } from "./transports/_async_queue.ts";
@@ -990,12 +991,14 @@ class ReplicaSession {
     }));
     // Files first, then folders deepest first, a level at a time (paths of one batch are
     // unrelated); a folder holding a path kept here stays (PROTOCOL.md §8).
-    const batches = [gone.filter((item) => !item.folder)];
-    const folders = gone.filter((item) => item.folder && !holding.has(item.path));
-    const depth = (path: string) => path.split("/").length;
-    for (const level of [...new Set(folders.map((f) => depth(f.path)))].sort((a, b) => b - a)) {
-      batches.push(folders.filter((folder) => depth(folder.path) === level));
-    }
+    const batches = [
+      gone.filter((item) => !item.folder),
+      ...byLevel(
+        gone.filter((item) => item.folder && !holding.has(item.path)),
+        (folder) => pathDepth(folder.path),
+        "deepest",
+      ),
+    ];
     let removed = 0;
     for (const batch of batches) {
       for (let at = 0; at < batch.length; at += APPLY_BATCH) {
@@ -1019,8 +1022,7 @@ class ReplicaSession {
    * holds), then for the paths inside each that were held back behind it.
    */
   async #releaseAll(released: { path: string; restore: boolean }[]): Promise<void> {
-    const depth = (path: string) => path.split("/").length;
-    const sorted = [...released].sort((a, b) => depth(a.path) - depth(b.path));
+    const sorted = [...released].sort((a, b) => pathDepth(a.path) - pathDepth(b.path));
     for (const { path, restore } of sorted) await this.#release(path, restore);
     for (const { path } of sorted) {
       for (const inside of this.#replica.tables.paths.deferredInside(path)) {
@@ -1145,15 +1147,18 @@ class ReplicaSession {
   async #makeChanges(items: ChangeToMake[]): Promise<MadeChanges> {
     // Folders created first, shallowest first, then the rest: each level's paths are
     // unrelated (see `#followingNotifications`).
-    const level = (item: ChangeToMake) =>
-      item.action === "write" && isFolderMode(item.version.mode)
-        ? item.path.split("/").length
-        : Infinity;
-    const levels = [...new Set(items.map(level))].sort((a, b) => a - b);
+    const levels = byLevel(
+      items,
+      (item) =>
+        item.action === "write" && isFolderMode(item.version.mode)
+          ? pathDepth(item.path)
+          : Infinity,
+      "shallowest",
+    );
     if (levels.length <= 1) return await this.#makeUnrelatedChanges(items);
     const out: MadeChanges = { made: 0, taken: [], corrupt: [] };
-    for (const depth of levels) {
-      const made = await this.#makeUnrelatedChanges(items.filter((item) => level(item) === depth));
+    for (const level of levels) {
+      const made = await this.#makeUnrelatedChanges(level);
       out.made += made.made;
       out.taken.push(...made.taken);
       out.corrupt.push(...made.corrupt);

@@ -74,7 +74,8 @@ export class WriteJournal {
     const rows = this.#statement(`SELECT path, new_path FROM replica_journal WHERE ${OPEN}`)
       .all();
     for (const row of rows) {
-      this.#count(columns(row).text("path"), columns(row).textOrNull("new_path"), 1);
+      const read = columns(row);
+      this.#count(read.text("path"), read.textOrNull("new_path"), 1);
     }
   }
 
@@ -209,10 +210,8 @@ export class WriteJournal {
 
   /** How many entries the master has not answered yet. */
   openCount(): number {
-    return columns(
-      this.#statement(`SELECT COUNT(*) AS n FROM replica_journal WHERE ${OPEN}`).get()!,
-    )
-      .integer("n");
+    const row = this.#statement(`SELECT COUNT(*) AS n FROM replica_journal WHERE ${OPEN}`).get()!;
+    return columns(row).integer("n");
   }
 
   /** The highest replica store sequence journaled so far, 0 when none. */
@@ -244,7 +243,8 @@ export class WriteJournal {
       "SELECT state, COUNT(*) AS n FROM replica_journal GROUP BY state",
     ).all();
     for (const row of rows) {
-      out[columns(row).choice("state", JOURNAL_STATES)] = columns(row).integer("n");
+      const read = columns(row);
+      out[read.choice("state", JOURNAL_STATES)] = read.integer("n");
     }
     return out;
   }

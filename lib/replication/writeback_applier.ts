@@ -46,13 +46,13 @@ export interface WriteBackApplierOptions {
   /** Durable outcomes, so an entry sent twice is applied once. */
   state: MasterState;
   /** Largest content a write-back may carry. @default {67108864} */
-  maxContentBytes?: number;
+  maxContentBytes?: number | undefined;
   /**
    * Permission bits a write-back may set; the others (setuid, setgid, sticky by
    * default) are cleared from every mode a replica sends (`--writeback-mode-bits`).
    * @default {0o777}
    */
-  allowedModeBits?: number;
+  allowedModeBits?: number | undefined;
 }
 
 /** Most writes and deletions applied together. */

@@ -3,11 +3,19 @@ import {
   listenUnix,
   openReplicaTables,
   type ReplicaHandle,
+  type ReplicaPaths,
   startMaster,
   startReplica,
   type Transport,
 } from "../../lib/replication/mod.ts";
-import type { WriteBackResultMessage } from "../../lib/wire/mod.ts";
+import type {
+  BarrierConfirmationMessage,
+  ContentFetchResponseMessage,
+  HeartbeatMessage,
+  NotificationMessage,
+  WriteBackMessage,
+  WriteBackResultMessage,
+} from "../../lib/wire/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
@@ -108,53 +116,118 @@ Deno.test("a write through the replica's own API is written back, like a change 
     });
   }));
 
+const text = (t: string) => new TextEncoder().encode(t);
+
+/** A master's notification of `content` at `filepath`, with `inline` as its inline bytes. */
+function notification(
+  sequence: number,
+  filepath: string,
+  mode: number,
+  content: string,
+  inline = content,
+): NotificationMessage {
+  return {
+    type: "Notification",
+    sequence: BigInt(sequence),
+    filepath,
+    content_hash: sha256OfText(content),
+    size: BigInt(text(content).length),
+    permissions: BigInt(mode),
+    is_deletion: false,
+    inline_content: text(inline),
+  };
+}
+
+function heartbeat(sequence: number): HeartbeatMessage {
+  return {
+    type: "Heartbeat",
+    agent_sequence: BigInt(sequence),
+    agent_iteration: BigInt(sequence),
+  };
+}
+
+function barrierConfirmation(sequence: number): BarrierConfirmationMessage {
+  return { type: "BarrierConfirmation", satisfied: true, current_sequence: BigInt(sequence) };
+}
+
+function fetchResponse(hash: string, content: Uint8Array): ContentFetchResponseMessage {
+  return {
+    type: "ContentFetchResponse",
+    content_hash: hash,
+    content,
+    size: BigInt(content.length),
+    chunk_manifest: null,
+  };
+}
+
+/** The master's answer to `msg`: its entry for `f` rejected as a conflict. */
+function conflictOnF(msg: WriteBackMessage): WriteBackResultMessage {
+  const entry = msg.entries.find((e) => e.filepath === "f")!;
+  return {
+    type: "WriteBackResult",
+    accepted: [],
+    rejected: [[entry.local_seq, 'conflict: "f" changed at sequence 2 by "local" after 1']],
+  };
+}
+
+/**
+ * Runs `work` with a scripted master on `root/m.sock` (each connection runs `script`) and
+ * a replica on `root/r`, in process.
+ */
+async function withScriptedMaster(
+  root: string,
+  script: (master: Transport) => Promise<void>,
+  work: (workspace: Workspace, replica: ReplicaHandle) => Promise<void>,
+  options: { backoffMinMs?: number } = {},
+): Promise<void> {
+  await Deno.mkdir(`${root}/r`);
+  // The replica ends connections too (reconnecting, closing): a reset read ends the script.
+  const server = await listenUnix({
+    path: `${root}/m.sock`,
+    onTransport: (master) => script(master).catch(() => master.close()),
+  });
+  const workspace = await Workspace.open({ root: `${root}/r` });
+  const replica = await startReplica({ workspace, connect: `${root}/m.sock`, ...options });
+  try {
+    await work(workspace, replica);
+  } finally {
+    await replica.close();
+    await server.close();
+    await workspace.close();
+  }
+}
+
+/** Waits for the master's file `f` on the replica, then edits it there. */
+async function editF(root: string, workspace: Workspace): Promise<void> {
+  await waitFor(
+    "f on the replica, recorded",
+    async () =>
+      await readText(`${root}/r/f`) === "a file" && workspace.store.history("f").length > 0,
+  );
+  await workspace.writeBytes("f", text("edited on the replica"));
+}
+
 Deno.test("inline content that does not hash to its notification's hash is never written: the real bytes are fetched", () =>
   withTempDir(async (root) => {
-    await Deno.mkdir(`${root}/r`);
-    const text = (t: string) => new TextEncoder().encode(t);
-    const real = text("the master's real content");
-    const hash = sha256OfText("the master's real content");
+    const real = "the master's real content";
+    const hash = sha256OfText(real);
     let fetches = 0;
     // A master that sends one notification with the wrong bytes inline, and answers the
     // fetch that follows with the right ones.
-    const server = await listenUnix({
-      path: `${root}/m.sock`,
-      onTransport: async (master) => {
-        for await (const msg of master.messages()) {
-          if (msg.type === "BarrierRequest") {
-            await master.send({
-              type: "BarrierConfirmation",
-              satisfied: true,
-              current_sequence: 1n,
-            });
-          } else if (msg.type === "CatchupRequest") {
-            await master.send({
-              type: "Notification",
-              sequence: 1n,
-              filepath: "a.txt",
-              content_hash: hash,
-              size: BigInt(real.length),
-              permissions: 0o100644n,
-              is_deletion: false,
-              inline_content: text("tampered on the way"),
-            });
-            await master.send({ type: "Heartbeat", agent_sequence: 1n, agent_iteration: 1n });
-          } else if (msg.type === "ContentFetchRequest") {
-            fetches++;
-            await master.send({
-              type: "ContentFetchResponse",
-              content_hash: msg.content_hash,
-              content: real,
-              size: BigInt(real.length),
-              chunk_manifest: null,
-            });
-          }
+    const script = async (master: Transport) => {
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(1));
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(notification(1, "a.txt", 0o100644, real, "tampered on the way"));
+          await master.send(heartbeat(1));
+        } else if (msg.type === "ContentFetchRequest") {
+          fetches++;
+          await master.send(fetchResponse(msg.content_hash, text(real)));
         }
-      },
-    });
-    const workspace = await Workspace.open({ root: `${root}/r` });
-    const replica = await startReplica({ workspace, connect: `${root}/m.sock` });
-    try {
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace) => {
       // A copy is renamed into place before it is recorded (visibleFirst): wait for both.
       await waitFor(
         "the real content on the replica, recorded",
@@ -164,35 +237,13 @@ Deno.test("inline content that does not hash to its notification's hash is never
       );
       assert.equal(fetches, 1);
       assert.deepEqual(workspace.store.history("a.txt").map((it) => it.hash), [hash]);
-    } finally {
-      await replica.close();
-      await server.close();
-      await workspace.close();
-    }
+    });
   }));
 
 Deno.test("what a folder holds, arriving after the master's answer to the file the replica wrote there but before its release, waits for that release", () =>
   withTempDir(async (root) => {
-    await Deno.mkdir(`${root}/r`);
-    const text = (t: string) => new TextEncoder().encode(t);
-    const empty = sha256OfText("");
-    const notification = (sequence: number, filepath: string, mode: number, content: string) => ({
-      type: "Notification" as const,
-      sequence: BigInt(sequence),
-      filepath,
-      content_hash: sha256OfText(content),
-      size: BigInt(content.length),
-      permissions: BigInt(mode),
-      is_deletion: false,
-      inline_content: text(content),
-    });
-    const heartbeat = (sequence: number) => ({
-      type: "Heartbeat" as const,
-      agent_sequence: BigInt(sequence),
-      agent_iteration: BigInt(sequence),
-    });
-    const workspace = await Workspace.open({ root: `${root}/r` });
-    const { paths } = openReplicaTables(workspace.store.db);
+    let paths: ReplicaPaths | undefined;
+    let answer: WriteBackResultMessage | undefined;
     // A master that replaced file `f` by a folder holding `f/sub/x` while the replica
     // edited `f`, and sends its messages in this order: `f`'s folder (held back behind
     // the replica's write-back); a file whose inline bytes are wrong, so that the replica
@@ -203,60 +254,31 @@ Deno.test("what a folder holds, arriving after the master's answer to the file t
       let current = 0;
       for await (const msg of master.messages()) {
         if (msg.type === "BarrierRequest") {
-          await master.send({
-            type: "BarrierConfirmation",
-            satisfied: true,
-            current_sequence: BigInt(current),
-          });
+          await master.send(barrierConfirmation(current));
         } else if (msg.type === "CatchupRequest") {
           await master.send(notification(1, "f", 0o100644, "a file"));
           await master.send(heartbeat(current = 1));
         } else if (msg.type === "WriteBack") {
-          const entry = msg.entries.find((e) => e.filepath === "f")!;
-          answer = {
-            type: "WriteBackResult",
-            accepted: [],
-            rejected: [[entry.local_seq, 'conflict: "f" changed at sequence 2 by "local" after 1']],
-          };
-          await master.send({ ...notification(2, "f", 0o040755, ""), content_hash: empty });
+          answer = conflictOnF(msg);
+          await master.send(notification(2, "f", 0o040755, ""));
           await waitFor(
             "the master's folder f held back",
-            () => paths.get("f").deferred?.sequence === 2,
+            () => paths!.get("f").deferred?.sequence === 2,
           );
-          await master.send({
-            ...notification(3, "other.txt", 0o100644, "the real bytes"),
-            inline_content: text("tampered"),
-          });
+          await master.send(notification(3, "other.txt", 0o100644, "the real bytes", "tampered"));
           current = 3;
         } else if (msg.type === "ContentFetchRequest") {
           await master.send(notification(4, "f/sub", 0o040755, ""));
           await master.send(notification(5, "f/sub/x", 0o100644, "inside"));
           await master.send(answer!);
-          await master.send({
-            type: "ContentFetchResponse",
-            content_hash: msg.content_hash,
-            content: text("the real bytes"),
-            size: 14n,
-            chunk_manifest: null,
-          });
+          await master.send(fetchResponse(msg.content_hash, text("the real bytes")));
           await master.send(heartbeat(current = 5));
         }
       }
     };
-    let answer: WriteBackResultMessage | undefined;
-    // The replica ends connections too (reconnecting, closing): a reset read ends the script.
-    const server = await listenUnix({
-      path: `${root}/m.sock`,
-      onTransport: (master) => script(master).catch(() => master.close()),
-    });
-    const replica = await startReplica({ workspace, connect: `${root}/m.sock` });
-    try {
-      await waitFor(
-        "f on the replica, recorded",
-        async () =>
-          await readText(`${root}/r/f`) === "a file" && workspace.store.history("f").length > 0,
-      );
-      await workspace.writeBytes("f", text("edited on the replica"));
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      paths = openReplicaTables(workspace.store.db).paths;
+      await editF(root, workspace);
       await waitFor("the master's folder on the replica, with what it holds", async () =>
         // Read while f may still be a file: no such path yet.
         await Deno.readTextFile(`${root}/r/f/sub/x`).catch(() => null) === "inside" &&
@@ -267,29 +289,13 @@ Deno.test("what a folder holds, arriving after the master's answer to the file t
         ["f", sha256OfText("edited on the replica")],
       ]);
       assert.equal((await Deno.stat(`${root}/r/f/sub`)).isDirectory, true);
-    } finally {
-      await replica.close();
-      await server.close();
-      await workspace.close();
-    }
+    });
   }));
 
 Deno.test("a version held back behind a write-back answered on a connection that ended before its release is released on the next one", () =>
   withTempDir(async (root) => {
-    await Deno.mkdir(`${root}/r`);
-    const text = (t: string) => new TextEncoder().encode(t);
-    const folder = {
-      type: "Notification" as const,
-      sequence: 2n,
-      filepath: "f",
-      content_hash: sha256OfText(""),
-      size: 0n,
-      permissions: 0o040755n,
-      is_deletion: false,
-      inline_content: new Uint8Array(0),
-    };
-    const workspace = await Workspace.open({ root: `${root}/r` });
-    const { paths } = openReplicaTables(workspace.store.db);
+    let paths: ReplicaPaths | undefined;
+    let answer: WriteBackResultMessage | undefined;
     let connections = 0;
     // First connection: `f`, then (once the replica wrote `f`) the master's folder `f`,
     // held back; a file with wrong inline bytes, whose fetch is never answered; the
@@ -299,87 +305,38 @@ Deno.test("a version held back behind a write-back answered on a connection that
       const connection = ++connections;
       for await (const msg of master.messages()) {
         if (msg.type === "BarrierRequest") {
-          await master.send({
-            type: "BarrierConfirmation",
-            satisfied: true,
-            current_sequence: connection === 1 ? 1n : 3n,
-          });
+          await master.send(barrierConfirmation(connection === 1 ? 1 : 3));
         } else if (msg.type === "CatchupRequest" && connection === 1) {
-          await master.send({
-            ...folder,
-            sequence: 1n,
-            content_hash: sha256OfText("a file"),
-            size: 6n,
-            permissions: 0o100644n,
-            inline_content: text("a file"),
-          });
-          await master.send({ type: "Heartbeat", agent_sequence: 1n, agent_iteration: 1n });
+          await master.send(notification(1, "f", 0o100644, "a file"));
+          await master.send(heartbeat(1));
         } else if (msg.type === "CatchupRequest") {
-          await master.send({ type: "Heartbeat", agent_sequence: 3n, agent_iteration: 3n });
+          await master.send(heartbeat(3));
         } else if (msg.type === "WriteBack" && connection === 1) {
-          const entry = msg.entries.find((e) => e.filepath === "f")!;
-          answer = {
-            type: "WriteBackResult",
-            accepted: [],
-            rejected: [[entry.local_seq, 'conflict: "f" changed at sequence 2 by "local" after 1']],
-          };
-          await master.send(folder);
+          answer = conflictOnF(msg);
+          await master.send(notification(2, "f", 0o040755, ""));
           await waitFor(
             "the master's folder f held back",
-            () => paths.get("f").deferred?.sequence === 2,
+            () => paths!.get("f").deferred?.sequence === 2,
           );
-          await master.send({
-            ...folder,
-            sequence: 3n,
-            filepath: "other.txt",
-            content_hash: sha256OfText("the real bytes"),
-            size: 14n,
-            permissions: 0o100644n,
-            inline_content: text("tampered"),
-          });
+          await master.send(notification(3, "other.txt", 0o100644, "the real bytes", "tampered"));
         } else if (msg.type === "ContentFetchRequest" && connection === 1) {
           await master.send(answer!);
           master.close();
         } else if (msg.type === "ContentFetchRequest") {
-          await master.send({
-            type: "ContentFetchResponse",
-            content_hash: msg.content_hash,
-            content: text("the real bytes"),
-            size: 14n,
-            chunk_manifest: null,
-          });
+          await master.send(fetchResponse(msg.content_hash, text("the real bytes")));
         }
       }
     };
-    let answer: WriteBackResultMessage | undefined;
-    // The replica ends connections too (reconnecting, closing): a reset read ends the script.
-    const server = await listenUnix({
-      path: `${root}/m.sock`,
-      onTransport: (master) => script(master).catch(() => master.close()),
-    });
-    const replica = await startReplica({
-      workspace,
-      connect: `${root}/m.sock`,
-      backoffMinMs: 10,
-    });
-    try {
-      await waitFor(
-        "f on the replica, recorded",
-        async () =>
-          await readText(`${root}/r/f`) === "a file" && workspace.store.history("f").length > 0,
-      );
-      await workspace.writeBytes("f", text("edited on the replica"));
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      paths = openReplicaTables(workspace.store.db).paths;
+      await editF(root, workspace);
       await waitFor(
         "the master's folder f on the replica",
         async () =>
-          (await Deno.stat(`${root}/r/f`)).isDirectory && paths.get("f").deferred === null,
+          (await Deno.stat(`${root}/r/f`)).isDirectory && paths!.get("f").deferred === null,
       );
       assert.equal(await readText(`${root}/r/other.txt`), "the real bytes");
       assert.ok(connections >= 2);
       assert.deepEqual(replica.status().problems, []);
-    } finally {
-      await replica.close();
-      await server.close();
-      await workspace.close();
-    }
+    }, { backoffMinMs: 10 });
   }));

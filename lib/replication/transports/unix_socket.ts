@@ -1,9 +1,9 @@
 import {
+  acceptConnections,
   type BudgetHolder,
   type ByteBudget,
-  ConnectionLimits,
-  defaultMaxConnections,
   type ListenerLimit,
+  ownListenerLimit,
 } from "../../net/mod.ts";
 import {
   encodeFrame,
@@ -234,9 +234,6 @@ export interface ListenUnixOptions {
   onRefused?: (remote: string, reason: string) => void;
 }
 
-/** Pause after a failed accept (descriptors short), so the loop does not spin. */
-const ACCEPT_RETRY_MS = 50;
-
 /**
  * Listens on a Unix socket created with mode 0600 (PROTOCOL.md §7).
  *
@@ -260,43 +257,24 @@ export async function listenUnix(options: ListenUnixOptions): Promise<TransportS
   // narrowing the umask instead keeps the binaries free of --allow-sys, and avoids changing
   // a process-wide setting while other files are being created.
   await Deno.chmod(path, 0o600);
-  const limit = options.limit ??
-    new ConnectionLimits({ maxTotal: defaultMaxConnections() }).listener(defaultMaxConnections());
+  const limit = options.limit ?? ownListenerLimit();
   let connections = 0;
-  let closing = false;
-  const accepting = (async () => {
-    while (!closing) {
-      let conn: Deno.Conn;
-      try {
-        conn = await listener.accept();
-      } catch (error) {
-        if (closing || error instanceof Deno.errors.BadResource) return;
-        // Out of descriptors, or a connection reset before it was taken: wait, go on.
-        options.onRefused?.(`unix:${path}`, `accept failed: ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, ACCEPT_RETRY_MS));
-        continue;
-      }
-      connections++;
-      const remote = `unix:${path}#${connections}`;
-      const slot = limit.admit();
-      if (typeof slot === "string") {
-        options.onRefused?.(remote, slot);
-        conn.close(); // the wire has no refusal message: the close is the answer
-        continue;
-      }
+  const accepting = acceptConnections(listener, {
+    address: `unix:${path}`,
+    limit,
+    remoteOf: () => `unix:${path}#${++connections}`,
+    refuse: (conn) => conn.close(), // the wire has no refusal message: the close is the answer
+    serve: (conn, slot, remote) => {
       const transport = new UnixSocketTransport(conn, remote, { budget: options.budget });
       transport.closed.then(() => slot.release());
       onTransport(transport);
-    }
-  })();
+    },
+    onRefused: options.onRefused,
+  });
   return {
     address: path,
     async close() {
-      closing = true;
-      try {
-        listener.close();
-      } catch { /* already closed */ }
-      await accepting.catch(() => {});
+      await accepting.stop();
       await Deno.remove(path).catch(() => {});
     },
   };

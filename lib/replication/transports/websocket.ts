@@ -2,9 +2,8 @@ import {
   type AccessCheck,
   type BudgetHolder,
   ByteBudget,
-  ConnectionLimits,
-  defaultMaxConnections,
   type ListenerLimit,
+  ownListenerLimit,
   serveHttp,
 } from "../../net/mod.ts";
 import { decodeWsMessage, encodeFrame, type WireMessage } from "../../wire/mod.ts";
@@ -160,8 +159,7 @@ export interface ListenWebSocketOptions {
  * ```
  */
 export async function listenWebSocket(options: ListenWebSocketOptions): Promise<TransportServer> {
-  const limit = options.limit ??
-    new ConnectionLimits({ maxTotal: defaultMaxConnections() }).listener(defaultMaxConnections());
+  const limit = options.limit ?? ownListenerLimit();
   const budget = options.partialBudget ??
     new ByteBudget({ perHolder: WEBSOCKET_MAX_PAYLOAD + 4096, total: 128 * 1024 * 1024 });
   // Deflate stays off: a compressed message could expand past every budget.
@@ -174,10 +172,8 @@ export async function listenWebSocket(options: ListenWebSocketOptions): Promise<
     address: { hostname: options.hostname, port: options.port },
     access: options.access,
     limit,
-    ...(options.handshakeTimeoutMs === undefined
-      ? {}
-      : { handshakeTimeoutMs: options.handshakeTimeoutMs }),
-    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    handshakeTimeoutMs: options.handshakeTimeoutMs,
+    onRefused: options.onRefused,
     onUpgrade: (request, socket, head) => {
       const remote = `ws://${request.socket.remoteAddress}:${request.socket.remotePort}`;
       wss.handleUpgrade(request, socket, head, (ws) => {
