@@ -25,13 +25,7 @@ import {
 } from "../snapshot/mod.ts";
 import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
 import { snapshotPatches } from "../history/mod.ts";
-import {
-  DIFF_USAGE,
-  isPathDiff,
-  pathDiffCommand,
-  printSnapshotDiff,
-  wantsHelp,
-} from "./diff_command.ts";
+import { isPathDiff, pathDiffCommand, printSnapshotDiff } from "./diff_command.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { askRunning, type ChangesJson, reportChanges } from "./live_writes.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
@@ -158,10 +152,6 @@ export async function snapshotsCommand(args: string[]): Promise<number> {
  * @returns The exit code.
  */
 export async function diffCommand(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    println(DIFF_USAGE);
-    return 0;
-  }
   if (isPathDiff(args)) return await pathDiffCommand(args);
   const { values, positionals } = parseCommandArgs("diff", args, {
     ...COMMON,
