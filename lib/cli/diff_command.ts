@@ -17,9 +17,8 @@ import {
 import { errorMessage } from "../log/mod.ts";
 import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import { diffToJson, type SnapshotDiff } from "../snapshot/mod.ts";
-import { Workspace } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs, openLocatedWorkspace } from "./locate_workspace.ts";
 import { formatMode, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 
@@ -56,12 +55,7 @@ export async function pathDiffCommand(args: string[]): Promise<number> {
     if (error instanceof PathError) throw new CliError(error.message);
     throw error;
   }
-  const workspace = await Workspace.open({
-    root: layout.root,
-    dataDir: layout.dataDir,
-    database: layout.database,
-    casDir: layout.casDir,
-  });
+  const workspace = await openLocatedWorkspace(layout);
   try {
     const diff = await diffIterations(workspace.store, workspace.cas, path, { from, to });
     if (values.json) printJson(iterationDiffToJson(diff));

@@ -23,12 +23,12 @@ import {
   transactionToJson,
   verifyReportToJson,
 } from "../snapshot/mod.ts";
-import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
+import type { Workspace, WorkspaceLayout } from "../workspace/mod.ts";
 import { snapshotPatches } from "../history/mod.ts";
 import { isPathDiff, pathDiffCommand, printSnapshotDiff } from "./diff_command.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { askRunning, type ChangesJson, reportChanges } from "./live_writes.ts";
-import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs, openLocatedWorkspace } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
@@ -372,12 +372,7 @@ async function withSnapshots(
 ): Promise<number> {
   const layout = locateFromArgs(values);
   const config = await retention(values, layout);
-  const workspace = await Workspace.open({
-    root: layout.root,
-    dataDir: layout.dataDir,
-    database: layout.database,
-    casDir: layout.casDir,
-  });
+  const workspace = await openLocatedWorkspace(layout);
   try {
     const snapshots = openWorkspaceSnapshots(workspace, {
       config,
