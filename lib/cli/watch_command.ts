@@ -7,6 +7,7 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { errorMessage } from "../log/mod.ts";
 import type { WorkspaceLayout } from "../workspace/mod.ts";
+import { isNotRunning, jsonOrFail } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { println } from "./output.ts";
@@ -129,18 +130,8 @@ async function open(
     }
     throw error;
   }
-  if (!response.ok) {
-    const body = await response.json().catch(() => undefined) as
-      | { error?: { message?: string } }
-      | undefined;
-    throw new CliError(body?.error?.message ?? `Chronicle answered ${response.status}`);
-  }
+  if (!response.ok) await jsonOrFail(response); // throws the answer's error
   return response;
-}
-
-function isNotRunning(error: unknown): boolean {
-  const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-  return /ECONNREFUSED|ENOENT|Connection refused|No such file or directory/i.test(text);
 }
 
 /** `14:03:07.123  seq 42  local  src/a.ts  1.2 KiB`, in local time. */
