@@ -157,7 +157,7 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
 
   app.get("/ui/api/diff", async (c) => {
     const path = checked(workspace, required(c.req.query("path"), "path"));
-    const from = find(path, integer(c.req.query("from"), "from", 1) ?? 0);
+    const from = find(path, integer(required(c.req.query("from"), "from"), "from", 1));
     const to = find(path, integer(c.req.query("to"), "to", 1));
     const read = async (side: Iteration) => {
       if (side.deleted) return new Uint8Array();
