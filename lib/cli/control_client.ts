@@ -57,7 +57,13 @@ export async function jsonOrFail<T>(response: Response): Promise<T> {
   return body as T;
 }
 
-function isNotRunning(error: unknown): boolean {
+/**
+ * Whether a failed request to the control socket means nobody listens there.
+ *
+ * @param error What the request threw.
+ * @returns Whether no Chronicle runs on the workspace.
+ */
+export function isNotRunning(error: unknown): boolean {
   const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
   // Only "nobody listens on this socket": any other failure is a real error to report.
   return /ECONNREFUSED|ENOENT|Connection refused|No such file or directory/i.test(text);

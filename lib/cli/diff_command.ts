@@ -17,32 +17,14 @@ import {
 import { errorMessage } from "../log/mod.ts";
 import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import { diffToJson, type SnapshotDiff } from "../snapshot/mod.ts";
-import { Workspace } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs, openLocatedWorkspace } from "./locate_workspace.ts";
 import { formatMode, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
-
-/** The usage text of `chronicle diff` (both forms), for `--help` and the command table. */
-export const DIFF_USAGE = `Usage:
-  chronicle diff PATH --from N [--to M] [--json]
-      unified diff of PATH between iterations N and M (default: the latest); a deletion
-      is compared as empty, binary content is named, not shown
-  chronicle diff SNAPSHOT_ID [--patch] [--json]
-      what changed since a snapshot (an id or unique prefix); --patch adds a unified
-      diff of each changed text file, the snapshot's content against the file now
-
-An argument is a path when --from is given, else a snapshot id. Takes -C WORKSPACE,
---data-dir DIR like every command.`;
 
 /** Whether `chronicle diff ARGS` asks for a path's iterations (`--from` given). */
 export function isPathDiff(args: string[]): boolean {
   return args.some((arg) => arg === "--from" || arg.startsWith("--from="));
-}
-
-/** Whether `args` asks for help. */
-export function wantsHelp(args: string[]): boolean {
-  return args.includes("--help") || args.includes("-h");
 }
 
 /**
@@ -73,12 +55,7 @@ export async function pathDiffCommand(args: string[]): Promise<number> {
     if (error instanceof PathError) throw new CliError(error.message);
     throw error;
   }
-  const workspace = await Workspace.open({
-    root: layout.root,
-    dataDir: layout.dataDir,
-    database: layout.database,
-    casDir: layout.casDir,
-  });
+  const workspace = await openLocatedWorkspace(layout);
   try {
     const diff = await diffIterations(workspace.store, workspace.cas, path, { from, to });
     if (values.json) printJson(iterationDiffToJson(diff));

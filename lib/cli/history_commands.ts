@@ -1,10 +1,10 @@
 import { PathError } from "../paths/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS, Store } from "../store/mod.ts";
-import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
+import type { WorkspaceLayout } from "../workspace/mod.ts";
 import { askRunning } from "./live_writes.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
 import { CliError, UsageError } from "./errors.ts";
-import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs, openLocatedWorkspace } from "./locate_workspace.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
@@ -12,16 +12,6 @@ import { parseRestorePoint } from "../snapshot/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 
 const COMMON = { ...LOCATE_ARGS, json: { type: "boolean" } } as const;
-
-/** Opens the located workspace for reading content or writing through it. */
-function openWorkspace(layout: WorkspaceLayout): Promise<Workspace> {
-  return Workspace.open({
-    root: layout.root,
-    dataDir: layout.dataDir,
-    database: layout.database,
-    casDir: layout.casDir,
-  });
-}
 
 function withStore<T>(layout: WorkspaceLayout, work: (store: Store) => T): T {
   const store = Store.open(layout.database);
@@ -133,7 +123,7 @@ export async function catCommand(args: string[]): Promise<number> {
     (store) => n === undefined ? store.latest(path) : store.iteration(path, n),
   );
   const found = requireContent(path, n, iteration);
-  const workspace = await openWorkspace(layout);
+  const workspace = await openLocatedWorkspace(layout);
   try {
     for await (const piece of workspace.cas.readStream(found.hash)) await writeAll(piece);
   } catch (error) {
@@ -242,7 +232,7 @@ async function restoreHere(
   path: string,
   found: Iteration,
 ): Promise<Iteration> {
-  const workspace = await openWorkspace(layout);
+  const workspace = await openLocatedWorkspace(layout);
   try {
     const recorded = await workspace.writeContent(path, found.hash, found.mode, {
       origin: ORIGINS.restore,

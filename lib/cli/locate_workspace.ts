@@ -1,7 +1,12 @@
 import { dirname, join, resolve } from "node:path";
 import { columns, openDatabase } from "../db/mod.ts";
 import { WORKSPACE_ROOT_META } from "../store/mod.ts";
-import { DEFAULT_DATA_DIR, resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
+import {
+  DEFAULT_DATA_DIR,
+  resolveLayout,
+  Workspace,
+  type WorkspaceLayout,
+} from "../workspace/mod.ts";
 import { CliError } from "./errors.ts";
 
 /** The options every history command accepts to find its workspace (README). */
@@ -115,4 +120,19 @@ function exists(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Opens the located workspace, for reading content or writing through it.
+ *
+ * @param layout Where the workspace and its store are, from {@linkcode locateFromArgs}.
+ * @returns The open workspace; the caller closes it.
+ */
+export function openLocatedWorkspace(layout: WorkspaceLayout): Promise<Workspace> {
+  return Workspace.open({
+    root: layout.root,
+    dataDir: layout.dataDir,
+    database: layout.database,
+    casDir: layout.casDir,
+  });
 }

@@ -12,18 +12,6 @@ import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 
-/** `chronicle mcp --help`. */
-export const MCP_HELP = `Usage: chronicle mcp [-C WORKSPACE | --data-dir DIR]
-
-Serves the Model Context Protocol on stdin/stdout for the Chronicle running on the
-workspace (found like the other commands do): tools for history, diffs, snapshots,
-rollback and restores, and files at iterations as chronicle://files/PATH?iteration=N
-resources. Start Chronicle on the workspace first; the same server answers POST /mcp on
---http (with the token).
-
-MCP client configuration (Claude Code, Cursor):
-  {"mcpServers": {"chronicle": {"command": "./chronicle", "args": ["mcp", "-C", "/path"]}}}`;
-
 /** Longest JSON-RPC line read from stdin. */
 const MAX_LINE_BYTES = 4 * 1024 * 1024;
 
@@ -36,15 +24,10 @@ type Message = { id?: string | number | null; method?: string };
  * @returns The exit code: 1 when no Chronicle runs on the workspace.
  */
 export async function mcpCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs("mcp", args, {
-    ...LOCATE_ARGS,
-    help: { type: "boolean", short: "h" },
-  });
-  if (values.help) {
-    console.log(MCP_HELP);
-    return 0;
+  const { values, positionals } = parseCommandArgs("mcp", args, LOCATE_ARGS);
+  if (positionals.length > 0) {
+    throw new UsageError(`chronicle mcp takes no arguments, got "${positionals[0]}"`);
   }
-  if (positionals.length > 0) throw new UsageError(MCP_HELP.split("\n")[0]!);
   const layout = locateFromArgs(values);
   const health = await controlRequest(layout, "/health");
   if (!health?.ok) throw new CliError(notRunning(layout));

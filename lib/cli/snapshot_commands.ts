@@ -23,18 +23,12 @@ import {
   transactionToJson,
   verifyReportToJson,
 } from "../snapshot/mod.ts";
-import { Workspace, type WorkspaceLayout } from "../workspace/mod.ts";
+import type { Workspace, WorkspaceLayout } from "../workspace/mod.ts";
 import { snapshotPatches } from "../history/mod.ts";
-import {
-  DIFF_USAGE,
-  isPathDiff,
-  pathDiffCommand,
-  printSnapshotDiff,
-  wantsHelp,
-} from "./diff_command.ts";
+import { isPathDiff, pathDiffCommand, printSnapshotDiff } from "./diff_command.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { askRunning, type ChangesJson, reportChanges } from "./live_writes.ts";
-import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
+import { LOCATE_ARGS, locateFromArgs, openLocatedWorkspace } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
 import { formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
@@ -158,10 +152,6 @@ export async function snapshotsCommand(args: string[]): Promise<number> {
  * @returns The exit code.
  */
 export async function diffCommand(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    println(DIFF_USAGE);
-    return 0;
-  }
   if (isPathDiff(args)) return await pathDiffCommand(args);
   const { values, positionals } = parseCommandArgs("diff", args, {
     ...COMMON,
@@ -382,12 +372,7 @@ async function withSnapshots(
 ): Promise<number> {
   const layout = locateFromArgs(values);
   const config = await retention(values, layout);
-  const workspace = await Workspace.open({
-    root: layout.root,
-    dataDir: layout.dataDir,
-    database: layout.database,
-    casDir: layout.casDir,
-  });
+  const workspace = await openLocatedWorkspace(layout);
   try {
     const snapshots = openWorkspaceSnapshots(workspace, {
       config,

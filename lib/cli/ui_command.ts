@@ -5,14 +5,6 @@ import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 
-/** `chronicle ui --help`. */
-export const UI_USAGE = `Usage: chronicle ui [--open] [--json] [-C WORKSPACE]
-
-Asks the Chronicle running on the workspace to open the timeline web UI on a loopback
-listener (127.0.0.1, a port of its own) and prints its address. The address carries a
-token made for this listener in its fragment (#token=…): anyone with the link can act on
-the workspace, so do not share it. --open also tries to open it in a browser (xdg-open).`;
-
 /**
  * `chronicle ui [--open] [--json]`: asks the running Chronicle, over its control socket,
  * for the UI's loopback listener and prints its URL (with `--open`, hands it to
@@ -27,13 +19,10 @@ export async function uiCommand(args: string[]): Promise<number> {
     ...LOCATE_ARGS,
     open: { type: "boolean" },
     json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
   });
-  if (values.help) {
-    println(UI_USAGE);
-    return 0;
+  if (positionals.length > 0) {
+    throw new UsageError(`chronicle ui takes no arguments, got "${positionals[0]}"`);
   }
-  if (positionals.length > 0) throw new UsageError(UI_USAGE);
   const layout = locateFromArgs(values);
   const response = await requireRunning(layout, "/ui/listener", { method: "POST" });
   const info = await jsonOrFail<{ url: string; port: number }>(response);

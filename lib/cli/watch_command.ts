@@ -7,22 +7,11 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { errorMessage } from "../log/mod.ts";
 import type { WorkspaceLayout } from "../workspace/mod.ts";
-import { wantsHelp } from "./diff_command.ts";
+import { isNotRunning, jsonOrFail } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { println } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
-
-/** The usage text of `chronicle watch`, for `--help` and the command table. */
-export const WATCH_USAGE = `Usage:
-  chronicle watch [--since SEQ] [--path PREFIX] [--origin ORIGIN] [--json]
-
-Prints each iteration as the running Chronicle records it: local time, sequence,
-origin, path and size (or "deleted"); --json prints one JSON object per line, as
-GET /changes shows an iteration. --since SEQ starts after that sequence instead of now;
---path keeps paths that start with PREFIX; --origin keeps one origin (local, api,
-restore, rollback, master, or a sandbox id). Runs until Ctrl-C, or until Chronicle
-stops. Takes -C WORKSPACE, --data-dir DIR like every command.`;
 
 /** One iteration as the `iteration` event carries it. */
 interface IterationEvent {
@@ -43,10 +32,6 @@ interface IterationEvent {
  * running.
  */
 export async function watchCommand(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    println(WATCH_USAGE);
-    return 0;
-  }
   const { values, positionals } = parseCommandArgs("watch", args, {
     ...LOCATE_ARGS,
     json: { type: "boolean" },
@@ -145,18 +130,8 @@ async function open(
     }
     throw error;
   }
-  if (!response.ok) {
-    const body = await response.json().catch(() => undefined) as
-      | { error?: { message?: string } }
-      | undefined;
-    throw new CliError(body?.error?.message ?? `Chronicle answered ${response.status}`);
-  }
+  if (!response.ok) await jsonOrFail(response); // throws the answer's error
   return response;
-}
-
-function isNotRunning(error: unknown): boolean {
-  const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-  return /ECONNREFUSED|ENOENT|Connection refused|No such file or directory/i.test(text);
 }
 
 /** `14:03:07.123  seq 42  local  src/a.ts  1.2 KiB`, in local time. */

@@ -10,6 +10,7 @@ import {
 } from "../snapshot/mod.ts";
 import { ORIGINS } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
+import { readBodyLimited } from "./body_limit.ts";
 import { HttpError } from "./errors.ts";
 import { historyEntry } from "./files_routes.ts";
 
@@ -105,14 +106,8 @@ function checked(workspace: Workspace, path: unknown): string {
 }
 
 async function jsonObject(c: Context): Promise<Record<string, unknown>> {
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
-  if (bytes.length > MAX_BODY_BYTES) {
-    throw new HttpError(
-      413,
-      "too_large",
-      `Body of ${bytes.length} bytes exceeds ${MAX_BODY_BYTES}`,
-    );
-  }
+  // Refused as it streams in, so an oversized body is never held whole.
+  const bytes = await readBodyLimited(c.req.raw, MAX_BODY_BYTES);
   let body: unknown;
   try {
     body = JSON.parse(new TextDecoder().decode(bytes));

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
-import { HttpError } from "../http/mod.ts";
+import { changeEntry, HttpError } from "../http/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { PathError } from "../paths/mod.ts";
 import {
@@ -86,7 +86,7 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
     const last = page.at(-1);
     return c.json({
       sequence: store.sequence(),
-      items: page.map((iteration, i) => ({ ...entry(iteration), burst_start: marks[i] })),
+      items: page.map((iteration, i) => ({ ...changeEntry(iteration), burst_start: marks[i] })),
       next_before: last && page.length === options.limit ? last.sequence : null,
     });
   });
@@ -112,7 +112,7 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
       dir: page.dir,
       next: page.next,
       entries: page.entries.map((e) =>
-        e.type === "dir" ? e : ({ type: "file", name: e.name, ...entry(e.latest) })
+        e.type === "dir" ? e : ({ type: "file", name: e.name, ...changeEntry(e.latest) })
       ),
     });
   });
@@ -134,7 +134,7 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
     const last = items.at(-1);
     return c.json({
       path,
-      items: items.map(entry),
+      items: items.map(changeEntry),
       next_before: last && items.length === limit ? last.iteration : null,
     });
   });
@@ -142,7 +142,7 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
   app.get("/ui/api/file", async (c) => {
     const path = checked(workspace, required(c.req.query("path"), "path"));
     const iteration = find(path, integer(c.req.query("at"), "at", 1));
-    const base = { path, iteration: entry(iteration) };
+    const base = { path, iteration: changeEntry(iteration) };
     if (iteration.deleted) return c.json({ ...base, kind: "deleted" });
     if ((iteration.mode & S_IFMT) === S_IFLNK) {
       const target = new TextDecoder().decode(await workspace.cas.readBytes(iteration.hash));
@@ -157,7 +157,7 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
 
   app.get("/ui/api/diff", async (c) => {
     const path = checked(workspace, required(c.req.query("path"), "path"));
-    const from = find(path, integer(c.req.query("from"), "from", 1) ?? 0);
+    const from = find(path, integer(required(c.req.query("from"), "from"), "from", 1));
     const to = find(path, integer(c.req.query("to"), "to", 1));
     const read = async (side: Iteration) => {
       if (side.deleted) return new Uint8Array();
@@ -174,7 +174,7 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
       oldLabel: `a/${path}@${from.iteration}`,
       newLabel: `b/${path}@${to.iteration}`,
     });
-    return c.json({ path, from: entry(from), to: entry(to), ...diff });
+    return c.json({ path, from: changeEntry(from), to: changeEntry(to), ...diff });
   });
 
   app.get("/ui/api/kept-diff", async (c) => {
@@ -251,21 +251,6 @@ function restorePoint(text: string): RestorePoint {
   } catch (error) {
     throw new HttpError(400, "bad_parameter", `Invalid moment "${text}": ${errorMessage(error)}`);
   }
-}
-
-/** One iteration as the UI's lists show it. */
-function entry(iteration: Iteration) {
-  return {
-    path: iteration.path,
-    iteration: iteration.iteration,
-    sequence: iteration.sequence,
-    timestamp: iteration.timestamp,
-    size: iteration.size,
-    hash: iteration.hash,
-    mode: iteration.mode,
-    origin: iteration.origin,
-    deleted: iteration.deleted,
-  };
 }
 
 function checked(workspace: Workspace, path: string): string {

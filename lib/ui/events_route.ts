@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { HttpError } from "../http/mod.ts";
+import { changeEntry, HttpError } from "../http/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 
 /** Limits of the live feed, {@linkcode eventsRoute}. */
@@ -76,7 +76,7 @@ export function eventsRoute(store: Store, options: EventsOptions = {}): Hono {
             return reset();
           }
           last = fresh.at(-1)!.sequence;
-          send(`event: iterations\ndata: ${JSON.stringify(fresh.map(feedEntry))}\n\n`);
+          send(`event: iterations\ndata: ${JSON.stringify(fresh.map(changeEntry))}\n\n`);
         };
         const unsubscribe = store.onRecorded(deliver);
         const heartbeat = setInterval(() => send(": keep-alive\n\n"), heartbeatMs);
@@ -105,17 +105,4 @@ export function eventsRoute(store: Store, options: EventsOptions = {}): Hono {
     });
   });
   return app;
-}
-
-function feedEntry(iteration: Iteration) {
-  return {
-    path: iteration.path,
-    iteration: iteration.iteration,
-    sequence: iteration.sequence,
-    timestamp: iteration.timestamp,
-    size: iteration.size,
-    hash: iteration.hash,
-    origin: iteration.origin,
-    deleted: iteration.deleted,
-  };
 }

@@ -80,6 +80,12 @@ Deno.test("POST /restore refuses what it cannot do", async (t) => {
       code: "not_found",
     },
     { description: "a deletion", body: { path: "notes.md", at: 3 }, status: 410, code: "deleted" },
+    {
+      description: "a body over 4 MiB",
+      body: JSON.stringify({ path: "notes.md", at: 1, pad: "x".repeat(4 * 1024 * 1024) }),
+      status: 413,
+      code: "too_large",
+    },
     { description: "a bad to", body: { to: "whenever" }, status: 400, code: "bad_parameter" },
     { description: "to of a wrong type", body: { to: true }, status: 400, code: "bad_parameter" },
     {

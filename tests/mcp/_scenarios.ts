@@ -7,6 +7,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { put, readText } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
 import { call, ok, until } from "./_mcp.ts";
 
 /** Every tool the server offers. */
@@ -47,13 +48,11 @@ export async function listsToolsAndResources(client: Client, root: string): Prom
   assertEquals(content.mimeType, "text/markdown");
 }
 
-async function waitForResource(client: Client, uri: string) {
-  for (let attempt = 0; attempt < 600; attempt++) {
+function waitForResource(client: Client, uri: string) {
+  return waitFor(`resource ${uri} listed`, async () => {
     const { resources } = await client.listResources();
-    if (resources.some((r) => r.uri === uri)) return resources;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`Resource ${uri} never listed`);
+    return resources.some((r) => r.uri === uri) ? resources : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 50 });
 }
 
 /** An agent writes a file, deletes it, finds it in the history and restores it. */

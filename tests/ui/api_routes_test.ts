@@ -165,6 +165,8 @@ Deno.test("file, history and diff: content at an iteration and the diff between 
       " ",
     ]);
     assertEquals((await json(app, "/ui/api/diff?path=notes.md&from=1&to=9")).status, 404);
+    const noFrom = await json(app, "/ui/api/diff?path=notes.md&to=2");
+    assertEquals([noFrom.status, noFrom.body.error.code], [400, "bad_parameter"]);
     assertEquals((await json(app, "/ui/api/file?path=nope")).status, 404);
     assertEquals((await json(app, "/ui/api/history?path=.chronicle/chronicle.db")).status, 400);
   });
