@@ -274,7 +274,8 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: "the MCP server (stdio) of the running Chronicle, for agents",
     usage: ["mcp"],
     details: "Tools for history, diffs, snapshots, rollback and restores, and files at " +
-      "iterations as chronicle://files/PATH?iteration=N resources. Client configuration: " +
+      "iterations as chronicle://files/PATH?iteration=N resources; the same server answers " +
+      "POST /mcp on --http (with the token). Client configuration: " +
       '{"mcpServers": {"chronicle": {"command": "./chronicle", "args": ["mcp", "-C", "/path"]}}}',
     locate: true,
     run: mcpCommand,
