@@ -1,4 +1,5 @@
 import type { Cas } from "../cas/mod.ts";
+import type { Clock } from "../concurrency/mod.ts";
 import { isLoopback, parseHostPort } from "../config/mod.ts";
 import {
   type AccessCheck,
@@ -84,6 +85,11 @@ export interface MasterOptions {
   maxPartialFrameBytes?: number | undefined;
   /** Content fetches one connection may have outstanding. @default {256} */
   maxQueuedFetches?: number | undefined;
+  /**
+   * The time and timers of every session: handshake timeouts, heartbeats, barrier deadlines
+   * (a test advances its own). @default {SYSTEM_CLOCK}
+   */
+  clock?: Clock | undefined;
 }
 
 /** One replica as the master's status shows it. */
@@ -352,6 +358,7 @@ class Master implements MasterHandle {
       maxQueueItems: options.maxQueueItems,
       maxQueueBytes: options.maxQueueBytes,
       barrierTimeoutMs: options.barrierTimeoutMs,
+      clock: options.clock,
     });
     log("info", "replica connected", { remote: transport.remote });
     this.#sessions.set(session, session.run().finally(() => this.#sessions.delete(session)));

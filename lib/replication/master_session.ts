@@ -1,3 +1,4 @@
+import { type Clock, SYSTEM_CLOCK } from "../concurrency/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import type { WireMessage, WriteBackEntry } from "../wire/mod.ts";
 import type { FetchClient } from "./fetch_scheduler.ts";
@@ -50,11 +51,20 @@ export interface MasterSessionOptions {
   maxQueueBytes?: number | undefined;
   /** Milliseconds a barrier waits for a sequence the master has not reached. @default {30000} */
   barrierTimeoutMs?: number | undefined;
+  /**
+   * The time and timers of the handshake timeout and the push channel (a test advances its
+   * own). @default {SYSTEM_CLOCK}
+   */
+  clock?: Clock | undefined;
 }
 
 /**
  * One replica connection on the master: reads its messages, runs each through the pure
  * {@linkcode stepSession} and applies the actions; pushes through its {@linkcode PushChannel}.
+ *
+ * {@linkcode MasterSession.run} is the driver: it feeds every message read to
+ * {@linkcode MasterSession.receive} and arms the handshake timeout on the injected clock.
+ * A test may call `receive()` itself, and step the channel, without running the loops.
  */
 export class MasterSession {
   /** The replica's connection. */
@@ -63,6 +73,7 @@ export class MasterSession {
   readonly channel: PushChannel;
   readonly #options: MasterSessionOptions;
   readonly #fetchClient: FetchClient;
+  readonly #clock: Clock;
   #state: SessionState = INITIAL_SESSION_STATE;
   #closeReason: string | null = null;
   /** The write-back batch being applied: the next waits for it (not for its answer's send). */
@@ -80,6 +91,7 @@ export class MasterSession {
     const transport = options.transport;
     this.transport = transport;
     this.#options = options;
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.#fetchClient = {
       maxPayload: transport.maxPayload,
       // Ahead of queued notifications: the replica waits on it to apply them.
@@ -93,6 +105,7 @@ export class MasterSession {
       maxQueueItems: options.maxQueueItems,
       maxQueueBytes: options.maxQueueBytes,
       barrierTimeoutMs: options.barrierTimeoutMs,
+      clock: this.#clock,
       onOverflow: (dropped) =>
         log("warn", "replica too slow: queue dropped, replaying from the store", {
           sandbox_id: this.sandboxId,
@@ -122,20 +135,20 @@ export class MasterSession {
     }).finally(() => this.transport.close());
     // A connection that says nothing (a half-open flood) gives its slot back soon.
     const handshakeMs = this.#options.handshakeTimeoutMs ?? 10_000;
-    let handshake: ReturnType<typeof setTimeout> | undefined = setTimeout(
+    let handshake: unknown = this.#clock.set(
       () => void this.#dispatch({ type: "silent", ms: handshakeMs }),
       handshakeMs,
     );
     try {
       for await (const msg of this.transport.messages()) {
-        clearTimeout(handshake);
+        this.#clock.clear(handshake);
         handshake = undefined;
-        if (await this.#dispatch(this.#event(msg))) break;
+        if (await this.receive(msg)) break;
       }
     } catch (error) {
       this.#closeReason ??= `protocol error: ${errorMessage(error)}`;
     } finally {
-      clearTimeout(handshake);
+      this.#clock.clear(handshake);
       this.channel.close();
       this.transport.close();
       this.#options.fetches.drop(this.#fetchClient);
@@ -160,11 +173,19 @@ export class MasterSession {
     this.transport.close();
   }
 
-  #event(msg: WireMessage): SessionEvent {
-    if (msg.type === "CatchupRequest") {
-      return { type: "catchup", message: msg, position: this.#options.position() };
-    }
-    return { type: "message", message: msg };
+  /**
+   * Runs one message from the replica through the session's state machine and applies what
+   * it decides. A write-back batch starts once the one before it is applied; its answer is
+   * sent behind, without holding this up.
+   *
+   * @param msg The message, as read from the connection.
+   * @returns `true` when the session decided to close the connection.
+   */
+  receive(msg: WireMessage): Promise<boolean> {
+    const event: SessionEvent = msg.type === "CatchupRequest"
+      ? { type: "catchup", message: msg, position: this.#options.position() }
+      : { type: "message", message: msg };
+    return this.#dispatch(event);
   }
 
   /** Runs one transition and applies its actions; `true` when the connection is to close. */

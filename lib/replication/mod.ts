@@ -115,3 +115,5 @@ export { INLINE_LIMIT, notificationFor } from "./notification_source.ts";
 export { answerContentFetch } from "./content_answer.ts";
 export { diskMatches, type ExpectedState } from "./disk_check.ts";
 export * from "./transports/mod.ts";
+/** The clock a master's sessions run on (`MasterOptions.clock`), from `lib/concurrency`. */
+export type { Clock, Timers } from "../concurrency/mod.ts";

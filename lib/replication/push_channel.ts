@@ -1,3 +1,4 @@
+import { type Clock, SYSTEM_CLOCK } from "../concurrency/mod.ts";
 import type { Iteration } from "../store/mod.ts";
 import { encodeFrame, type WireMessage } from "../wire/mod.ts";
 import { orderedMap } from "./_ordered_map.ts";
@@ -44,6 +45,11 @@ export interface PushChannelOptions {
   barrierTimeoutMs?: number | undefined;
   /** Called when the queue overflowed and was dropped. */
   onOverflow?: (dropped: number) => void;
+  /**
+   * The time and timers heartbeats and barrier deadlines run on (a test advances its own).
+   * @default {SYSTEM_CLOCK}
+   */
+  clock?: Clock | undefined;
 }
 
 export type { ChannelMode } from "./channel_state.ts";
@@ -69,22 +75,40 @@ const REPLAY_CONCURRENCY = 16;
  * and the channel falls back to replay, so memory stays bounded and nothing is lost. Those
  * transitions and the barriers' answers are decided by the pure {@linkcode stepChannel};
  * this class holds the queue and the connection and applies what it decides.
+ *
+ * Time comes only from the injected {@linkcode Clock}: the heartbeat timer (armed at the
+ * first catch-up), barrier deadlines and their timers. {@linkcode PushChannel.run} loops
+ * over {@linkcode PushChannel.step} and sleeps when there is nothing to do; a test drives
+ * the same transitions by calling `step()` itself and advancing a manual clock.
+ *
+ * @example Stepped by hand
+ * ```ts ignore
+ * const channel = new PushChannel({ transport, source, clock: manualClock, heartbeatMs: 1000 });
+ * channel.startReplay(0);
+ * while (await channel.step()) {} // the replay, then the heartbeat saying it is caught up
+ * manualClock.advance(1000); // the heartbeat timer fires
+ * await channel.step(); // sends the heartbeat
+ * ```
  */
 export class PushChannel {
   readonly #transport: Transport;
   readonly #source: ReplaySource;
   readonly #heartbeatMs: number;
   readonly #onOverflow: (dropped: number) => void;
+  readonly #clock: Clock;
   #state: ChannelState;
   #queue: PushItem[] = [];
   #queueHead = 0;
   #queueBytes = 0;
   #control: WireMessage[] = [];
-  readonly #barrierTimers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #barrierTimers = new Set<unknown>();
   #heartbeatDue = false;
   #closed = false;
+  /** Whether `run()` is looping: then only it steps. */
+  #running = false;
   #wake: (() => void) | null = null;
-  #timer: ReturnType<typeof setInterval> | undefined;
+  /** The heartbeat timer's handle, once armed (at the first catch-up). */
+  #heartbeatTimer: unknown;
   #inFlight: Promise<void>[] = [];
   #inFlightBytes = 0;
 
@@ -99,6 +123,7 @@ export class PushChannel {
       barrierTimeoutMs: options.barrierTimeoutMs ?? 30_000,
     });
     this.#onOverflow = options.onOverflow ?? (() => {});
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   /** The sending mode. */
@@ -128,6 +153,9 @@ export class PushChannel {
 
   /** Answers a catch-up: replay every path changed after `since`, then go live. */
   startReplay(since: number): void {
+    if (this.#closed) return;
+    // Heartbeats certify what was sent, so they start with the first replay (idle sends none).
+    if (this.#heartbeatTimer === undefined) this.#armHeartbeat();
     this.#apply({ type: "catchup", since });
   }
 
@@ -144,28 +172,30 @@ export class PushChannel {
    * answer is immediate, `satisfied: false`, with the master's current sequence.
    */
   barrier(requested: number): void {
-    this.#apply({ type: "barrier", requested, now: Date.now(), current: this.#source.sequence() });
+    this.#apply({
+      type: "barrier",
+      requested,
+      now: this.#clock.now(),
+      current: this.#source.sequence(),
+    });
   }
 
   /** Stops the sender loop; the transport is left to its owner. */
   close(): void {
     this.#closed = true;
-    clearInterval(this.#timer);
-    for (const timer of this.#barrierTimers) clearTimeout(timer);
-    this.#barrierTimers.clear();
+    this.#stopTimers();
     this.#notify();
   }
 
   /**
-   * Runs the sender loop until {@linkcode PushChannel.close} or a failed send.
+   * Runs the sender loop until {@linkcode PushChannel.close} or a failed send: steps while
+   * there is work, and otherwise waits to be woken (an offer, a catch-up, a timer).
    *
    * @throws {TransportClosedError} When the connection closes under it.
    */
   async run(): Promise<void> {
-    this.#timer = setInterval(() => {
-      this.#heartbeatDue = true;
-      this.#notify();
-    }, this.#heartbeatMs);
+    if (this.#running) throw new Error("The push channel is already running");
+    this.#running = true;
     try {
       while (!this.#closed) {
         if (await this.#step()) continue;
@@ -174,9 +204,28 @@ export class PushChannel {
         await new Promise<void>((resolve) => this.#wake = resolve);
       }
     } finally {
-      clearInterval(this.#timer);
+      this.#running = false;
       this.#closed = true;
+      this.#stopTimers();
     }
+  }
+
+  /**
+   * Does one unit of the sender's work, as {@linkcode PushChannel.run} does in its loop,
+   * and waits until what it sent is written: a control message, a due heartbeat, a whole
+   * replay, one live notification, or the barriers that can be answered now (by the
+   * clock's time). For a test that drives the channel itself, without `run()`.
+   *
+   * @returns `false` when there was nothing to do.
+   * @throws {Error} While `run()` is looping (only it steps then).
+   * @throws {TransportClosedError} When the connection closes under it.
+   */
+  async step(): Promise<boolean> {
+    if (this.#running) throw new Error("The push channel is running: step() is for a stopped one");
+    if (this.#closed) return false;
+    const worked = await this.#step();
+    await this.#flush();
+    return worked;
   }
 
   /**
@@ -213,7 +262,7 @@ export class PushChannel {
           break;
         case "armBarrierTimer": {
           // Wakes the sender to answer the barrier unsatisfied once its deadline passes.
-          const timer = setTimeout(() => {
+          const timer = this.#clock.set(() => {
             this.#barrierTimers.delete(timer);
             this.#notify();
           }, action.ms);
@@ -260,7 +309,7 @@ export class PushChannel {
     if (this.#state.barriers.length === 0) return false;
     const answers = this.#apply({
       type: "idle",
-      now: Date.now(),
+      now: this.#clock.now(),
       current: this.#source.sequence(),
       queued: this.queued,
     });
@@ -290,6 +339,22 @@ export class PushChannel {
       if (this.#heartbeatDue || this.#control.length > 0) await this.#step();
       if (generation !== this.#state.generation) return;
     }
+  }
+
+  /** Arms the heartbeat timer; each firing marks a heartbeat due and arms the next. */
+  #armHeartbeat(): void {
+    this.#heartbeatTimer = this.#clock.set(() => {
+      if (this.#closed) return;
+      this.#heartbeatDue = true;
+      this.#armHeartbeat();
+      this.#notify();
+    }, this.#heartbeatMs);
+  }
+
+  #stopTimers(): void {
+    this.#clock.clear(this.#heartbeatTimer);
+    for (const timer of this.#barrierTimers) this.#clock.clear(timer);
+    this.#barrierTimers.clear();
   }
 
   #hasWork(): boolean {

@@ -1,4 +1,5 @@
 import type { Cas } from "../cas/mod.ts";
+import { SYSTEM_CLOCK, type Timers } from "../concurrency/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import type { WireMessage, WriteBackEntry, WriteBackResultMessage } from "../wire/mod.ts";
 import type { JournalEntry, WriteJournal } from "./write_journal.ts";
@@ -29,19 +30,7 @@ export interface WritebackLoopOptions {
   timers?: Timers;
 }
 
-/** Arms and disarms timers, as `setTimeout` and `clearTimeout` do. */
-export interface Timers {
-  /** @returns A handle for `clear`. */
-  set(callback: () => void, ms: number): unknown;
-  /** Disarms the timer `set` gave this handle for (`undefined`: none). */
-  clear(timer: unknown): void;
-}
-
-const GLOBAL_TIMERS: Timers = {
-  set: (callback, ms) => setTimeout(callback, ms),
-  // Only handles `set` above gave come back here.
-  clear: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout> | undefined),
-};
+export type { Timers } from "../concurrency/mod.ts";
 
 /** The connection's answer did not come in time. */
 export class WritebackTimeoutError extends Error {
@@ -86,7 +75,7 @@ export class WritebackLoop {
       maxEntries: 256,
       maxBatchBytes: 8 * 1024 * 1024,
       answerTimeoutMs: 60_000,
-      timers: GLOBAL_TIMERS,
+      timers: SYSTEM_CLOCK,
       ...options,
     };
     this.#unsubscribe = options.journal.onAppend(() => this.#notify());
