@@ -75,9 +75,7 @@ export type ChannelAction =
   /** The queue overflowed with `dropped` notifications: tell the owner. */
   | { type: "overflowed"; dropped: number }
   /** Send a heartbeat at once (replay finished: the replica learns it is caught up). */
-  | { type: "heartbeatSoon" }
-  /** Wake the sender after `ms`, when a barrier's deadline has passed. */
-  | { type: "armBarrierTimer"; ms: number };
+  | { type: "heartbeatSoon" };
 
 /** A transition's result. */
 export interface ChannelStep {
@@ -185,21 +183,46 @@ export function stepChannel(state: ChannelState, event: ChannelEvent): ChannelSt
           actions: [{ type: "control", message: confirmation(false, event.current) }],
         };
       }
-      const timeout = state.limits.barrierTimeoutMs;
+      // Waits for an `idle` step; the executor wakes one at `nextBarrierDeadline`.
+      const deadline = event.now + state.limits.barrierTimeoutMs;
       return {
         state: {
           ...state,
-          barriers: [...state.barriers, {
-            requested: event.requested,
-            deadline: event.now + timeout,
-          }],
+          barriers: [...state.barriers, { requested: event.requested, deadline }],
         },
-        actions: [{ type: "armBarrierTimer", ms: timeout + 1 }],
+        actions: [],
       };
     }
     case "idle":
       return answerBarriers(state, event.now, event.current, event.queued);
   }
+}
+
+/**
+ * When the executor must wake the channel to answer a barrier unsatisfied: the earliest
+ * deadline of the pending barriers. One timer armed for it replaces a timer per barrier, so
+ * a barrier answered early leaves nothing armed.
+ *
+ * @param state The channel's state.
+ * @returns Epoch ms, or `null` with no barrier pending.
+ *
+ * @example
+ * ```ts
+ * import { nextBarrierDeadline } from "./channel_state.ts";
+ * const limits = { maxQueueItems: 2, maxQueueBytes: 100, barrierTimeoutMs: 1000 };
+ * const state = {
+ *   mode: "live" as const, sentThrough: 3, generation: 1, overflows: 0, limits,
+ *   barriers: [{ requested: 9, deadline: 2500 }, { requested: 7, deadline: 1500 }],
+ * };
+ * if (nextBarrierDeadline(state) !== 1500) throw new Error("the earliest deadline");
+ * ```
+ */
+export function nextBarrierDeadline(state: ChannelState): number | null {
+  let earliest: number | null = null;
+  for (const barrier of state.barriers) {
+    if (earliest === null || barrier.deadline < earliest) earliest = barrier.deadline;
+  }
+  return earliest;
 }
 
 function answerBarriers(

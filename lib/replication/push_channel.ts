@@ -7,6 +7,7 @@ import {
   type ChannelMode,
   type ChannelState,
   initialChannelState,
+  nextBarrierDeadline,
   stepChannel,
 } from "./channel_state.ts";
 import type { Transport } from "./transports/mod.ts";
@@ -101,7 +102,9 @@ export class PushChannel {
   #queueHead = 0;
   #queueBytes = 0;
   #control: WireMessage[] = [];
-  readonly #barrierTimers = new Set<unknown>();
+  /** The one timer waking the sender at the earliest barrier deadline, and that deadline. */
+  #barrierTimer: unknown;
+  #barrierTimerAt: number | null = null;
   #heartbeatDue = false;
   #closed = false;
   /** Whether `run()` is looping: then only it steps. */
@@ -260,17 +263,9 @@ export class PushChannel {
         case "heartbeatSoon":
           this.#heartbeatDue = true;
           break;
-        case "armBarrierTimer": {
-          // Wakes the sender to answer the barrier unsatisfied once its deadline passes.
-          const timer = this.#clock.set(() => {
-            this.#barrierTimers.delete(timer);
-            this.#notify();
-          }, action.ms);
-          this.#barrierTimers.add(timer);
-          break;
-        }
       }
     }
+    this.#syncBarrierTimer();
     this.#notify();
     return sends;
   }
@@ -351,10 +346,28 @@ export class PushChannel {
     }, this.#heartbeatMs);
   }
 
+  /** Arms the barrier timer for the earliest pending deadline, or disarms it with none. */
+  #syncBarrierTimer(): void {
+    const at = this.#closed ? null : nextBarrierDeadline(this.#state);
+    if (at === this.#barrierTimerAt) return;
+    this.#clock.clear(this.#barrierTimer);
+    this.#barrierTimer = undefined;
+    this.#barrierTimerAt = at;
+    if (at === null) return;
+    // A millisecond past the deadline: the barrier is answered once `now >= deadline`.
+    const ms = Math.max(0, at - this.#clock.now()) + 1;
+    this.#barrierTimer = this.#clock.set(() => {
+      this.#barrierTimer = undefined;
+      this.#barrierTimerAt = null; // re-armed at the next transition if still pending
+      this.#notify();
+    }, ms);
+  }
+
   #stopTimers(): void {
     this.#clock.clear(this.#heartbeatTimer);
-    for (const timer of this.#barrierTimers) this.#clock.clear(timer);
-    this.#barrierTimers.clear();
+    this.#clock.clear(this.#barrierTimer);
+    this.#barrierTimer = undefined;
+    this.#barrierTimerAt = null;
   }
 
   #hasWork(): boolean {

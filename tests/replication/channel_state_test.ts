@@ -5,6 +5,7 @@ import {
   type ChannelEvent,
   type ChannelState,
   initialChannelState,
+  nextBarrierDeadline,
   stepChannel,
 } from "../../lib/replication/channel_state.ts";
 
@@ -132,11 +133,11 @@ Deno.test("stepChannel() moves a push channel through idle, replay and live", as
       },
     },
     {
-      description: "a barrier while live waits, with a timer past its deadline",
+      description: "a barrier while live waits, with its deadline",
       input: { state: live, event: { type: "barrier", requested: 9, now: 500, current: 9 } },
       expected: {
         state: { ...live, barriers: [{ requested: 9, deadline: 1500 }] },
-        actions: [{ type: "armBarrierTimer", ms: 1001 }],
+        actions: [],
       },
     },
     {
@@ -195,6 +196,45 @@ Deno.test("stepChannel() moves a push channel through idle, replay and live", as
   for (const { description, input, expected } of table) {
     await t.step(description, () => {
       assertEquals(stepChannel(input.state, input.event), expected);
+    });
+  }
+});
+
+Deno.test("nextBarrierDeadline() is when the executor must wake to answer a barrier", async (t) => {
+  const table: {
+    description: string;
+    input: ChannelState;
+    expected: number | null;
+  }[] = [
+    { description: "no barrier pending: no wake", input: live, expected: null },
+    {
+      description: "one barrier: its deadline",
+      input: { ...live, barriers: [{ requested: 20, deadline: 1500 }] },
+      expected: 1500,
+    },
+    {
+      description: "several: the earliest, whatever their order",
+      input: {
+        ...live,
+        barriers: [{ requested: 20, deadline: 2500 }, { requested: 30, deadline: 1500 }, {
+          requested: 40,
+          deadline: 2000,
+        }],
+      },
+      expected: 1500,
+    },
+    {
+      description: "a barrier answered leaves the next one's deadline",
+      input: stepChannel({
+        ...live,
+        barriers: [{ requested: 9, deadline: 1500 }, { requested: 30, deadline: 2500 }],
+      }, { type: "idle", now: 600, current: 9, queued: 0 }).state,
+      expected: 2500,
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => {
+      assertEquals(nextBarrierDeadline(input), expected);
     });
   }
 });
