@@ -349,7 +349,11 @@ export class PushChannel {
   /** Arms the barrier timer for the earliest pending deadline, or disarms it with none. */
   #syncBarrierTimer(): void {
     const at = this.#closed ? null : nextBarrierDeadline(this.#state);
-    if (at === this.#barrierTimerAt) return;
+    if (at === this.#barrierTimerAt) {
+      // Still armed for it; or it fired and the deadline has passed: the sender's next idle
+      // step answers the barrier. Only a timer that fired early is armed again.
+      if (at === null || this.#barrierTimer !== undefined || at < this.#clock.now()) return;
+    }
     this.#clock.clear(this.#barrierTimer);
     this.#barrierTimer = undefined;
     this.#barrierTimerAt = at;
@@ -358,7 +362,6 @@ export class PushChannel {
     const ms = Math.max(0, at - this.#clock.now()) + 1;
     this.#barrierTimer = this.#clock.set(() => {
       this.#barrierTimer = undefined;
-      this.#barrierTimerAt = null; // re-armed at the next transition if still pending
       this.#notify();
     }, ms);
   }

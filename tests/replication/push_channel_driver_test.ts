@@ -188,6 +188,25 @@ Deno.test("PushChannel.step() answers barriers by the clock's time", async (t) =
       assertEquals(await channel.step(), false);
       assertEquals(clock.pending().length, 1); // the heartbeat only
     });
+
+    await t.step(
+      "a deadline passing during a replay: refused after it, no timer re-armed",
+      async () => {
+        channel.startReplay(0);
+        channel.barrier(99);
+        clock.advance(BARRIER_MS + 1); // its timer fires (and the heartbeat's)
+        assertEquals(clock.pending().length, 1); // the heartbeat's next period only
+        assertEquals(await channel.step(), true); // the heartbeat due
+        assertEquals(await channel.step(), true); // the replay, the barrier still unanswered
+        assertEquals(clock.pending().length, 1); // the due barrier armed nothing while waiting
+        await drain();
+        const seen: WireMessage[] = [];
+        while (seen.at(-1)?.type !== "BarrierConfirmation") seen.push(await next());
+        assertEquals(seen.filter((m) => m.type === "Notification").length, 2); // a.txt, b.txt
+        assertEquals(seen.at(-1), confirmation(false, store.sequence()));
+        assertEquals(await channel.step(), false);
+      },
+    );
   });
 });
 
