@@ -13,14 +13,16 @@
  * | `session_state.ts`, `channel_state.ts` | the master's per-connection protocol state: pure state machines |
  * | `writeback_applier.ts`, `write_back_decision.ts`, `writeback_facts.ts`, `writeback_outcomes.ts` | the master's verdict on each write-back entry, and its application |
  * | `master_state.ts` | the master's durable records: acked sequences, write-back outcomes |
- * | `replica.ts`, `apply_decision.ts`, `content_fetcher.ts` | applying notifications on a replica, fetching content |
+ * | `replica.ts`, `replica_core.ts` | a replica's handle and connect loop, and what it keeps across connections |
+ * | `replica_session.ts`, `replica_state.ts`, `replica_executor.ts` | one replica connection: its driver (`step()`, an injectable clock), its pure state machine, and the executor of its actions |
+ * | `replica_apply.ts`, `replica_resync.ts`, `apply_decision.ts`, `content_fetcher.ts` | applying master versions on a replica, a resync's sweep, fetching content |
  * | `write_journal.ts`, `journal_plan.ts`, `writeback_loop.ts` | journaling local changes and sending them back |
  * | `replica_paths.ts`, `conflict_log.ts` | the replica's durable per-path view of the master, and its conflicts |
  *
  * Decisions are pure functions tested by tables: {@linkcode decideCatchup},
  * {@linkcode decideWriteBack}, {@linkcode decideApply}, {@linkcode planJournalEntries}; the
  * master's per-connection protocol state is a pure state machine too (`session_state.ts`,
- * `channel_state.ts`).
+ * `channel_state.ts`), and so is a replica's (`replica_state.ts`).
  *
  * @example A master and a replica in one process
  * ```ts ignore

@@ -1,0 +1,359 @@
+import { CorruptContentError } from "../cas/mod.ts";
+import { forEachLimited } from "../concurrency/mod.ts";
+import { inTransaction } from "../db/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
+import { ancestorsOf, PathSet } from "../paths/mod.ts";
+import { isFolderMode, type Iteration, ORIGINS } from "../store/mod.ts";
+import { FolderNotEmptyError } from "../workspace/mod.ts";
+import { type ApplyAction, decideApply } from "./apply_decision.ts";
+import { type ContentFetcher, ContentUnavailableError } from "./content_fetcher.ts";
+import { diskMatches } from "./disk_check.ts";
+import type { MasterVersion, ReplicaPathState } from "./replica_paths.ts";
+import type { ReplicaCore } from "./replica_core.ts";
+import { byLevel, pathDepth } from "./_path_levels.ts";
+import type { NotificationMessage } from "../wire/mod.ts";
+import type { ApplyItem } from "./replica_state_types.ts";
+import type { AsyncQueue } from "./transports/_async_queue.ts";
+import { TransportClosedError } from "./transports/mod.ts";
+
+/**
+ * Most notifications applied together (see `Workspace.applyChanges`): one transaction
+ * records them, after flushes that overlap the writes. Inline content keeps such a batch
+ * under 8 MiB.
+ */
+export const APPLY_BATCH = 2048;
+/** Paths whose disk state is checked, and content gathered, at once. */
+const APPLY_CONCURRENCY = 16;
+
+/**
+ * Takes the notifications queued right behind `first` in `queue`, for paths unrelated to each other
+ * and to `first`'s, so that all of them can be applied at once; but for folders created
+ * in the batch, which may hold later paths of it (they are made first, a level at a
+ * time: see `VersionApplier.makeChanges`). Without that, every folder of a catch-up
+ * would end a batch.
+ */
+export function followingNotifications(
+  first: NotificationMessage,
+  queue: AsyncQueue<ApplyItem>,
+): NotificationMessage[] {
+  const others = new PathSet(); // every path but the folders created
+  const created = new Set<string>();
+  const holdingCreated = new Set<string>(); // the ancestors of the folders created
+  let size = 0;
+  const take = (msg: NotificationMessage): boolean => {
+    const path = msg.filepath;
+    if (others.overlaps(path) || created.has(path) || holdingCreated.has(path)) return false;
+    if (!msg.is_deletion && isFolderMode(Number(msg.permissions))) {
+      created.add(path);
+      for (const ancestor of ancestorsOf(path)) holdingCreated.add(ancestor);
+    } else others.add(path);
+    size++;
+    return true;
+  };
+  take(first);
+  return queue.takeWhile((item): item is NotificationMessage =>
+    item.type === "Notification" && size < APPLY_BATCH && take(item)
+  );
+}
+
+/** A master version of a path waiting to be applied, with its inline content if any. */
+export interface PendingVersion {
+  /** The path. */
+  path: string;
+  /** The master's version of it. */
+  version: MasterVersion;
+  /** Its content, when the notification carried it. */
+  inline: Uint8Array | null;
+}
+
+/** A version to write or remove on disk; `createOnly` writes refuse anything found there. */
+export type ChangeToMake = PendingVersion & { action: "write" | "remove"; createOnly?: boolean };
+
+/** What {@linkcode VersionApplier.makeChanges} did with a batch. */
+export interface MadeChanges {
+  /** How many changes were made. */
+  made: number;
+  /** Create-only writes that found something on disk (left as it is, to weigh again). */
+  taken: ChangeToMake[];
+  /** Writes whose inline content did not match its hash (nothing written: to fetch). */
+  corrupt: ChangeToMake[];
+}
+
+/** What the apply pipeline needs of its connection. */
+export interface ApplierContext {
+  /** The replica. */
+  core: ReplicaCore;
+  /** The connection's content fetcher. */
+  fetcher: ContentFetcher;
+  /** Whether a release of `path` is queued and not run yet (see `ReplicaState.releasing`). */
+  releasing(path: string): boolean;
+  /** Whether the connection is ending. */
+  closing(): boolean;
+  /** The master's address, for the error a lost fetch of a release throws. */
+  remote: string;
+}
+
+/**
+ * The replica's apply pipeline for one connection: decides each master version
+ * (`decideApply`), checks the disk and gathers content many at a time, then writes them
+ * all at once through the workspace's executor (`Workspace.applyChanges`) and remembers
+ * them as applied. Versions whose content could not be fetched because the connection
+ * ended are left in {@linkcode VersionApplier.lostFetches} for the session to carry.
+ */
+export class VersionApplier {
+  readonly #c: ApplierContext;
+  /** Versions not applied because the connection ended while their content was fetched. */
+  lostFetches: PendingVersion[] = [];
+
+  /** @param context See {@linkcode ApplierContext}. */
+  constructor(context: ApplierContext) {
+    this.#c = context;
+  }
+
+  /**
+   * {@linkcode VersionApplier.release} for each path, shallowest first (a folder restored
+   * before what it holds), then for the paths inside each that were held back behind it.
+   */
+  async releaseAll(released: { path: string; restore: boolean }[]): Promise<void> {
+    const sorted = [...released].sort((a, b) => pathDepth(a.path) - pathDepth(b.path));
+    for (const { path, restore } of sorted) await this.release(path, restore);
+    for (const { path } of sorted) {
+      for (const inside of this.#c.core.tables.paths.deferredInside(path)) {
+        await this.release(inside, false);
+      }
+    }
+  }
+
+  /** After write-back answers: apply what was held back, or take the master's version. */
+  async release(path: string, restore: boolean): Promise<void> {
+    const { journal, paths } = this.#c.core.tables;
+    if (journal.hasOpen(path)) return;
+    const state = paths.get(path);
+    const target = state.deferred ?? (restore ? state.applied : null);
+    if (!target) return;
+    this.lostFetches = [];
+    await this.applyVersions([{ path, version: target, inline: null }]);
+    // Kept as deferred: released again once write-backs are answered on a next connection.
+    if (this.lostFetches.length > 0) throw new TransportClosedError(this.#c.remote);
+  }
+
+  /**
+   * Applies master versions of unrelated paths: decide each, check the disk and gather
+   * content many at a time, then write them all at once (one store transaction).
+   */
+  async applyVersions(items: PendingVersion[], attempt = 0): Promise<void> {
+    const { core } = this.#c;
+    const { workspace, tables } = core;
+    const toMake: Array<
+      PendingVersion & { action: "write" | "remove"; local: Iteration | undefined }
+    > = [];
+    const held: PendingVersion[] = [];
+    const deferred: PendingVersion[] = [];
+    const paths = items.map((item) => item.path);
+    const locals = core.store.latestOf(paths);
+    const states = tables.paths.getMany(paths);
+    for (const item of items) {
+      // The disk is later compared with this same record: a change recorded meanwhile
+      // then shows as a difference, and the version is decided again.
+      const local = locals.get(item.path);
+      const action = this.#decide(item, local, states.get(item.path)!);
+      switch (action) {
+        case "skip-filtered":
+        case "skip-superseded":
+          break;
+        case "noop":
+          held.push(item);
+          break;
+        case "defer":
+          if (item.version.deleted || await this.#holdContent(item)) deferred.push(item);
+          break;
+        default:
+          toMake.push({ ...item, action, local });
+      }
+    }
+    if (deferred.length > 0) await core.cas.syncDeferred(); // held durably before remembered
+    // Already held here (a resync finds most files so): remembered in one transaction, with
+    // the versions deferred behind a local change.
+    inTransaction(core.store.db, () => {
+      for (const item of held) tables.paths.setApplied(item.path, item.version);
+      for (const item of deferred) tables.paths.defer(item.path, item.version);
+    });
+    const ready: ChangeToMake[] = [];
+    const changedOnDisk: PendingVersion[] = [];
+    await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
+      // Where nothing is recorded the write itself refuses whatever it finds on disk, with
+      // no window between a look and the write (and no look at all for a new path).
+      const createOnly = item.action === "write" && (item.local?.deleted ?? true);
+      if (!createOnly && !(await diskMatches(workspace.root, item.path, item.local))) {
+        changedOnDisk.push(item);
+      } else if (item.action === "remove" || item.inline !== null) {
+        // Inline content is written straight from the notification; the write checks it.
+        ready.push({ ...item, createOnly });
+      } else if (await this.#holdContent(item)) {
+        // A fetch that fails with the connection throws: the position must not pass it.
+        ready.push({ ...item, inline: null, createOnly });
+      }
+    });
+    const made = await this.makeChanges(ready);
+    // Inline content that did not hash to its version's hash: fetched, then written.
+    const fetched: ChangeToMake[] = [];
+    await forEachLimited(made.corrupt, APPLY_CONCURRENCY, async (item) => {
+      const { path, version: { hash } } = item;
+      log("warn", "inline content does not match its hash; fetching it", { path, hash });
+      const fetch = { ...item, inline: null }; // its bytes were checked already
+      if (await this.#holdContent(fetch)) fetched.push(fetch);
+    });
+    changedOnDisk.push(...made.taken, ...(await this.makeChanges(fetched)).taken);
+    if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
+  }
+
+  #decide(
+    item: PendingVersion,
+    local: Iteration | undefined,
+    state: ReplicaPathState,
+  ): ApplyAction {
+    const { filter, tables, mode } = this.#c.core;
+    const { path, version } = item;
+    return decideApply({
+      version,
+      local: local ?? { hash: "", mode: 0, deleted: true },
+      state,
+      // A local file or folder holding the path, still written back, holds it back too:
+      // the master's version of it may replace the one there (released with it). So does
+      // one answered whose release has not run yet: the master's answer is read at once,
+      // its release waits its turn behind the notifications that came before it.
+      pendingWriteBack: [path, ...ancestorsOf(path)].some((held) =>
+        tables.journal.hasOpen(held) || this.#c.releasing(held)
+      ),
+      filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
+      unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
+    });
+  }
+
+  /**
+   * Writes and removes on disk, then remembers each version made as applied.
+   *
+   * @returns How many were made; the create-only writes that found something on disk
+   * (left as it is: their versions are for the caller to weigh again); and the writes
+   * whose inline content did not match its hash (nothing written: to fetch).
+   */
+  async makeChanges(items: ChangeToMake[]): Promise<MadeChanges> {
+    // Folders created first, shallowest first, then the rest: each level's paths are
+    // unrelated (see `followingNotifications`).
+    const levels = byLevel(
+      items,
+      (item) =>
+        item.action === "write" && isFolderMode(item.version.mode)
+          ? pathDepth(item.path)
+          : Infinity,
+      "shallowest",
+    );
+    if (levels.length <= 1) return await this.#makeUnrelatedChanges(items);
+    const out: MadeChanges = { made: 0, taken: [], corrupt: [] };
+    for (const level of levels) {
+      const made = await this.#makeUnrelatedChanges(level);
+      out.made += made.made;
+      out.taken.push(...made.taken);
+      out.corrupt.push(...made.corrupt);
+    }
+    return out;
+  }
+
+  /** {@linkcode makeChanges} for paths unrelated to each other: one batch of the workspace. */
+  async #makeUnrelatedChanges(items: ChangeToMake[]): Promise<MadeChanges> {
+    if (items.length === 0) return { made: 0, taken: [], corrupt: [] };
+    const { core } = this.#c;
+    // RACE: a local write to a recorded path, landing between the disk check and the
+    // rename, is replaced; the window is short and the watcher still records the write's
+    // event (while it is paused for a large catch-up, nothing does). Create-only writes
+    // have no such window.
+    const intent = core.tables.intents.begin(items);
+    const { failed } = await core.workspace.applyChanges(
+      items.map(({ path, action, version, inline, createOnly }) =>
+        // A folder is removed only when empty: what is left in it (a filtered path, a
+        // local file not written back yet) is never lost (PROTOCOL.md §8).
+        action === "remove" ? { path, remove: true, onlyEmptyFolder: true } : {
+          path,
+          hash: version.hash,
+          mode: version.mode,
+          createOnly: createOnly ?? false,
+          ...(inline ? { bytes: inline } : {}),
+        }
+      ),
+      // A replica's files are copies: visible before their fsync (recorded after it).
+      { origin: ORIGINS.master, visibleFirst: true },
+    );
+    const byPath = new Map(items.map((item) => [item.path, item]));
+    const out: MadeChanges = { made: items.length - failed.length, taken: [], corrupt: [] };
+    const problems = new Map<string, unknown>(); // changes that may have reached the disk
+    for (const { path, error } of failed) {
+      const item = byPath.get(path)!;
+      byPath.delete(path);
+      if (error instanceof FolderNotEmptyError) {
+        // Kept with what it holds: the version is applied as far as it goes.
+        log("info", "folder kept: it holds paths the master did not remove", { path });
+        byPath.set(path, item);
+      } else if (error instanceof Deno.errors.AlreadyExists) out.taken.push(item);
+      else if (error instanceof CorruptContentError && item.inline !== null) out.corrupt.push(item);
+      else problems.set(path, error);
+    }
+    inTransaction(core.store.db, () => {
+      for (const item of byPath.values()) core.tables.paths.setApplied(item.path, item.version);
+      core.tables.intents.end(intent, new Set(problems.keys())); // theirs stay noted
+    });
+    for (const [path, error] of problems) core.noteProblem(path, errorMessage(error));
+    return out;
+  }
+
+  /**
+   * Some files changed on disk without being recorded yet: record them first (they are
+   * then journaled and these versions deferred), never overwrite them unseen.
+   */
+  async #applyAfterLocalChanges(items: PendingVersion[], attempt: number): Promise<void> {
+    const { core } = this.#c;
+    const { workspace, store } = core;
+    if (attempt >= 2) {
+      for (const item of items) {
+        core.noteProblem(item.path, "the file keeps changing on disk; left as it is");
+      }
+      return;
+    }
+    await workspace.settled();
+    for (const item of items) {
+      if (!(await diskMatches(workspace.root, item.path, store.latest(item.path)))) {
+        await workspace.scan();
+        break;
+      }
+    }
+    await this.applyVersions(items, attempt + 1);
+  }
+
+  /** Puts the content in the CAS (inline bytes verified, else fetched); `false` when unavailable. */
+  async #holdContent(item: PendingVersion): Promise<boolean> {
+    const { path, version: { hash }, inline } = item;
+    if (inline !== null) {
+      try {
+        await this.#c.core.cas.putVerified(hash, inline, { deferSync: true });
+        return true;
+      } catch (error) {
+        if (!(error instanceof CorruptContentError)) throw error;
+        log("warn", "inline content does not match its hash; fetching it", { path, hash });
+      }
+    }
+    try {
+      await this.#c.fetcher.ensure(hash);
+      return true;
+    } catch (error) {
+      if (this.#c.closing() || error instanceof TransportClosedError) {
+        // Not this content's fault: the version waits for the next connection.
+        this.lostFetches.push(item);
+        return false;
+      }
+      if (error instanceof ContentUnavailableError || error instanceof CorruptContentError) {
+        this.#c.core.noteProblem(path, error.message);
+        return false;
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import type { Cas } from "../cas/mod.ts";
+import { inTransaction } from "../db/mod.ts";
+import type { DirectionalFilter } from "../filter/mod.ts";
+import { log } from "../log/mod.ts";
+import { type Iteration, ORIGINS, type Store } from "../store/mod.ts";
+import type { Workspace } from "../workspace/mod.ts";
+import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
+import type { MasterVersion } from "./replica_paths.ts";
+import type { ReplicaMode } from "./replica_state.ts";
+import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
+import { validateSandboxId } from "./sandbox_id.ts";
+import type { NotificationMessage } from "../wire/mod.ts";
+
+/**
+ * Origins of iterations a replica never writes back: what it applied from the master, and
+ * a local-sync merge left with conflict markers for a person. Everything else recorded
+ * here is a local change, whoever made it (an edit seen on disk, a REST write, a restore,
+ * a rollback), and goes to the master, which records it under the sandbox's id.
+ */
+const NOT_WRITTEN_BACK: readonly string[] = [ORIGINS.master, ORIGINS.localSyncMerge];
+
+const APPLIED_META = "replica.applied_sequence";
+const JOURNALED_META = "replica.journaled_through";
+const SANDBOX_META = "replica.sandbox_id";
+const RESYNC_META = "replica.resync_pending";
+const MAX_PROBLEMS = 100;
+
+/** What a {@linkcode ReplicaCore} is made of. */
+export interface ReplicaCoreOptions {
+  /** The replica's workspace: notifications are applied through it, its captures are journaled. */
+  workspace: Workspace;
+  /** The replica's store. @default {workspace.store} */
+  store?: Store | undefined;
+  /** The replica's CAS. @default {workspace.cas} */
+  cas?: Cas | undefined;
+  /** Directional filters. @default {workspace.filter} */
+  filter?: DirectionalFilter | undefined;
+  /** The replica's identity. @default {the stored one, or a new `sandbox-<uuid>` stored for next time} */
+  sandboxId?: string | undefined;
+  /** How rejected write-backs are treated. @default {"sandbox"} */
+  mode?: ReplicaMode | undefined;
+  /** Largest content written back. @default {67108864} */
+  maxWritebackBytes?: number | undefined;
+  /** The master's heartbeat interval. @default {1000} */
+  heartbeatMs?: number | undefined;
+  /** Progress bar (`true`), log lines (`false`) or by terminal (`"auto"`). @default {"auto"} */
+  progress?: boolean | "auto" | undefined;
+}
+
+/**
+ * What a replica keeps across its connections: its identity, tables and position, the
+ * notifications a cut connection carried, the problems seen, and the journaling of local
+ * changes. Each connection (`ReplicaSession`) works on it; `replica.ts` owns its life.
+ */
+export class ReplicaCore {
+  readonly sandboxId: string;
+  readonly workspace: Workspace;
+  readonly store: Store;
+  readonly cas: Cas;
+  readonly filter: DirectionalFilter;
+  readonly tables: ReplicaTables;
+  readonly mode: ReplicaMode;
+  readonly options: ReplicaCoreOptions;
+  /** The highest master sequence applied here. */
+  applied: number;
+  /**
+   * Notifications that arrived on a connection which ended before they could be applied
+   * (mostly: their content was still being fetched), in the order they came, all after
+   * `applied`. The next connection fetches their content and applies them before it asks
+   * to catch up, from after them: each connection keeps what it carried, however often
+   * connections are cut, instead of asking again for the same start of a replay.
+   */
+  carried: NotificationMessage[] = [];
+  /** The master's sequence as last heard. */
+  masterSequence = 0;
+  /** Recent paths that could not be applied, with the reason. */
+  problems: { path: string; reason: string }[] = [];
+  #closed = false;
+  /** The store sequence up to which local changes are journaled (or found to be none). */
+  #journaledThrough = 0;
+  #unsubscribe: () => void = () => {};
+
+  /**
+   * @param options See {@linkcode ReplicaCoreOptions}.
+   * @throws {TypeError} For a bad sandbox id.
+   */
+  constructor(options: ReplicaCoreOptions) {
+    this.options = options;
+    this.workspace = options.workspace;
+    this.store = options.store ?? options.workspace.store;
+    this.cas = options.cas ?? options.workspace.cas;
+    this.filter = options.filter ?? options.workspace.filter;
+    this.mode = options.mode ?? "sandbox";
+    this.tables = openReplicaTables(this.store.db);
+    const stored = this.store.getMeta(SANDBOX_META);
+    this.sandboxId = validateSandboxId(
+      options.sandboxId ?? stored ?? `sandbox-${crypto.randomUUID()}`,
+    );
+    if (stored !== this.sandboxId) this.store.setMeta(SANDBOX_META, this.sandboxId);
+    this.applied = Number(this.store.getMeta(APPLIED_META) ?? "0") || 0;
+  }
+
+  /**
+   * Journals local changes captured while no replica ran (or before a crash), then every
+   * new capture: both in this same tick, so none falls between.
+   */
+  startJournaling(): void {
+    // A journal from before the meta key was kept tells it by its entries alone.
+    this.#journaledThrough = Math.max(
+      Number(this.store.getMeta(JOURNALED_META) ?? "0") || 0,
+      this.tables.journal.sourceHighWater(),
+    );
+    const missed = this.store.changesSince(this.#journaledThrough, {
+      notOrigins: NOT_WRITTEN_BACK,
+    });
+    this.journalCaptured(missed);
+    // Every local iteration, whoever recorded it: a capture, a write through the API, a
+    // command run against this database.
+    this.#unsubscribe = this.store.onRecorded((recorded) => this.journalCaptured(recorded));
+  }
+
+  /** Stops journaling (the replica closes). */
+  stopJournaling(): void {
+    this.#closed = true;
+    this.#unsubscribe();
+  }
+
+  /**
+   * Turns local changes (iterations of this workspace's origin) into journal entries. A
+   * path found holding a master version this replica was writing or removing when it
+   * stopped (see `ApplyIntents`) is that version, applied: not a local change.
+   */
+  journalCaptured(recorded: Iteration[]): void {
+    if (this.#closed || recorded.length === 0) return;
+    const { paths, journal, intents } = this.tables;
+    const changes: CapturedChange[] = [];
+    const adopted = new Map<string, MasterVersion>();
+    const seen = new Map<string, number>();
+    const deferred = new Set<string>();
+    const filtered = new Set<string>();
+    let through = 0;
+    const own = recorded.filter((iteration) => !NOT_WRITTEN_BACK.includes(iteration.origin));
+    const states = paths.getMany(own.map((iteration) => iteration.path));
+    for (const current of own) {
+      through = Math.max(through, current.sequence);
+      const state = states.get(current.path)!;
+      const applied = adopted.get(current.path)?.sequence ?? state.applied.sequence;
+      const version = intents.match(current.path, current.hash, current.mode);
+      // Only a version newer than the one applied: a note left by a failed write is stale
+      // once a later version of the path was applied.
+      if (version && version.sequence > applied) {
+        adopted.set(current.path, version);
+        continue;
+      }
+      const previous = current.iteration > 1
+        ? this.store.iteration(current.path, current.iteration - 1)
+        : undefined;
+      changes.push({ current, previous });
+      seen.set(current.path, applied);
+      if (state.deferred) deferred.add(current.path);
+      if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
+    }
+    if (through === 0) return; // none of this workspace's own (the replica's applies)
+    inTransaction(this.store.db, () => {
+      for (const [path, version] of adopted) paths.setApplied(path, version);
+      // Changes journaled as nothing (adopted, filtered) are never looked at again either.
+      if (through > this.#journaledThrough) {
+        this.store.setMeta(JOURNALED_META, String(through));
+        this.#journaledThrough = through;
+      }
+      // Last: the journal tells its listeners at once.
+      journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
+    });
+  }
+
+  /** Stores the applied position. */
+  saveApplied(): void {
+    if (this.store.db.isOpen) this.store.setMeta(APPLIED_META, String(this.applied));
+  }
+
+  /** Whether a full resync was left unfinished (it starts over on the next connection). */
+  get resyncPending(): boolean {
+    return this.store.getMeta(RESYNC_META) === "1";
+  }
+
+  set resyncPending(value: boolean) {
+    this.store.setMeta(RESYNC_META, value ? "1" : "0");
+  }
+
+  /**
+   * Pauses the workspace's watcher for a large catch-up: every file applied would come
+   * back as an event. Local changes made meanwhile are not overwritten unseen (each apply
+   * checks the disk first, but for a write landing between that check and the rename: see
+   * `VersionApplier.makeChanges`) and are recorded by the scan that resumes it. A
+   * connection lost midway leaves it paused for the next one, which goes on with the
+   * catch-up.
+   */
+  async pauseWatching(): Promise<void> {
+    if (!this.workspace.watching) return;
+    await this.workspace.suspendWatching();
+    log("info", "watching paused during the catch-up; a scan follows it");
+  }
+
+  /**
+   * Resumes the watcher {@linkcode pauseWatching} paused: once in sync, when the master
+   * cannot be reached, or on close. The resuming scan runs in the background, its
+   * captures in turns of the workspace's queue between the notifications applied. A
+   * workspace that is watched, or never was, is left as it is (see `resumeWatching`).
+   */
+  resumeWatching(): void {
+    if (this.workspace.watching) return;
+    this.workspace.resumeWatching().then(() => {
+      if (this.workspace.watching) {
+        log("info", "watching resumed; what changed meanwhile is recorded");
+      }
+    }).catch((error) => log("error", "cannot watch the workspace again", { error }));
+  }
+
+  /** Lists a path that could not be applied (the most recent {@linkcode MAX_PROBLEMS}). */
+  noteProblem(path: string, reason: string): void {
+    log("warn", "not applied", { path, reason });
+    this.problems.push({ path, reason });
+    if (this.problems.length > MAX_PROBLEMS) this.problems.shift();
+  }
+}

@@ -1,0 +1,186 @@
+import { log } from "../log/mod.ts";
+import { metrics } from "../metrics/mod.ts";
+import type { NotificationMessage } from "../wire/mod.ts";
+import type { ContentFetcher } from "./content_fetcher.ts";
+import { SyncProgress } from "./progress.ts";
+import type { VersionApplier } from "./replica_apply.ts";
+import type { ReplicaCore } from "./replica_core.ts";
+import type { ResyncSweep } from "./replica_resync.ts";
+import type { ApplyItem, BarrierResult, ReplicaAction, ReplicaEvent } from "./replica_state.ts";
+import type { Transport } from "./transports/mod.ts";
+import type { WritebackLoop } from "./writeback_loop.ts";
+
+/** The parts of one connection the executor acts on. */
+export interface SessionParts {
+  /** The replica. */
+  core: ReplicaCore;
+  /** The connection. */
+  transport: Transport;
+  /** Its content fetcher. */
+  fetcher: ContentFetcher;
+  /** Its write-back loop. */
+  writeback: WritebackLoop;
+  /** Its apply pipeline. */
+  applier: VersionApplier;
+  /** The resync's memory of paths mentioned, and its sweep. */
+  resync: ResyncSweep;
+  /** Queues an item for the applier. */
+  enqueue(item: ApplyItem): void;
+  /** Closes the connection. */
+  close(reason: string): void;
+  /** Settles `syncWait`'s barrier `id`. */
+  resolveBarrier(id: number, result: BarrierResult | null): void;
+  /** Feeds an event back to the state machine (an ack sent, a sweep done). */
+  step(event: ReplicaEvent): void | Promise<void>;
+}
+
+/**
+ * Runs the actions of the replica's state machine (`replica_state.ts`) for one
+ * connection: sends, store records, the watcher, progress, and the apply pipeline. The
+ * only place a replica connection's decisions touch the world.
+ */
+export class ReplicaExecutor {
+  readonly #p: SessionParts;
+  #progress: SyncProgress | null = null;
+  /** Paths whose write-back the master accepted on this connection. */
+  readonly #acceptedHere = new Set<string>();
+
+  /** @param parts See {@linkcode SessionParts}. */
+  constructor(parts: SessionParts) {
+    this.#p = parts;
+  }
+
+  /**
+   * Runs one action.
+   *
+   * @returns A promise when the action waits for something (a send, the disk), else
+   * nothing: actions that need not wait run in the same turn, in order.
+   */
+  run(action: ReplicaAction): void | Promise<void> {
+    const { core, transport, fetcher, writeback } = this.#p;
+    switch (action.type) {
+      case "enqueue":
+        return this.#p.enqueue(action.item);
+      case "prefetch":
+        return this.prefetch(action.message);
+      case "answer": {
+        const msg = action.message;
+        if (msg.type === "WriteBackResult") writeback.onResult(msg);
+        else if (msg.type === "ContentFetchResponse" || msg.type === "ContentNotFound") {
+          fetcher.onAnswer(msg);
+        }
+        return;
+      }
+      case "forgetAccepted":
+        return core.tables.paths.forgetMasterSequences(this.#acceptedHere);
+      case "problem":
+        return core.noteProblem(action.path, action.reason);
+      case "requestCatchup":
+        return Promise.all([
+          transport.send({ type: "BarrierRequest", sequence: 0n }),
+          transport.send({
+            type: "CatchupRequest",
+            sandbox_id: core.sandboxId,
+            since_sequence: BigInt(action.since),
+          }),
+        ]).then(() => {});
+      case "askCatchup":
+        return transport.send({
+          type: "CatchupRequest",
+          sandbox_id: core.sandboxId,
+          since_sequence: BigInt(action.since),
+        });
+      case "sendBarrier":
+        transport.send({ type: "BarrierRequest", sequence: 0n }).catch(() => {});
+        return;
+      case "saveApplied":
+        return core.saveApplied();
+      case "sendAck":
+        transport.send({ type: "Ack", up_to_sequence: BigInt(action.sequence) })
+          .catch(() => {})
+          .finally(() => this.#p.step({ type: "ackSent" }));
+        return;
+      case "resolveBarrier":
+        return this.#p.resolveBarrier(action.id, action.result);
+      case "pauseWatching":
+        return core.pauseWatching();
+      case "resumeWatching":
+        return core.resumeWatching();
+      case "startProgress":
+        this.#progress = new SyncProgress({
+          label: action.label,
+          from: action.from,
+          to: action.to,
+          tty: core.options.progress ?? "auto",
+        });
+        return;
+      case "finishProgress":
+        return this.finishProgress();
+      case "inSync":
+        log("info", "replica in sync", { sequence: action.sequence });
+        return this.#dropAppliedIntents();
+      case "startResync":
+        log("warn", "full resync required", {
+          reason: action.reason,
+          master_sequence: action.target,
+        });
+        core.resyncPending = true;
+        return this.#p.resync.reset();
+      case "sweepResync":
+        return this.#p.resync.sweep(action.sequence, this.#p.applier).then((removed) =>
+          this.#p.step({ type: "resyncSwept", sequence: action.sequence, removed })
+        );
+      case "resyncDone":
+        core.resyncPending = false;
+        core.saveApplied();
+        log("info", "full resync done", { sequence: action.sequence, removed: action.removed });
+        return this.#dropAppliedIntents();
+      case "accepted":
+        core.tables.paths.setAccepted(action.path, action.masterSeq);
+        this.#acceptedHere.add(action.path);
+        return;
+      case "rejected": {
+        const { entry, reason } = action;
+        if (action.conflict) metrics.conflicts.inc();
+        core.tables.conflicts.add(entry, reason, action.keep);
+        log("warn", "write-back rejected", {
+          path: entry.path,
+          operation: entry.operation,
+          reason,
+          kept_hash: entry.hash,
+        });
+        return;
+      }
+      case "releaseAll":
+        return this.#p.applier.releaseAll(action.paths);
+      case "close":
+        return this.#p.close(action.reason);
+    }
+  }
+
+  /** Starts fetching content a notification will need, so fetches overlap. */
+  prefetch(msg: NotificationMessage): void {
+    if (msg.is_deletion || msg.inline_content !== null) return;
+    const { store, filter } = this.#p.core;
+    if (filter.toReplica.ignores(msg.filepath)) return;
+    if (store.latest(msg.filepath)?.hash === msg.content_hash) return;
+    this.#p.fetcher.ensure(msg.content_hash, Number(msg.size)).catch(() => {});
+  }
+
+  /** Moves the progress shown of a large catch-up. */
+  updateProgress(sequence: number, size: number): void {
+    this.#progress?.update(sequence, size);
+  }
+
+  /** Ends the progress shown, if any. */
+  finishProgress(): void {
+    this.#progress?.finish();
+    this.#progress = null;
+  }
+
+  /** Forgets notes of versions applied since; the rest still tell crash-left files apart. */
+  #dropAppliedIntents(): void {
+    const { intents, paths } = this.#p.core.tables;
+    intents.dropSuperseded((path) => paths.get(path).applied.sequence);
+  }
+}

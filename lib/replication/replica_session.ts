@@ -1,0 +1,378 @@
+import { errorMessage, log } from "../log/mod.ts";
+import { type Clock, SYSTEM_CLOCK } from "../concurrency/mod.ts";
+import type { NotificationMessage, WireMessage } from "../wire/mod.ts";
+import { carriedNotifications, splitCutBatch } from "./carry_decision.ts";
+import { ContentFetcher } from "./content_fetcher.ts";
+import { followingNotifications, VersionApplier } from "./replica_apply.ts";
+import type { ReplicaCore } from "./replica_core.ts";
+import { ReplicaExecutor } from "./replica_executor.ts";
+import { ResyncSweep } from "./replica_resync.ts";
+import {
+  type ApplyItem,
+  type BarrierResult,
+  initialReplicaState,
+  type ReplicaAction,
+  type ReplicaEvent,
+  type ReplicaState,
+  stepReplica,
+} from "./replica_state.ts";
+import { AsyncQueue } from "./transports/_async_queue.ts";
+import type { Transport } from "./transports/mod.ts";
+import { WritebackLoop } from "./writeback_loop.ts";
+
+/** Notifications queued for the applier beyond which reading from the master pauses. */
+const MAX_QUEUED = 4096;
+/**
+ * Most notifications kept from a connection that ended before they were applied (see
+ * `ReplicaCore.carried`); the rest are sent again by the next catch-up.
+ */
+const MAX_CARRIED = MAX_QUEUED;
+
+/** Options for {@linkcode ReplicaSession}. */
+export interface ReplicaSessionOptions {
+  /** The clock for the watchdog, barrier deadlines and write-back answers. @default {the system's} */
+  clock?: Clock;
+}
+
+/**
+ * One connection of a replica to the master: the driver of the replica's state machine
+ * (`replica_state.ts`). It reads the master's messages and feeds them to
+ * {@linkcode ReplicaSession.step}, applies queued notifications in order through the
+ * apply pipeline (`replica_apply.ts`), and runs what each step decides through the
+ * executor (`replica_executor.ts`). Its only timers are the injected {@linkcode Clock}'s.
+ */
+export class ReplicaSession {
+  readonly #core: ReplicaCore;
+  readonly #transport: Transport;
+  readonly #clock: Clock;
+  readonly #fetcher: ContentFetcher;
+  readonly #writeback: WritebackLoop;
+  readonly #applier: VersionApplier;
+  readonly #resync: ResyncSweep;
+  readonly #executor: ReplicaExecutor;
+  readonly #items = new AsyncQueue<ApplyItem>();
+  readonly #waiters = new Map<number, (result: BarrierResult | null) => void>();
+  #nextBarrier = 0;
+  #state: ReplicaState;
+  #closeReason: string | null = null;
+  #closing = false;
+  /** Notifications to carry to the next connection (see `ReplicaCore.carried`), in order. */
+  #carry: NotificationMessage[] = [];
+  /** Set once a notification could not be applied: nothing after it may be applied here. */
+  #stopped = false;
+  /** The applier failed midway: what is queued no longer follows what was applied. */
+  #applyFailed = false;
+
+  /**
+   * @param core The replica.
+   * @param transport The connection to the master.
+   * @param options See {@linkcode ReplicaSessionOptions}.
+   */
+  constructor(core: ReplicaCore, transport: Transport, options: ReplicaSessionOptions = {}) {
+    this.#core = core;
+    this.#transport = transport;
+    this.#clock = options.clock ?? SYSTEM_CLOCK;
+    const send = (message: WireMessage) => transport.send(message);
+    this.#fetcher = new ContentFetcher({ cas: core.cas, send });
+    this.#writeback = new WritebackLoop({
+      journal: core.tables.journal,
+      cas: core.cas,
+      sandboxId: core.sandboxId,
+      send,
+      maxContentBytes: Math.min(
+        core.options.maxWritebackBytes ?? 64 * 1024 * 1024,
+        transport.maxPayload - 64 * 1024,
+      ),
+      timers: this.#clock,
+      onResolved: (entries) => this.step({ type: "answered", entries }),
+      onRefused: (entry) =>
+        log("warn", "local change refused for write-back", {
+          path: entry.path,
+          size: entry.size,
+          reason: entry.reason,
+        }),
+    });
+    this.#applier = new VersionApplier({
+      core,
+      fetcher: this.#fetcher,
+      releasing: (path) => this.#state.releasing.has(path),
+      closing: () => this.#closing,
+      remote: transport.remote,
+    });
+    this.#resync = new ResyncSweep(core);
+    this.#executor = new ReplicaExecutor({
+      core,
+      transport,
+      fetcher: this.#fetcher,
+      writeback: this.#writeback,
+      applier: this.#applier,
+      resync: this.#resync,
+      enqueue: (item) => this.#items.push(item),
+      close: (reason) => this.close(reason),
+      resolveBarrier: (id, result) => this.#settle(id, result),
+      step: (event) => this.step(event),
+    });
+    const heartbeatMs = core.options.heartbeatMs ?? 1000;
+    this.#state = initialReplicaState({
+      mode: core.mode,
+      silenceMs: Math.max(3000, 5 * heartbeatMs),
+      dataDirInside: core.workspace.layout.dataDirInside,
+      applied: core.applied,
+      masterSequence: core.masterSequence,
+      resyncPending: core.resyncPending,
+      now: this.#clock.now(),
+    });
+  }
+
+  /** `syncing` (catching up), `resyncing` or `live`. */
+  get state(): string {
+    if (this.#state.resync) return "resyncing";
+    return this.#state.reachedLive ? "live" : "syncing";
+  }
+
+  /** The state machine's state, as of the last step. */
+  get protocolState(): ReplicaState {
+    return this.#state;
+  }
+
+  /** Why the connection ends, once it does (the first reason given). */
+  get closeReason(): string | null {
+    return this.#closeReason;
+  }
+
+  /** Ends the connection; {@linkcode ReplicaSession.run} returns once its work stopped. */
+  close(reason: string): void {
+    this.#closeReason ??= reason;
+    this.#closing = true;
+    this.#transport.close();
+  }
+
+  /**
+   * Feeds one event to the state machine and runs the actions it decides, in order.
+   *
+   * @returns A promise when an action waits (a send, the disk); actions that need not
+   * wait run at once, so routing a message never yields.
+   */
+  step(event: ReplicaEvent): void | Promise<void> {
+    const { state, actions } = stepReplica(this.#state, event);
+    this.#state = state;
+    this.#core.applied = state.applied;
+    this.#core.masterSequence = state.masterSequence;
+    return this.#execute(actions, 0);
+  }
+
+  /** The watchdog's look at the master's silence. */
+  tick(): void {
+    this.step({ type: "tick", now: this.#clock.now(), fetching: this.#fetcher.inFlight });
+  }
+
+  /** Runs the connection until it ends; never throws. */
+  async run(): Promise<{ reachedLive: boolean; reason: string }> {
+    const core = this.#core;
+    log("info", "connected to the master", {
+      remote: this.#transport.remote,
+      sandbox_id: core.sandboxId,
+      applied: core.applied,
+    });
+    const applying = this.#applyLoop().catch((error) => {
+      this.#applyFailed = true;
+      this.close(`apply failed: ${errorMessage(error)}`);
+    });
+    const writing = this.#writeback.run().catch((error) =>
+      this.close(`write-back failed: ${errorMessage(error)}`)
+    );
+    const heartbeatMs = core.options.heartbeatMs ?? 1000;
+    let watchdog: unknown;
+    const watch = () => {
+      watchdog = this.#clock.set(() => {
+        this.tick();
+        watch();
+      }, Math.min(heartbeatMs, 1000));
+    };
+    watch();
+    try {
+      const carried = this.#state.resync
+        ? []
+        : carriedNotifications(core.carried, core.applied, MAX_CARRIED);
+      core.carried = [];
+      // Versions held back behind write-backs a past connection had answered when it
+      // ended, before their release ran: nothing else would release them.
+      const { paths, journal } = core.tables;
+      const answered = paths.deferredPaths().filter((path) => !journal.hasOpen(path));
+      if (answered.length > 0) {
+        this.#items.push({
+          type: "Release",
+          paths: answered.map((path) => ({ path, restore: false })),
+        });
+      }
+      if (carried.length === 0) await this.step({ type: "catchup" });
+      else {
+        // What the last connection carried is applied first, its content fetched now,
+        // while the master sends nothing else; the catch-up then starts after it.
+        log("info", "applying what the last connection carried", { notifications: carried.length });
+        for (const msg of carried) {
+          this.#executor.prefetch(msg);
+          this.#items.push(msg);
+        }
+        this.#items.push({ type: "Catchup" });
+      }
+      for await (const msg of this.#transport.messages()) {
+        const wasClosing = this.#closing;
+        // Routing runs no action that waits: nothing to await here.
+        this.step({ type: "message", message: msg, now: this.#clock.now() });
+        if (!wasClosing && this.#closing) break; // the message itself was refused
+        // Back-pressure: stop reading while the applier is far behind, unless content
+        // answers it waits for are still to come (they arrive on this same stream).
+        while (
+          this.#items.size > MAX_QUEUED && this.#fetcher.inFlight === 0 && !this.#closing
+        ) {
+          this.step({ type: "paused", now: this.#clock.now() }); // we are the ones not reading
+          await new Promise<void>((resolve) => this.#clock.set(resolve, 5));
+        }
+      }
+    } catch (error) {
+      this.#closeReason ??= errorMessage(error);
+    } finally {
+      this.#clock.clear(watchdog);
+      this.#closing = true;
+      this.#transport.close();
+      this.#fetcher.fail(new Error("connection closed"));
+      this.#writeback.stop();
+      this.#items.end();
+      await applying;
+      await writing;
+      this.#carryOver();
+      for (const id of [...this.#waiters.keys()]) this.#settle(id, null);
+      this.#executor.finishProgress();
+      core.saveApplied();
+    }
+    return {
+      reachedLive: this.#state.reachedLive,
+      reason: this.#closeReason ?? "connection closed",
+    };
+  }
+
+  /**
+   * Sends a barrier and waits for its certified answer, the connection's end, or the
+   * deadline (by the session's clock).
+   *
+   * @returns What the barrier found, or `null` when it certified nothing.
+   */
+  barrier(deadline: number): Promise<BarrierResult | null> {
+    return new Promise((resolve) => {
+      const id = this.#nextBarrier++;
+      const timer = this.#clock.set(
+        () => this.#settle(id, null),
+        Math.max(0, deadline - this.#clock.now()),
+      );
+      this.#waiters.set(id, (result) => {
+        this.#clock.clear(timer);
+        resolve(result);
+      });
+      this.step({ type: "barrier", id }); // its send is not waited for
+    });
+  }
+
+  #settle(id: number, result: BarrierResult | null): void {
+    const waiter = this.#waiters.get(id);
+    this.#waiters.delete(id);
+    waiter?.(result);
+  }
+
+  #execute(actions: ReplicaAction[], from: number): void | Promise<void> {
+    for (let at = from; at < actions.length; at++) {
+      const pending = this.#executor.run(actions[at]!);
+      if (pending) return pending.then(() => this.#execute(actions, at + 1));
+    }
+  }
+
+  async #applyLoop(): Promise<void> {
+    for await (const item of this.#items) {
+      // Notifications left when the connection ends are carried to the next one, this
+      // item first (it is already taken from the queue), after a batch cut short.
+      if (this.#closing || this.#stopped) {
+        if (item.type === "Notification") this.#carry.push(item);
+        this.#items.end();
+        return;
+      }
+      switch (item.type) {
+        case "Notification":
+          await this.#applyNotifications([item, ...followingNotifications(item, this.#items)]);
+          break;
+        case "Heartbeat":
+          await this.step({ type: "heartbeat", sequence: Number(item.agent_sequence) });
+          break;
+        case "BarrierConfirmation":
+          await this.step({
+            type: "confirmation",
+            current: Number(item.current_sequence),
+            satisfied: item.satisfied,
+          });
+          break;
+        case "FullResyncRequired":
+          await this.step({
+            type: "resyncRequired",
+            current: Number(item.current_sequence),
+            reason: item.reason,
+          });
+          break;
+        case "Release":
+          await this.step({ type: "release", paths: item.paths });
+          break;
+        case "Catchup":
+          await this.step({ type: "catchup" });
+          break;
+      }
+      // Acknowledging never waits (an Ack is not awaited): no turn lost per item.
+      const acked = this.step({ type: "handled", queued: this.#items.size });
+      if (acked) await acked;
+    }
+  }
+
+  async #applyNotifications(msgs: NotificationMessage[]): Promise<void> {
+    if (this.#state.resync) { for (const msg of msgs) this.#resync.saw(msg.filepath); }
+    const applier = this.#applier;
+    applier.lostFetches = [];
+    await applier.applyVersions(msgs.map((msg) => ({
+      path: msg.filepath,
+      version: {
+        sequence: Number(msg.sequence),
+        hash: msg.content_hash,
+        mode: Number(msg.permissions),
+        deleted: msg.is_deletion,
+      },
+      inline: msg.inline_content,
+    })));
+    if (applier.lostFetches.length > 0) {
+      // The connection ended while content was fetched: what came before the first such
+      // notification is applied; it and everything after it go to the next connection.
+      const first = Math.min(...applier.lostFetches.map((item) => item.version.sequence));
+      applier.lostFetches = [];
+      this.#stopped = true;
+      const cut = splitCutBatch(msgs, first, this.#state.applied);
+      this.#carry = cut.carry;
+      this.step({ type: "cut", applied: cut.applied });
+      this.close("connection closed while fetching content");
+      return;
+    }
+    for (const msg of msgs) this.#executor.updateProgress(Number(msg.sequence), Number(msg.size));
+    this.step({
+      type: "applied",
+      last: Number(msgs[msgs.length - 1]!.sequence),
+      count: msgs.length,
+    });
+  }
+
+  /**
+   * Keeps, for the next connection, the notifications this one received and did not
+   * apply: the batch cut short by a lost fetch, then those still queued (see
+   * `ReplicaCore.carried`). A resync starts over instead, and keeps nothing.
+   */
+  #carryOver(): void {
+    const core = this.#core;
+    if (this.#state.resync || core.resyncPending || this.#applyFailed) return;
+    const queued = this.#items.takeWhile((_item): _item is ApplyItem => true)
+      .filter((item): item is NotificationMessage => item.type === "Notification");
+    core.carried = carriedNotifications([...this.#carry, ...queued], core.applied, MAX_CARRIED);
+  }
+}

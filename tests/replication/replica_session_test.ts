@@ -1,0 +1,162 @@
+/**
+ * The replica's session driver, driven by a test: a fake clock (no real timer in the
+ * session), real Unix sockets, SQLite and folders. The watchdog and barrier deadlines
+ * fire when the test moves the clock, not after real time.
+ */
+import assert from "node:assert/strict";
+import { connectUnix, listenUnix, startMaster, type Transport } from "../../lib/replication/mod.ts";
+import { ReplicaCore } from "../../lib/replication/replica_core.ts";
+import { ReplicaSession } from "../../lib/replication/replica_session.ts";
+import { ManualClock } from "../_helpers/manual_clock.ts";
+import type { NotificationMessage, WireMessage } from "../../lib/wire/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+
+/**
+ * Runs `work` with a master that records what the replica sends and answers nothing, and
+ * a replica session on `root/r` driven by a fake clock.
+ */
+async function withSilentMaster(
+  root: string,
+  work: (
+    session: ReplicaSession,
+    clock: ManualClock,
+    heard: WireMessage[],
+    ended: Promise<{ reachedLive: boolean; reason: string }>,
+  ) => Promise<void>,
+): Promise<void> {
+  await Deno.mkdir(`${root}/r`);
+  const heard: WireMessage[] = [];
+  const server = await listenUnix({
+    path: `${root}/m.sock`,
+    onTransport: async (master: Transport) => {
+      try {
+        for await (const msg of master.messages()) heard.push(msg);
+      } catch {
+        master.close(); // the replica ended the connection
+      }
+    },
+  });
+  const workspace = await Workspace.open({ root: `${root}/r` });
+  const clock = new ManualClock();
+  const session = new ReplicaSession(
+    // Heartbeats every 200 ms: a master silent for 3 s (the least) is left.
+    new ReplicaCore({ workspace, heartbeatMs: 200 }),
+    await connectUnix(`${root}/m.sock`),
+    { clock },
+  );
+  const ended = session.run();
+  try {
+    await work(session, clock, heard, ended);
+  } finally {
+    session.close("test done");
+    await ended;
+    await server.close();
+    await workspace.close();
+  }
+}
+
+Deno.test("the session's watchdog leaves a silent master when the clock says so, not before", () =>
+  withTempDir((root) =>
+    withSilentMaster(root, async (session, clock, heard, ended) => {
+      await waitFor("the probe and the catch-up request", () => heard.length === 2);
+      assert.deepEqual(heard.map((msg) => msg.type), ["BarrierRequest", "CatchupRequest"]);
+      // The timers fire, and the state machine decides, within `advance`.
+      clock.advance(3000); // silent for 3000 ms: not more than the limit
+      assert.equal(session.closeReason, null);
+      assert.equal(session.state, "syncing");
+      clock.advance(1000);
+      assert.equal(session.closeReason, "master silent for more than 3000 ms");
+      const { reason, reachedLive } = await ended;
+      assert.equal(reason, "master silent for more than 3000 ms");
+      assert.equal(reachedLive, false);
+    })
+  ));
+
+Deno.test("a barrier unanswered by its deadline resolves to nothing when the clock passes it", () =>
+  withTempDir((root) =>
+    withSilentMaster(root, async (session, clock, heard) => {
+      await waitFor("the catch-up request", () => heard.length === 2);
+      const barrier = session.barrier(clock.now() + 500);
+      // A barrier settled within `advance` wins the race against one resolved after it.
+      const settled = async () =>
+        await Promise.race([barrier, Promise.resolve("pending" as const)]) !== "pending";
+      await waitFor("the barrier's request", () => heard.length === 3);
+      assert.equal(heard[2]!.type, "BarrierRequest");
+      clock.advance(499);
+      assert.equal(await settled(), false);
+      clock.advance(1);
+      assert.equal(await settled(), true);
+      assert.equal(await barrier, null);
+    })
+  ));
+
+Deno.test("step() feeds the state machine: a notification leaving the workspace ends the connection", () =>
+  withTempDir((root) =>
+    withSilentMaster(root, async (session, clock, _heard, ended) => {
+      const escaping: NotificationMessage = {
+        type: "Notification",
+        sequence: 1n,
+        filepath: "../outside.txt",
+        content_hash: "",
+        size: 0n,
+        permissions: 0o100644n,
+        is_deletion: true,
+        inline_content: null,
+      };
+      session.step({ type: "message", message: escaping, now: clock.now() });
+      assert.equal(
+        (await ended).reason,
+        'notification for a path leaving the workspace: "../outside.txt"',
+      );
+      await assert.rejects(Deno.lstat(`${root}/outside.txt`), Deno.errors.NotFound);
+    })
+  ));
+
+Deno.test("a session driven by a fake clock syncs from a real master, and its barrier certifies it", () =>
+  withTempDir(async (root) => {
+    await put(root, "m/a.txt", "from the master");
+    await put(root, "m/sub/b.txt", "inside a folder");
+    await Deno.mkdir(`${root}/r`);
+    const masterSide = await Workspace.open({ root: `${root}/m` });
+    await masterSide.scan();
+    const master = await startMaster({ workspace: masterSide, socketPath: `${root}/m.sock` });
+    const workspace = await Workspace.open({ root: `${root}/r` });
+    const core = new ReplicaCore({ workspace });
+    const clock = new ManualClock();
+    const session = new ReplicaSession(core, await connectUnix(`${root}/m.sock`), { clock });
+    const ended = session.run();
+    try {
+      await waitFor("the session live", () => session.state === "live");
+      const result = await session.barrier(clock.now() + 60_000);
+      const current = master.status().sequence;
+      assert.deepEqual(result, {
+        satisfied: true,
+        masterSequence: current,
+        appliedSequence: current,
+      });
+      assert.equal(await readText(`${root}/r/a.txt`), "from the master");
+      assert.equal(await readText(`${root}/r/sub/b.txt`), "inside a folder");
+      assert.equal(workspace.store.latest("sub/b.txt")?.origin, "master");
+      assert.equal(core.applied, current);
+      await masterSide.writeBytes("c.txt", new TextEncoder().encode("live"));
+      await waitFor(
+        "the live write on the replica",
+        async () => await readText(`${root}/r/c.txt`) === "live" && core.applied > current,
+      );
+    } finally {
+      session.close("test done");
+      assert.equal((await ended).reason, "test done");
+      await master.close();
+      await workspace.close();
+      await masterSide.close();
+    }
+    // The applied position is durable: a new replica on this folder starts from it.
+    const reopened = await Workspace.open({ root: `${root}/r` });
+    try {
+      assert.ok(new ReplicaCore({ workspace: reopened }).applied > 0);
+    } finally {
+      await reopened.close();
+    }
+  }));
