@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
 import type { Context } from "hono";
-import { PathError } from "../paths/mod.ts";
 import {
   parseRestorePoint,
   restoreResultToJson,
@@ -85,7 +84,6 @@ async function restoreTo(snapshots: Snapshots, body: Record<string, unknown>) {
     const result = await snapshots.restoreTo(plan, { offTheRecord: body.off_the_record === true });
     return restoreResultToJson(result);
   } catch (error) {
-    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
     if (error instanceof SnapshotContentError) {
       throw new HttpError(409, "content_missing", error.message);
     }
@@ -97,12 +95,8 @@ function checked(workspace: Workspace, path: unknown): string {
   if (typeof path !== "string") {
     throw new HttpError(400, "bad_parameter", 'Give "path" and "at", or "to"');
   }
-  try {
-    return workspace.checkPath(path);
-  } catch (error) {
-    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
-    throw error;
-  }
+  // A refused path throws the `PathError` that `createApp` answers 400 `bad_path`.
+  return workspace.checkPath(path);
 }
 
 async function jsonObject(c: Context): Promise<Record<string, unknown>> {

@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
 import { changeEntry, HttpError } from "../http/mod.ts";
 import { errorMessage } from "../log/mod.ts";
-import { PathError } from "../paths/mod.ts";
 import {
   parseRestorePoint,
   restorePlanToJson,
@@ -253,13 +252,9 @@ function restorePoint(text: string): RestorePoint {
   }
 }
 
+/** The normalized path; a refused one throws the `PathError` `createApp` answers 400. */
 function checked(workspace: Workspace, path: string): string {
-  try {
-    return workspace.checkPath(path);
-  } catch (error) {
-    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
-    throw error;
-  }
+  return workspace.checkPath(path);
 }
 
 function required(text: string | undefined, name: string): string {

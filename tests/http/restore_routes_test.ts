@@ -86,6 +86,12 @@ Deno.test("POST /restore refuses what it cannot do", async (t) => {
       status: 413,
       code: "too_large",
     },
+    {
+      description: "a path out of a restore to",
+      body: { to: 1, paths: ["../x"] },
+      status: 400,
+      code: "bad_path",
+    },
     { description: "a bad to", body: { to: "whenever" }, status: 400, code: "bad_parameter" },
     { description: "to of a wrong type", body: { to: true }, status: 400, code: "bad_parameter" },
     {

@@ -2,7 +2,7 @@ import type { Routes } from "../../lib/net/mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
-import { createApp } from "../../lib/http/mod.ts";
+import { createApp, filesRoutes } from "../../lib/http/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
 import type { NewIteration } from "../../lib/store/mod.ts";
 import { markBursts, uiApiRoutes } from "../../lib/ui/mod.ts";
@@ -229,5 +229,25 @@ Deno.test("events: recordings arrive as they happen; too many feeds or a long ba
     await behind.body!.cancel();
     await reader.cancel();
     await pump;
+  });
+});
+
+Deno.test("errors: a refused path is 400 bad_path with the same body as REST's", async (t) => {
+  await withUi(async ({ workspace, app }) => {
+    const rest = createApp({ token: "t", trustedCaller: false, routes: [filesRoutes(workspace)] });
+    const expected = await json(rest, "/files/.chronicle/chronicle.db");
+    assertEquals(expected.status, 400);
+    assertEquals(expected.body.error.code, "bad_path");
+    const cases = [
+      { description: "history", input: "/ui/api/history?path=.chronicle/chronicle.db" },
+      { description: "file", input: "/ui/api/file?path=.chronicle/chronicle.db" },
+      { description: "diff", input: "/ui/api/diff?path=.chronicle/chronicle.db&from=1" },
+      { description: "tree", input: "/ui/api/tree?dir=.chronicle/chronicle.db" },
+    ];
+    for (const { description, input } of cases) {
+      await t.step(description, async () => {
+        assertEquals(await json(app, input), expected);
+      });
+    }
   });
 });
