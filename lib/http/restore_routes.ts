@@ -1,12 +1,7 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
 import type { Context } from "hono";
-import {
-  parseRestorePoint,
-  restoreResultToJson,
-  SnapshotContentError,
-  type Snapshots,
-} from "../snapshot/mod.ts";
+import { parseRestorePoint, restoreResultToJson, type Snapshots } from "../snapshot/mod.ts";
 import { ORIGINS } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { readBodyLimited } from "./body_limit.ts";
@@ -79,16 +74,10 @@ async function restoreTo(snapshots: Snapshots, body: Record<string, unknown>) {
   } catch (error) {
     throw new HttpError(400, "bad_parameter", (error as Error).message);
   }
-  try {
-    const plan = snapshots.restorePlan(point, paths as string[]);
-    const result = await snapshots.restoreTo(plan, { offTheRecord: body.off_the_record === true });
-    return restoreResultToJson(result);
-  } catch (error) {
-    if (error instanceof SnapshotContentError) {
-      throw new HttpError(409, "content_missing", error.message);
-    }
-    throw error;
-  }
+  // A path refused (400) or old content missing (409) is answered by `createApp`.
+  const plan = snapshots.restorePlan(point, paths as string[]);
+  const result = await snapshots.restoreTo(plan, { offTheRecord: body.off_the_record === true });
+  return restoreResultToJson(result);
 }
 
 function checked(workspace: Workspace, path: unknown): string {

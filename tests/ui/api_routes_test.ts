@@ -251,3 +251,25 @@ Deno.test("errors: a refused path is 400 bad_path with the same body as REST's",
     }
   });
 });
+
+Deno.test("restore: old content missing is 409 content_missing, as REST answers, and changes nothing", async () => {
+  await withUi(async ({ workspace, app }) => {
+    const missing = "ee".repeat(32);
+    workspace.store.record([{
+      path: "f.txt",
+      hash: missing,
+      size: 1,
+      mode: 0o100644,
+      deleted: false,
+    }]);
+    workspace.store.record([{ path: "f.txt", hash: "", size: 0, mode: 0, deleted: true }]);
+    const answer = await json(app, "/ui/api/restore", {
+      method: "POST",
+      body: JSON.stringify({ sequence: 1 }),
+      headers: { authorization: "Bearer t" },
+    });
+    assertEquals([answer.status, answer.body.error.code], [409, "content_missing"]);
+    assert(answer.body.error.message.includes(missing), answer.body.error.message);
+    assertEquals(workspace.store.latest("f.txt")?.deleted, true);
+  });
+});
