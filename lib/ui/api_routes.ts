@@ -192,7 +192,15 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
       );
     }
     const current = store.latest(path);
-    const now = !current || current.deleted || current.size > MAX_VIEW_BYTES
+    // Too large to compare is said so, never shown as a diff against nothing.
+    if (current && !current.deleted && current.size > MAX_VIEW_BYTES) {
+      throw new HttpError(
+        413,
+        "too_large",
+        `Iteration ${current.iteration} of "${path}" has ${current.size} bytes; diffs show up to ${MAX_VIEW_BYTES}`,
+      );
+    }
+    const now = !current || current.deleted
       ? new Uint8Array()
       : await workspace.cas.readBytes(current.hash);
     const diff = unifiedDiff(now, await workspace.cas.readBytes(hash), {

@@ -5,7 +5,7 @@ import { waitFor } from "../_helpers/wait_for.ts";
 import { createApp, filesRoutes } from "../../lib/http/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
 import type { NewIteration } from "../../lib/store/mod.ts";
-import { markBursts, uiApiRoutes } from "../../lib/ui/mod.ts";
+import { markBursts, MAX_VIEW_BYTES, uiApiRoutes } from "../../lib/ui/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 
 interface Fixture {
@@ -271,5 +271,16 @@ Deno.test("restore: old content missing is 409 content_missing, as REST answers,
     assertEquals([answer.status, answer.body.error.code], [409, "content_missing"]);
     assert(answer.body.error.message.includes(missing), answer.body.error.message);
     assertEquals(workspace.store.latest("f.txt")?.deleted, true);
+  });
+});
+
+Deno.test("kept-diff: a current file too large to diff is 413 too_large, not a diff against nothing", async () => {
+  await withUi(async ({ workspace, app }) => {
+    const big = new Uint8Array(MAX_VIEW_BYTES + 1).fill(0x61);
+    await workspace.writeBytes("big.txt", big);
+    const kept = await workspace.cas.putBytes(new TextEncoder().encode("kept\n"));
+    const answer = await json(app, `/ui/api/kept-diff?path=big.txt&hash=${kept.hash}`);
+    assertEquals([answer.status, answer.body.error.code], [413, "too_large"]);
+    assert(answer.body.error.message.includes("big.txt"), answer.body.error.message);
   });
 });
