@@ -375,8 +375,9 @@ function recordObjectStoreMetrics(objectStore: ObjectStoreService): void {
   const { uploads } = objectStore.status();
   metrics.objectStoreQueuedObjects.set(uploads.queuedObjects);
   metrics.objectStoreQueuedBytes.set(uploads.queuedBytes);
-  metrics.objectStoreUploadedBytes.set(uploads.uploadedBytes);
-  metrics.objectStoreFailures.set(uploads.failures);
+  // Counters: the uploader's running totals, added as what they grew by since the last look.
+  metrics.objectStoreUploadedBytes.raiseTo(uploads.uploadedBytes);
+  metrics.objectStoreFailures.raiseTo(uploads.failures);
   metrics.objectStoreRate.set(uploads.bytesPerSecond);
 }
 
