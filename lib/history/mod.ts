@@ -31,8 +31,11 @@
 export type { DiffHunk, DiffLine } from "../textdiff/mod.ts";
 export { HistoryError, type HistoryErrorCode } from "./errors.ts";
 export {
+  type ContentSide,
+  diffContents,
   diffIterations,
   type DiffSide,
+  hunkToJson,
   type IterationDiff,
   type IterationDiffOptions,
   iterationDiffText,

@@ -128,10 +128,7 @@ async function diffResponse(c: Context, workspace: Workspace, path: string): Pro
   try {
     diff = await diffIterations(workspace.store, workspace.cas, path, { from, to });
   } catch (error) {
-    if (error instanceof HistoryError) {
-      const status = error.code === "not_found" ? 404 : error.code === "deleted" ? 410 : 413;
-      throw new HttpError(status, error.code, error.message);
-    }
+    if (error instanceof HistoryError) throw error; // answered by createApp
     throw contentError(error, workspace.store.latest(path)!);
   }
   if (format === "json") return c.json(iterationDiffToJson(diff));

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
+import { diffContents, hunkToJson } from "../history/mod.ts";
 import { changeEntry, HttpError } from "../http/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import {
@@ -21,13 +22,12 @@ import {
   timelinePage,
   type TimelinePageOptions,
 } from "../store/mod.ts";
-import { decodeText, unifiedDiff } from "../textdiff/mod.ts";
+import { decodeText } from "../textdiff/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { markBursts } from "./bursts.ts";
 import { contentKind } from "./content_kind.ts";
-import { type EventsOptions, eventsRoute } from "./events_route.ts";
 
-/** Largest content `GET /ui/api/file` returns as text, and each side of a diff. */
+/** Largest content `GET /ui/api/file` returns as text. */
 export const MAX_VIEW_BYTES = 2 * 1024 * 1024;
 
 /** What {@linkcode uiApiRoutes} serves from. */
@@ -36,25 +36,22 @@ export interface UiApiDeps {
   workspace: Workspace;
   /** Its snapshot engine, for point-in-time restore. */
   snapshots: Snapshots;
-  /** Limits of the live feed. */
-  events?: EventsOptions;
 }
 
 /**
  * The web UI's read models under `/ui/api/` (the UI also uses the REST routes for
- * content, snapshots and status). Every list is a page cut on the server:
+ * content, diffs, the live feed (`GET /events`), snapshots and status). Every list is a
+ * page cut on the server:
  *
  * | request | answer |
  * | --- | --- |
  * | `GET /ui/api/timeline?before=SEQ&limit=N&origin=O&prefix=P&from=MS&to=MS` | `{"sequence","items":[{…, "burst_start"}],"next_before"}`, newest first |
  * | `GET /ui/api/origins` | `{"origins":[…]}` |
- * | `GET /ui/api/events?since=SEQ` | Server-Sent Events: `iterations` batches, `reset` when behind |
  * | `GET /ui/api/tree?dir=D&cursor=C&limit=N` | `{"dir","entries":[…],"next"}`, in path order |
  * | `GET /ui/api/search?q=TEXT&limit=N` | `{"paths":[…]}` |
  * | `GET /ui/api/history?path=P&before=N&limit=N` | `{"path","items":[…],"next_before"}`, newest first |
  * | `GET /ui/api/file?path=P&at=N` | `{"path","iteration","kind","text"?}`: `text`, `image`, `binary`, `symlink`, `deleted`, `too_large` |
- * | `GET /ui/api/diff?path=P&from=N&to=M` | the `lib/textdiff` diff between two iterations |
- * | `GET /ui/api/kept-diff?path=P&hash=H` | the diff from the current content to a conflict's kept content |
+ * | `GET /ui/api/kept-diff?path=P&hash=H` | the diff from the current content to a conflict's kept content, as `GET /files/{path}/diff?format=json` has it |
  * | `GET /ui/api/restore-plan?to=SEQ\|TIME` | the plan `restore --to … --dry-run` prints, with `timestamp` |
  * | `POST /ui/api/restore` `{"sequence"}` | what `restore --to` did |
  *
@@ -91,8 +88,6 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
   });
 
   app.get("/ui/api/origins", (c) => c.json({ origins: origins(store) }));
-
-  app.route("/", eventsRoute(store, deps.events));
 
   app.get("/ui/api/tree", (c) => {
     const dirText = c.req.query("dir") ?? "";
@@ -154,60 +149,25 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
     return c.json({ ...base, ...kind });
   });
 
-  app.get("/ui/api/diff", async (c) => {
-    const path = checked(workspace, required(c.req.query("path"), "path"));
-    const from = find(path, integer(required(c.req.query("from"), "from"), "from", 1));
-    const to = find(path, integer(c.req.query("to"), "to", 1));
-    const read = async (side: Iteration) => {
-      if (side.deleted) return new Uint8Array();
-      if (side.size > MAX_VIEW_BYTES) {
-        throw new HttpError(
-          413,
-          "too_large",
-          `Iteration ${side.iteration} of "${path}" has ${side.size} bytes; diffs show up to ${MAX_VIEW_BYTES}`,
-        );
-      }
-      return await workspace.cas.readBytes(side.hash);
-    };
-    const diff = unifiedDiff(await read(from), await read(to), {
-      oldLabel: `a/${path}@${from.iteration}`,
-      newLabel: `b/${path}@${to.iteration}`,
-    });
-    return c.json({ path, from: changeEntry(from), to: changeEntry(to), ...diff });
-  });
-
   app.get("/ui/api/kept-diff", async (c) => {
     const path = checked(workspace, required(c.req.query("path"), "path"));
     const hash = required(c.req.query("hash"), "hash");
     if (!/^[0-9a-f]{64}$/.test(hash)) {
       throw new HttpError(400, "bad_parameter", `Invalid hash "${hash}": expected 64 hex digits`);
     }
-    const keptSize = await workspace.cas.objectSize(hash);
-    if (keptSize === null) throw new HttpError(404, "not_found", `No content "${hash}" is stored`);
-    if (keptSize > MAX_VIEW_BYTES) {
-      throw new HttpError(
-        413,
-        "too_large",
-        `Kept content has ${keptSize} bytes; diffs show up to ${MAX_VIEW_BYTES}`,
-      );
+    if ((await workspace.cas.objectSize(hash)) === null) {
+      throw new HttpError(404, "not_found", `No content "${hash}" is stored`);
     }
     const current = store.latest(path);
-    // Too large to compare is said so, never shown as a diff against nothing.
-    if (current && !current.deleted && current.size > MAX_VIEW_BYTES) {
-      throw new HttpError(
-        413,
-        "too_large",
-        `Iteration ${current.iteration} of "${path}" has ${current.size} bytes; diffs show up to ${MAX_VIEW_BYTES}`,
-      );
-    }
-    const now = !current || current.deleted
-      ? new Uint8Array()
-      : await workspace.cas.readBytes(current.hash);
-    const diff = unifiedDiff(now, await workspace.cas.readBytes(hash), {
-      oldLabel: `a/${path}`,
-      newLabel: `b/${path} (kept)`,
-    });
-    return c.json({ path, ...diff });
+    const now = !current || current.deleted ? { hash: null, label: `a/${path}`, what: "" } : {
+      hash: current.hash,
+      label: `a/${path}`,
+      what: `iteration ${current.iteration} of "${path}"`,
+    };
+    const kept = { hash, label: `b/${path} (kept)`, what: `the kept content of "${path}"` };
+    // Over the limit of every diff: a HistoryError `too_large`, which createApp answers 413.
+    const diff = await diffContents(workspace.cas, now, kept);
+    return c.json({ path, ...diff, hunks: diff.hunks.map(hunkToJson) });
   });
 
   app.get("/ui/api/restore-plan", (c) => {

@@ -1,11 +1,11 @@
 import type { Routes } from "../../lib/net/mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
-import { waitFor } from "../_helpers/wait_for.ts";
 import { createApp, filesRoutes } from "../../lib/http/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
 import type { NewIteration } from "../../lib/store/mod.ts";
-import { markBursts, MAX_VIEW_BYTES, uiApiRoutes } from "../../lib/ui/mod.ts";
+import { MAX_DIFF_BYTES } from "../../lib/history/mod.ts";
+import { markBursts, uiApiRoutes } from "../../lib/ui/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 
 interface Fixture {
@@ -14,10 +14,7 @@ interface Fixture {
   app: Routes;
 }
 
-async function withUi(
-  fn: (fixture: Fixture) => Promise<void>,
-  events = { maxStreams: 2, maxBacklog: 50 },
-) {
+async function withUi(fn: (fixture: Fixture) => Promise<void>) {
   await withTempDir(async (root) => {
     const workspace = await Workspace.open({ root });
     try {
@@ -25,7 +22,11 @@ async function withUi(
         config: DEFAULT_SNAPSHOT_CONFIG,
         offTheRecord: false,
       });
-      const routes = [uiApiRoutes({ workspace, snapshots, events })];
+      // As the daemon serves it: beside the REST routes it uses (content, diffs, events).
+      const routes = [
+        filesRoutes(workspace),
+        uiApiRoutes({ workspace, snapshots }),
+      ];
       const app = createApp({ token: "t", trustedCaller: false, routes });
       await fn({ root, workspace, app });
     } finally {
@@ -155,18 +156,18 @@ Deno.test("file, history and diff: content at an iteration and the diff between 
     const blob = await json(app, "/ui/api/file?path=blob.bin");
     assertEquals(blob.body.kind, "binary");
     assertEquals(blob.body.iteration.size, 3);
-    const diff = await json(app, "/ui/api/diff?path=notes.md&from=1&to=2");
+    // The UI's diff is REST's (lib/history's diffIterations): the shape files.js reads.
+    const diff = await json(app, "/files/notes.md/diff?from=1&to=2&format=json");
     assertEquals([diff.body.added, diff.body.removed], [1, 1]);
     assert(diff.body.text.includes("-b\n+B"), diff.body.text);
+    assertEquals([diff.body.hunks[0].old_start, diff.body.hunks[0].new_start], [1, 1]);
     assertEquals(diff.body.hunks[0].lines.map((l: { kind: string }) => l.kind), [
       " ",
       "-",
       "+",
       " ",
     ]);
-    assertEquals((await json(app, "/ui/api/diff?path=notes.md&from=1&to=9")).status, 404);
-    const noFrom = await json(app, "/ui/api/diff?path=notes.md&to=2");
-    assertEquals([noFrom.status, noFrom.body.error.code], [400, "bad_parameter"]);
+    assertEquals((await json(app, "/ui/api/diff?path=notes.md&from=1&to=2")).status, 404);
     assertEquals((await json(app, "/ui/api/file?path=nope")).status, 404);
     assertEquals((await json(app, "/ui/api/history?path=.chronicle/chronicle.db")).status, 400);
   });
@@ -200,38 +201,6 @@ Deno.test("restore: the plan, then applying it needs the token", async () => {
   });
 });
 
-Deno.test("events: recordings arrive as they happen; too many feeds or a long backlog are refused", async () => {
-  await withUi(async ({ workspace, app }) => {
-    const response = await app.request("/ui/api/events");
-    assertEquals(response.headers.get("content-type"), "text/event-stream; charset=utf-8");
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    const pump = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        text += value;
-      }
-    })();
-    await waitFor("hello", () => text.includes("event: hello"));
-    workspace.store.record(fakeIterations(3));
-    await waitFor("the iterations", () => text.includes('"path":"d2/f2.txt"'));
-    const second = await app.request("/ui/api/events");
-    const third = await app.request("/ui/api/events");
-    assertEquals(third.status, 503);
-    await third.body?.cancel();
-    await second.body!.cancel();
-    // Behind by more than the backlog: told to reset, and the feed ends.
-    const behind = await app.request("/ui/api/events?since=0");
-    workspace.store.record(fakeIterations(100));
-    const late = await app.request("/ui/api/events?since=0");
-    assert((await late.text()).includes("event: reset"));
-    await behind.body!.cancel();
-    await reader.cancel();
-    await pump;
-  });
-});
-
 Deno.test("errors: a refused path is 400 bad_path with the same body as REST's", async (t) => {
   await withUi(async ({ workspace, app }) => {
     const rest = createApp({ token: "t", trustedCaller: false, routes: [filesRoutes(workspace)] });
@@ -241,7 +210,10 @@ Deno.test("errors: a refused path is 400 bad_path with the same body as REST's",
     const cases = [
       { description: "history", input: "/ui/api/history?path=.chronicle/chronicle.db" },
       { description: "file", input: "/ui/api/file?path=.chronicle/chronicle.db" },
-      { description: "diff", input: "/ui/api/diff?path=.chronicle/chronicle.db&from=1" },
+      {
+        description: "kept-diff",
+        input: `/ui/api/kept-diff?path=.chronicle/chronicle.db&hash=${"0".repeat(64)}`,
+      },
       { description: "tree", input: "/ui/api/tree?dir=.chronicle/chronicle.db" },
     ];
     for (const { description, input } of cases) {
@@ -276,7 +248,7 @@ Deno.test("restore: old content missing is 409 content_missing, as REST answers,
 
 Deno.test("kept-diff: a current file too large to diff is 413 too_large, not a diff against nothing", async () => {
   await withUi(async ({ workspace, app }) => {
-    const big = new Uint8Array(MAX_VIEW_BYTES + 1).fill(0x61);
+    const big = new Uint8Array(MAX_DIFF_BYTES + 1).fill(0x61);
     await workspace.writeBytes("big.txt", big);
     const kept = await workspace.cas.putBytes(new TextEncoder().encode("kept\n"));
     const answer = await json(app, `/ui/api/kept-diff?path=big.txt&hash=${kept.hash}`);
