@@ -28,7 +28,7 @@
  *
  * @module
  */
-export type { DiffHunk, DiffLine } from "../textdiff/mod.ts";
+export type { DiffHunk, DiffLine, TextDiff } from "../textdiff/mod.ts";
 export { HistoryError, type HistoryErrorCode } from "./errors.ts";
 export {
   type ContentSide,

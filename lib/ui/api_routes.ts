@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
-import { diffContents, hunkToJson } from "../history/mod.ts";
+import { type ContentSide, diffContents, hunkToJson } from "../history/mod.ts";
 import { changeEntry, HttpError } from "../http/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import {
@@ -22,6 +22,7 @@ import {
   timelinePage,
   type TimelinePageOptions,
 } from "../store/mod.ts";
+import type { MasterVersion } from "../replication/mod.ts";
 import { decodeText } from "../textdiff/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { markBursts } from "./bursts.ts";
@@ -36,6 +37,12 @@ export interface UiApiDeps {
   workspace: Workspace;
   /** Its snapshot engine, for point-in-time restore. */
   snapshots: Snapshots;
+  /**
+   * The master's version of a path as this replica knows it (the one held back behind a
+   * conflict, else the one last applied), `null` when none is known or this is no replica.
+   * @default {none known}
+   */
+  masterVersion?: (path: string) => MasterVersion | null;
 }
 
 /**
@@ -51,7 +58,7 @@ export interface UiApiDeps {
  * | `GET /ui/api/search?q=TEXT&limit=N` | `{"paths":[…]}` |
  * | `GET /ui/api/history?path=P&before=N&limit=N` | `{"path","items":[…],"next_before"}`, newest first |
  * | `GET /ui/api/file?path=P&at=N` | `{"path","iteration","kind","text"?}`: `text`, `image`, `binary`, `symlink`, `deleted`, `too_large` |
- * | `GET /ui/api/kept-diff?path=P&hash=H` | the diff from the current content to a conflict's kept content, as `GET /files/{path}/diff?format=json` has it |
+ * | `GET /ui/api/kept-diff?path=P&hash=H` | `{"path","master","notes",…}`: the diff from the master's version to a conflict's kept content, as `GET /files/{path}/diff?format=json` has it |
  * | `GET /ui/api/restore-plan?to=SEQ\|TIME` | the plan `restore --to … --dry-run` prints, with `timestamp` |
  * | `POST /ui/api/restore` `{"sequence"}` | what `restore --to` did |
  *
@@ -158,17 +165,36 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
     if ((await workspace.cas.objectSize(hash)) === null) {
       throw new HttpError(404, "not_found", `No content "${hash}" is stored`);
     }
-    const current = store.latest(path);
-    const now = !current || current.deleted ? { hash: null, label: `a/${path}`, what: "" } : {
-      hash: current.hash,
-      label: `a/${path}`,
-      what: `iteration ${current.iteration} of "${path}"`,
-    };
+    // Against the master's version, not the file as it is now (which, on a local-sync
+    // replica, usually is the kept content itself).
+    const { master, side, notes } = await masterSide(path);
     const kept = { hash, label: `b/${path} (kept)`, what: `the kept content of "${path}"` };
     // Over the limit of every diff: a HistoryError `too_large`, which createApp answers 413.
-    const diff = await diffContents(workspace.cas, now, kept);
-    return c.json({ path, ...diff, hunks: diff.hunks.map(hunkToJson) });
+    const diff = await diffContents(workspace.cas, side, kept);
+    return c.json({ path, master, notes, ...diff, hunks: diff.hunks.map(hunkToJson) });
   });
+
+  /** The old side of a kept-content diff: the master's version when it is known and here. */
+  async function masterSide(
+    path: string,
+  ): Promise<{ master: MasterVersion | null; side: ContentSide; notes: string[] }> {
+    const master = deps.masterVersion?.(path) ?? null;
+    const nothing = { hash: null, label: `a/${path}`, what: "" };
+    if (master === null) {
+      const note = `No master version of "${path}" is known here: the kept content is shown alone`;
+      return { master, side: nothing, notes: [note] };
+    }
+    const at = `the master's version of "${path}" (sequence ${master.sequence})`;
+    if (master.deleted) {
+      return { master, side: nothing, notes: [`${at} is a deletion, shown as empty`] };
+    }
+    if ((await workspace.cas.objectSize(master.hash)) === null) {
+      const note = `The content of ${at} is not stored here: the kept content is shown alone`;
+      return { master, side: nothing, notes: [note] };
+    }
+    const side = { hash: master.hash, label: `a/${path}@master:${master.sequence}`, what: at };
+    return { master, side, notes: [] };
+  }
 
   app.get("/ui/api/restore-plan", (c) => {
     const text = required(c.req.query("to"), "to");

@@ -5,6 +5,7 @@ import { createApp, filesRoutes } from "../../lib/http/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
 import type { NewIteration } from "../../lib/store/mod.ts";
 import { MAX_DIFF_BYTES } from "../../lib/history/mod.ts";
+import type { MasterVersion } from "../../lib/replication/mod.ts";
 import { markBursts, uiApiRoutes } from "../../lib/ui/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 
@@ -14,7 +15,10 @@ interface Fixture {
   app: Routes;
 }
 
-async function withUi(fn: (fixture: Fixture) => Promise<void>) {
+async function withUi(
+  fn: (fixture: Fixture) => Promise<void>,
+  masterVersion?: (path: string) => MasterVersion | null,
+) {
   await withTempDir(async (root) => {
     const workspace = await Workspace.open({ root });
     try {
@@ -25,7 +29,7 @@ async function withUi(fn: (fixture: Fixture) => Promise<void>) {
       // As the daemon serves it: beside the REST routes it uses (content, diffs, events).
       const routes = [
         filesRoutes(workspace),
-        uiApiRoutes({ workspace, snapshots }),
+        uiApiRoutes({ workspace, snapshots, ...(masterVersion ? { masterVersion } : {}) }),
       ];
       const app = createApp({ token: "t", trustedCaller: false, routes });
       await fn({ root, workspace, app });
@@ -246,13 +250,42 @@ Deno.test("restore: old content missing is 409 content_missing, as REST answers,
   });
 });
 
-Deno.test("kept-diff: a current file too large to diff is 413 too_large, not a diff against nothing", async () => {
+Deno.test("kept-diff: the kept content against the master's version, not the file as it is now", async () => {
+  const text = (s: string) => new TextEncoder().encode(s);
+  let master: MasterVersion | null = null;
   await withUi(async ({ workspace, app }) => {
-    const big = new Uint8Array(MAX_DIFF_BYTES + 1).fill(0x61);
-    await workspace.writeBytes("big.txt", big);
+    // A local-sync conflict: the person's edit stays on disk, the master's version is held.
+    const theirs = await workspace.cas.putBytes(text("one\nmaster's two\nthree\n"));
+    await workspace.writeBytes("notes.md", text("one\nmy two\nthree\n"));
+    const kept = workspace.store.latest("notes.md")!.hash;
+    master = { sequence: 41, hash: theirs.hash, mode: 0o100644, deleted: false };
+    const diff = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
+    assertEquals(diff.status, 200);
+    assertEquals(diff.body.master.sequence, 41);
+    assertEquals([diff.body.identical, diff.body.added, diff.body.removed], [false, 1, 1]);
+    assert(diff.body.text.includes("-master's two\n+my two"), diff.body.text);
+    assertEquals([diff.body.hunks[0].old_start, diff.body.notes], [1, []]);
+
+    master = { sequence: 42, hash: "", mode: 0, deleted: true };
+    const deleted = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
+    assertEquals(deleted.body.added, 3);
+    assert(deleted.body.notes[0].includes("is a deletion"), deleted.body.notes);
+
+    master = null;
+    const unknown = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
+    assertEquals([unknown.status, unknown.body.master, unknown.body.added], [200, null, 3]);
+    assert(unknown.body.notes[0].startsWith('No master version of "notes.md"'), unknown.body);
+  }, () => master);
+});
+
+Deno.test("kept-diff: a master's version too large to diff is 413 too_large, not a diff against nothing", async () => {
+  let master: MasterVersion | null = null;
+  await withUi(async ({ workspace, app }) => {
+    const big = await workspace.cas.putBytes(new Uint8Array(MAX_DIFF_BYTES + 1).fill(0x61));
     const kept = await workspace.cas.putBytes(new TextEncoder().encode("kept\n"));
+    master = { sequence: 3, hash: big.hash, mode: 0o100644, deleted: false };
     const answer = await json(app, `/ui/api/kept-diff?path=big.txt&hash=${kept.hash}`);
     assertEquals([answer.status, answer.body.error.code], [413, "too_large"]);
     assert(answer.body.error.message.includes("big.txt"), answer.body.error.message);
-  });
+  }, () => master);
 });
