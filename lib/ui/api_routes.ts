@@ -186,7 +186,9 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
     }
     const at = `the master's version of "${path}" (sequence ${master.sequence})`;
     if (master.deleted) {
-      return { master, side: nothing, notes: [`${at} is a deletion, shown as empty`] };
+      const note =
+        `The master's version of "${path}" (sequence ${master.sequence}) is a deletion, shown as empty`;
+      return { master, side: nothing, notes: [note] };
     }
     if ((await workspace.cas.objectSize(master.hash)) === null) {
       const note = `The content of ${at} is not stored here: the kept content is shown alone`;
