@@ -22,7 +22,6 @@ import {
   timelinePage,
   type TimelinePageOptions,
 } from "../store/mod.ts";
-import type { MasterVersion } from "../replication/mod.ts";
 import { decodeText } from "../textdiff/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { markBursts } from "./bursts.ts";
@@ -30,6 +29,16 @@ import { contentKind } from "./content_kind.ts";
 
 /** Largest content `GET /ui/api/file` returns as text. */
 export const MAX_VIEW_BYTES = 2 * 1024 * 1024;
+
+/** The master's version of a path as a replica knows it: what a kept content is diffed against. */
+export interface MasterVersion {
+  /** The master sequence of that version. */
+  sequence: number;
+  /** Its content hash (`""` for a deletion). */
+  hash: string;
+  /** Whether the master deleted the path. */
+  deleted: boolean;
+}
 
 /** What {@linkcode uiApiRoutes} serves from. */
 export interface UiApiDeps {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-export { MAX_VIEW_BYTES, type UiApiDeps, uiApiRoutes } from "./api_routes.ts";
+export { type MasterVersion, MAX_VIEW_BYTES, type UiApiDeps, uiApiRoutes } from "./api_routes.ts";
 export { BURST_GAP_MS, type BurstInput, markBursts } from "./bursts.ts";
 export { type ContentKind, contentKind } from "./content_kind.ts";
 export { loopbackHostAllowed } from "./host_check.ts";

@@ -5,8 +5,7 @@ import { createApp, filesRoutes } from "../../lib/http/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
 import type { NewIteration } from "../../lib/store/mod.ts";
 import { MAX_DIFF_BYTES } from "../../lib/history/mod.ts";
-import type { MasterVersion } from "../../lib/replication/mod.ts";
-import { markBursts, uiApiRoutes } from "../../lib/ui/mod.ts";
+import { markBursts, type MasterVersion, uiApiRoutes } from "../../lib/ui/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 
 interface Fixture {
@@ -258,7 +257,7 @@ Deno.test("kept-diff: the kept content against the master's version, not the fil
     const theirs = await workspace.cas.putBytes(text("one\nmaster's two\nthree\n"));
     await workspace.writeBytes("notes.md", text("one\nmy two\nthree\n"));
     const kept = workspace.store.latest("notes.md")!.hash;
-    master = { sequence: 41, hash: theirs.hash, mode: 0o100644, deleted: false };
+    master = { sequence: 41, hash: theirs.hash, deleted: false };
     const diff = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
     assertEquals(diff.status, 200);
     assertEquals(diff.body.master.sequence, 41);
@@ -266,7 +265,7 @@ Deno.test("kept-diff: the kept content against the master's version, not the fil
     assert(diff.body.text.includes("-master's two\n+my two"), diff.body.text);
     assertEquals([diff.body.hunks[0].old_start, diff.body.notes], [1, []]);
 
-    master = { sequence: 42, hash: "", mode: 0, deleted: true };
+    master = { sequence: 42, hash: "", deleted: true };
     const deleted = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
     assertEquals(deleted.body.added, 3);
     assert(deleted.body.notes[0].includes("is a deletion"), deleted.body.notes);
@@ -283,7 +282,7 @@ Deno.test("kept-diff: a master's version too large to diff is 413 too_large, not
   await withUi(async ({ workspace, app }) => {
     const big = await workspace.cas.putBytes(new Uint8Array(MAX_DIFF_BYTES + 1).fill(0x61));
     const kept = await workspace.cas.putBytes(new TextEncoder().encode("kept\n"));
-    master = { sequence: 3, hash: big.hash, mode: 0o100644, deleted: false };
+    master = { sequence: 3, hash: big.hash, deleted: false };
     const answer = await json(app, `/ui/api/kept-diff?path=big.txt&hash=${kept.hash}`);
     assertEquals([answer.status, answer.body.error.code], [413, "too_large"]);
     assert(answer.body.error.message.includes("big.txt"), answer.body.error.message);
