@@ -1,7 +1,13 @@
 import { backup, DatabaseSync } from "node:sqlite";
 import { basename, dirname, join, resolve } from "node:path";
 import { forEachLimited } from "../concurrency/mod.ts";
-import { Cas, type ChunkManifest, CorruptContentError, EMPTY_HASH } from "../cas/mod.ts";
+import {
+  Cas,
+  casManifestPath,
+  type ChunkManifest,
+  CorruptContentError,
+  EMPTY_HASH,
+} from "../cas/mod.ts";
 import { columns, openDatabase } from "../db/mod.ts";
 import { errorMessage } from "../log/mod.ts";
 import { referencedHashes } from "./content_references.ts";
@@ -144,9 +150,13 @@ async function gatherObjects(
       copiedBytes += written; // not `+= await`: that would read the total before waiting
       copiedFiles++;
     });
-    await forEachLimited(manifests, PARALLEL_WRITES, async (hash) => {
-      const written = await cas.exportManifest(hash, into);
-      copiedBytes += written;
+    // Written from the manifests read above, not read again (as `Cas.exportManifest` would).
+    await forEachLimited([...manifests], PARALLEL_WRITES, async ([hash, manifest]) => {
+      const json = new TextEncoder().encode(JSON.stringify(manifest));
+      const path = join(into, casManifestPath(hash));
+      await Deno.mkdir(dirname(path), { recursive: true });
+      await writeNewSynced(path, json);
+      copiedBytes += json.length;
       copiedFiles++;
     });
     return { objects, copiedFiles, copiedBytes };
@@ -238,15 +248,15 @@ function readCopy(copy: string): CopyFacts {
 }
 
 /**
- * Resolves each content hash to the files that hold it: a whole object, or a manifest and
- * its chunks; fails listing what the CAS lacks.
+ * Resolves each content hash to the files that hold it: a whole object, or a manifest (as
+ * read, by hash) and its chunks; fails listing what the CAS lacks.
  */
 async function neededObjects(
   cas: Cas,
   hashes: string[],
-): Promise<{ objects: string[]; manifests: string[] }> {
+): Promise<{ objects: string[]; manifests: Map<string, ChunkManifest> }> {
   const objects = new Set<string>();
-  const manifests = new Set<string>();
+  const manifests = new Map<string, ChunkManifest>();
   const missing: string[] = [];
   for (const hash of hashes) {
     const stored = await storedForm(cas, hash);
@@ -255,7 +265,7 @@ async function neededObjects(
     } else if (stored === "whole") {
       objects.add(hash);
     } else {
-      manifests.add(hash);
+      manifests.set(hash, stored);
       for (const chunk of stored.chunks) objects.add(chunk.hash);
     }
   }
@@ -266,7 +276,8 @@ async function neededObjects(
       }"`,
     );
   }
-  return { objects: [...objects].sort(), manifests: [...manifests].sort() };
+  const sorted = [...manifests].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+  return { objects: [...objects].sort(), manifests: new Map(sorted) };
 }
 
 /**

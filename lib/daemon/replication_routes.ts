@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
 import { HttpError } from "../http/mod.ts";
-import { PathError } from "../paths/mod.ts";
 import {
   isConflictChoice,
   type MasterHandle,
@@ -61,7 +60,7 @@ export function replicationRoutes(handle: () => ReplicationHandle): Routes {
     try {
       return c.json(await replica.resolveConflict(body.path, keep));
     } catch (error) {
-      if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
+      // A refused path is answered 400 `bad_path` by createApp.
       if (error instanceof ResolveError) throw new HttpError(409, "cannot_resolve", error.message);
       throw error;
     }

@@ -14,6 +14,8 @@ import {
   keptConflictHashes,
   type MasterHandle,
   type MasterStatus,
+  type MasterVersion,
+  ReplicaPaths,
   type ReplicaStatus,
   startMaster,
   startReplica,
@@ -110,6 +112,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       object_store: objectStore?.status() ?? null,
     };
   };
+  // The replica's view of the master's versions (its tables are made when it starts).
+  const replicaPaths = new ReplicaPaths(workspace.store.db);
   try {
     const routes: Routes[] = [
       opsRoutes({
@@ -136,7 +140,12 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
           replication.kind === "replica" ? replication.replica.syncWait(timeoutMs) : undefined,
       }, { version: VERSION }),
       uiStaticRoutes(),
-      uiApiRoutes({ workspace, snapshots }),
+      uiApiRoutes({
+        workspace,
+        snapshots,
+        masterVersion: (path) =>
+          replication.kind === "replica" ? knownMasterVersion(replicaPaths, path) : null,
+      }),
     ];
     // One count of connections over every listener, so no flood exhausts the descriptors.
     const limits = new ConnectionLimits({ maxTotal: config.maxConnections });
@@ -375,9 +384,16 @@ function recordObjectStoreMetrics(objectStore: ObjectStoreService): void {
   const { uploads } = objectStore.status();
   metrics.objectStoreQueuedObjects.set(uploads.queuedObjects);
   metrics.objectStoreQueuedBytes.set(uploads.queuedBytes);
-  metrics.objectStoreUploadedBytes.set(uploads.uploadedBytes);
-  metrics.objectStoreFailures.set(uploads.failures);
+  // Counters: the uploader's running totals, added as what they grew by since the last look.
+  metrics.objectStoreUploadedBytes.raiseTo(uploads.uploadedBytes);
+  metrics.objectStoreFailures.raiseTo(uploads.failures);
   metrics.objectStoreRate.set(uploads.bytesPerSecond);
+}
+
+/** The master's version of `path` a replica holds back behind a conflict, else the one it applied. */
+function knownMasterVersion(paths: ReplicaPaths, path: string): MasterVersion | null {
+  const state = paths.get(path);
+  return state.deferred ?? (state.applied.sequence > 0 ? state.applied : null);
 }
 
 function recordReplicaMetrics(master: MasterHandle): void {

@@ -1,6 +1,6 @@
 import type { Cas } from "../cas/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
-import { type DiffHunk, unifiedDiff } from "../textdiff/mod.ts";
+import { type DiffHunk, type TextDiff, unifiedDiff } from "../textdiff/mod.ts";
 import { HistoryError } from "./errors.ts";
 
 /**
@@ -99,12 +99,7 @@ export async function diffIterations(
   if (!from.deleted && !to.deleted && from.mode !== to.mode) {
     notes.push(`mode ${octal(from.mode)} -> ${octal(to.mode)}`);
   }
-  const [before, after] = [await contentOf(cas, from), await contentOf(cas, to)];
-  const diff = unifiedDiff(before, after, {
-    oldLabel: `a/${path}@${from.iteration}`,
-    newLabel: `b/${path}@${to.iteration}`,
-    ...(options.context === undefined ? {} : { context: options.context }),
-  });
+  const diff = await diffContents(cas, contentSide(from, "a"), contentSide(to, "b"), options);
   if (diff.identical) {
     notes.push(`iterations ${from.iteration} and ${to.iteration} hold the same content`);
   }
@@ -120,6 +115,44 @@ export async function diffIterations(
     notes,
     text: diff.text,
   };
+}
+
+/** One side of {@linkcode diffContents}. */
+export interface ContentSide {
+  /** The content's hash; `null` or `""` for nothing (compared as empty, e.g. a deletion). */
+  hash: string | null;
+  /** Its name in the unified diff's header, e.g. `a/notes.md@3`. */
+  label: string;
+  /** Names it in a refusal, e.g. `iteration 3 of "notes.md"`. */
+  what: string;
+}
+
+/**
+ * Compares two stored contents line by line, read verified from the CAS: what
+ * {@linkcode diffIterations} does for two iterations, for any two contents (say a
+ * conflict's kept content against the master's version).
+ *
+ * @param cas Where the content lives.
+ * @param from The old side.
+ * @param to The new side.
+ * @param options Unchanged lines around each change (`context`, default 3).
+ * @returns The line diff.
+ * @throws {HistoryError} `too_large` for content over {@linkcode MAX_DIFF_BYTES}.
+ * @throws {ContentNotFoundError | CorruptContentError} When stored content cannot be read.
+ */
+export async function diffContents(
+  cas: Cas,
+  from: ContentSide,
+  to: ContentSide,
+  options: { context?: number | undefined } = {},
+): Promise<TextDiff> {
+  const before = await readForDiff(cas, from.hash, from.what);
+  const after = await readForDiff(cas, to.hash, to.what);
+  return unifiedDiff(before, after, {
+    oldLabel: from.label,
+    newLabel: to.label,
+    ...(options.context === undefined ? {} : { context: options.context }),
+  });
 }
 
 /**
@@ -162,13 +195,12 @@ function iterationOf(store: Store, path: string, n: number): Iteration {
   );
 }
 
-function contentOf(cas: Cas, iteration: Iteration): Promise<Uint8Array> {
-  if (iteration.deleted) return Promise.resolve(new Uint8Array());
-  return readForDiff(
-    cas,
-    iteration.hash,
-    `iteration ${iteration.iteration} of "${iteration.path}"`,
-  );
+function contentSide(iteration: Iteration, side: "a" | "b"): ContentSide {
+  return {
+    hash: iteration.deleted ? null : iteration.hash,
+    label: `${side}/${iteration.path}@${iteration.iteration}`,
+    what: `iteration ${iteration.iteration} of "${iteration.path}"`,
+  };
 }
 
 function sideOf(iteration: Iteration): DiffSide {

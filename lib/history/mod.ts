@@ -28,11 +28,14 @@
  *
  * @module
  */
-export type { DiffHunk, DiffLine } from "../textdiff/mod.ts";
+export type { DiffHunk, DiffLine, TextDiff } from "../textdiff/mod.ts";
 export { HistoryError, type HistoryErrorCode } from "./errors.ts";
 export {
+  type ContentSide,
+  diffContents,
   diffIterations,
   type DiffSide,
+  hunkToJson,
   type IterationDiff,
   type IterationDiffOptions,
   iterationDiffText,

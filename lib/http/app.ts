@@ -1,6 +1,9 @@
 import { Hono } from "hono";
 import { log } from "../log/mod.ts";
 import { type Routes, sameSecret } from "../net/mod.ts";
+import { HistoryError } from "../history/mod.ts";
+import { PathError } from "../paths/mod.ts";
+import { SnapshotContentError } from "../snapshot/mod.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 
 /** Options for {@linkcode createApp}. */
@@ -18,7 +21,10 @@ export interface AppOptions {
 
 /**
  * Chronicle's REST application: the given route groups behind one error format
- * (`{"error":{"code","message"}}`) and one write-authorization rule.
+ * (`{"error":{"code","message"}}`) and one write-authorization rule. Errors a route lets
+ * through are mapped here, once for every group: an `HttpError` as it says, a `PathError`
+ * to 400 `bad_path`, a `HistoryError` to 404, 410 or 413 by its
+ * code, a `SnapshotContentError` to 409 `content_missing`, a `SyntaxError` to 400 `bad_request`, anything else to 500.
  */
 export function createApp(options: AppOptions): Routes {
   const app = new Hono();
@@ -37,6 +43,17 @@ export function createApp(options: AppOptions): Routes {
       return errorResponse(error.status, error.code, error.message);
     }
     if (error instanceof SyntaxError) return errorResponse(400, "bad_request", error.message);
+    // A path refused by the workspace's rules, wherever a route met it (the message names
+    // the workspace path only).
+    if (error instanceof PathError) return errorResponse(400, "bad_path", error.message);
+    if (error instanceof HistoryError) {
+      const status = error.code === "not_found" ? 404 : error.code === "deleted" ? 410 : 413;
+      return errorResponse(status, error.code, error.message);
+    }
+    // A restore or rollback whose old content is gone from the store: nothing was changed.
+    if (error instanceof SnapshotContentError) {
+      return errorResponse(409, "content_missing", error.message);
+    }
     log("error", "request failed", { method: c.req.method, path: c.req.path, error });
     // The details (which may name the server's files) go to the log only.
     return errorResponse(500, "internal", "Internal error; the server's log has the details");

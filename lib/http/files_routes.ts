@@ -71,16 +71,18 @@ export function filesRoutes(workspace: Workspace): Routes {
   });
 
   app.put("/files/*", async (c) => {
-    return await writing(() => putFile(c));
-  });
-
-  /** `PUT /files/{path}`: a regular file; a link there is refused (409), never rewritten. */
-  async function putFile(c: Context): Promise<Response> {
     const route = fileRoute(c.req.url);
     if (route.op !== "content") {
       throw new HttpError(400, "bad_request", "Only a file path can be written");
     }
+    // Checked before the write: a path refused by the rules is a 400, one refused by
+    // what is on disk (inside the write) a 409.
     const path = checked(workspace, route.path);
+    return await writing(() => putFile(c, path));
+  });
+
+  /** `PUT /files/{path}`: a regular file; a link there is refused (409), never rewritten. */
+  async function putFile(c: Context, path: string): Promise<Response> {
     // Streamed and refused at the limit, never read whole first.
     const body = await readBodyLimited(c.req.raw, MAX_PUT_BYTES);
     const modeText = c.req.query("mode");
@@ -126,10 +128,7 @@ async function diffResponse(c: Context, workspace: Workspace, path: string): Pro
   try {
     diff = await diffIterations(workspace.store, workspace.cas, path, { from, to });
   } catch (error) {
-    if (error instanceof HistoryError) {
-      const status = error.code === "not_found" ? 404 : error.code === "deleted" ? 410 : 413;
-      throw new HttpError(status, error.code, error.message);
-    }
+    if (error instanceof HistoryError) throw error; // answered by createApp
     throw contentError(error, workspace.store.latest(path)!);
   }
   if (format === "json") return c.json(iterationDiffToJson(diff));
@@ -204,13 +203,9 @@ function rawFilesTail(url: string): string {
   return path.slice("/files/".length);
 }
 
+/** The normalized path; a refused one throws the `PathError` `createApp` answers 400. */
 function checked(workspace: Workspace, path: string): string {
-  try {
-    return workspace.checkPath(path);
-  } catch (error) {
-    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
-    throw error;
-  }
+  return workspace.checkPath(path);
 }
 
 function optionalInteger(text: string | undefined, name: string, min: number): number | undefined {

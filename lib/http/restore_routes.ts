@@ -1,13 +1,7 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
 import type { Context } from "hono";
-import { PathError } from "../paths/mod.ts";
-import {
-  parseRestorePoint,
-  restoreResultToJson,
-  SnapshotContentError,
-  type Snapshots,
-} from "../snapshot/mod.ts";
+import { parseRestorePoint, restoreResultToJson, type Snapshots } from "../snapshot/mod.ts";
 import { ORIGINS } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { readBodyLimited } from "./body_limit.ts";
@@ -80,29 +74,18 @@ async function restoreTo(snapshots: Snapshots, body: Record<string, unknown>) {
   } catch (error) {
     throw new HttpError(400, "bad_parameter", (error as Error).message);
   }
-  try {
-    const plan = snapshots.restorePlan(point, paths as string[]);
-    const result = await snapshots.restoreTo(plan, { offTheRecord: body.off_the_record === true });
-    return restoreResultToJson(result);
-  } catch (error) {
-    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
-    if (error instanceof SnapshotContentError) {
-      throw new HttpError(409, "content_missing", error.message);
-    }
-    throw error;
-  }
+  // A path refused (400) or old content missing (409) is answered by `createApp`.
+  const plan = snapshots.restorePlan(point, paths as string[]);
+  const result = await snapshots.restoreTo(plan, { offTheRecord: body.off_the_record === true });
+  return restoreResultToJson(result);
 }
 
 function checked(workspace: Workspace, path: unknown): string {
   if (typeof path !== "string") {
     throw new HttpError(400, "bad_parameter", 'Give "path" and "at", or "to"');
   }
-  try {
-    return workspace.checkPath(path);
-  } catch (error) {
-    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
-    throw error;
-  }
+  // A refused path throws the `PathError` that `createApp` answers 400 `bad_path`.
+  return workspace.checkPath(path);
 }
 
 async function jsonObject(c: Context): Promise<Record<string, unknown>> {

@@ -25,10 +25,10 @@ export interface ChronicleMetrics {
   objectStoreQueuedObjects: Gauge;
   /** `chronicle_objectstore_queued_bytes`: their bytes. */
   objectStoreQueuedBytes: Gauge;
-  /** `chronicle_objectstore_uploaded_bytes`: bytes uploaded since the process started. */
-  objectStoreUploadedBytes: Gauge;
-  /** `chronicle_objectstore_upload_failures`: failed uploads since the process started. */
-  objectStoreFailures: Gauge;
+  /** `chronicle_objectstore_uploaded_bytes_total`: bytes uploaded since the process started. */
+  objectStoreUploadedBytes: Counter;
+  /** `chronicle_objectstore_upload_failures_total`: failed uploads since the process started. */
+  objectStoreFailures: Counter;
   /** `chronicle_objectstore_upload_bytes_per_second`: upload rate of the last pass. */
   objectStoreRate: Gauge;
 }
@@ -85,12 +85,12 @@ export function createChronicleMetrics(registry: Registry): ChronicleMetrics {
       name: "chronicle_objectstore_queued_bytes",
       help: "Bytes of the contents waiting to be uploaded to the object store.",
     }),
-    objectStoreUploadedBytes: registry.gauge({
-      name: "chronicle_objectstore_uploaded_bytes",
+    objectStoreUploadedBytes: registry.counter({
+      name: "chronicle_objectstore_uploaded_bytes_total",
       help: "Bytes uploaded to the object store since the process started.",
     }),
-    objectStoreFailures: registry.gauge({
-      name: "chronicle_objectstore_upload_failures",
+    objectStoreFailures: registry.counter({
+      name: "chronicle_objectstore_upload_failures_total",
       help: "Failed uploads to the object store since the process started.",
     }),
     objectStoreRate: registry.gauge({

@@ -37,4 +37,20 @@ export class Counter<L extends string = never> extends ValueMetric<L> {
     }
     this.entry(labels).value += value;
   }
+
+  /**
+   * Brings the unlabelled series up to a running total kept elsewhere (e.g. bytes an
+   * uploader has sent), adding what it grew by; a smaller total leaves it as it is, since
+   * a counter never goes down.
+   *
+   * @param total The running total.
+   * @throws {RangeError} For a non-finite total.
+   */
+  raiseTo(total: number): void {
+    if (!Number.isFinite(total)) {
+      throw new RangeError(`Counter "${this.name}" needs a finite total, got ${total}`);
+    }
+    const grown = total - this.get();
+    if (grown > 0) this.inc(grown);
+  }
 }

@@ -104,15 +104,24 @@ export class WriteBackApplier {
   apply(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackBatchResult> {
     return this.#queue.run(async () => {
       const result: WriteBackBatchResult = { accepted: [], rejected: [], disconnect: null };
+      // Each entry's stored outcome is read once per batch: the entry that ends a run is
+      // looked at again when the next run starts. Kept in step with what is saved below.
+      const known = new Map<bigint, WriteBackOutcome | undefined>();
+      const stored = (localSeq: bigint) => {
+        if (!known.has(localSeq)) known.set(localSeq, this.#state.outcome(sandboxId, localSeq));
+        return known.get(localSeq);
+      };
+      const save = (localSeq: bigint, outcome: WriteBackOutcome) => {
+        this.#state.saveOutcome(sandboxId, localSeq, outcome);
+        known.set(localSeq, outcome);
+      };
       let index = 0;
       while (index < entries.length && result.disconnect === null) {
-        const run = this.#nextRun(sandboxId, entries, index);
+        const run = this.#nextRun(entries, index, stored);
         if (run.length > 0) {
           const outcomes = await this.#applyRun(sandboxId, run);
           inTransaction(this.#store.db, () => {
-            run.forEach((entry, i) =>
-              this.#state.saveOutcome(sandboxId, entry.local_seq, outcomes[i]!)
-            );
+            run.forEach((entry, i) => save(entry.local_seq, outcomes[i]!));
           });
           outcomes.forEach(countDecided);
           for (let i = 0; i < run.length; i++) await this.#keep(sandboxId, run[i]!, outcomes[i]!);
@@ -125,14 +134,14 @@ export class WriteBackApplier {
         if (entry.local_seq > I64_MAX) {
           outcome = { accepted: false, masterSeq: 0, reason: "failed: local_seq out of range" };
         } else {
-          const stored = this.#state.outcome(sandboxId, entry.local_seq);
-          if (stored) {
-            outcome = stored;
+          const before = stored(entry.local_seq);
+          if (before) {
+            outcome = before;
           } else {
             const decided = await this.#applyOne(sandboxId, entry);
             outcome = decided.outcome;
             if (decided.disconnect) result.disconnect = outcome.reason;
-            this.#state.saveOutcome(sandboxId, entry.local_seq, outcome);
+            save(entry.local_seq, outcome);
             countDecided(outcome);
             await this.#keep(sandboxId, entry, outcome);
           }
@@ -144,13 +153,17 @@ export class WriteBackApplier {
   }
 
   /** The entries from `start` on that can be applied together: new writes and deletions of unrelated, valid paths. */
-  #nextRun(sandboxId: string, entries: WriteBackEntry[], start: number): WriteBackEntry[] {
+  #nextRun(
+    entries: WriteBackEntry[],
+    start: number,
+    stored: (localSeq: bigint) => WriteBackOutcome | undefined,
+  ): WriteBackEntry[] {
     const run: WriteBackEntry[] = [];
     const paths = new PathSet();
     for (let i = start; i < entries.length && run.length < RUN_LIMIT; i++) {
       const entry = entries[i]!;
       if (entry.operation.type !== "Write" && entry.operation.type !== "Delete") break;
-      if (entry.local_seq > I64_MAX || this.#state.outcome(sandboxId, entry.local_seq)) break;
+      if (entry.local_seq > I64_MAX || stored(entry.local_seq)) break;
       const located = entryPaths(entry, this.#workspace.layout.dataDirInside);
       if (!("paths" in located) || paths.overlaps(located.paths[0]!)) break;
       paths.add(located.paths[0]!);

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
+import { type ContentSide, diffContents, hunkToJson } from "../history/mod.ts";
 import { changeEntry, HttpError } from "../http/mod.ts";
 import { errorMessage } from "../log/mod.ts";
-import { PathError } from "../paths/mod.ts";
 import {
   parseRestorePoint,
   restorePlanToJson,
@@ -22,14 +22,23 @@ import {
   timelinePage,
   type TimelinePageOptions,
 } from "../store/mod.ts";
-import { decodeText, unifiedDiff } from "../textdiff/mod.ts";
+import { decodeText } from "../textdiff/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { markBursts } from "./bursts.ts";
 import { contentKind } from "./content_kind.ts";
-import { type EventsOptions, eventsRoute } from "./events_route.ts";
 
-/** Largest content `GET /ui/api/file` returns as text, and each side of a diff. */
+/** Largest content `GET /ui/api/file` returns as text. */
 export const MAX_VIEW_BYTES = 2 * 1024 * 1024;
+
+/** The master's version of a path as a replica knows it: what a kept content is diffed against. */
+export interface MasterVersion {
+  /** The master sequence of that version. */
+  sequence: number;
+  /** Its content hash (`""` for a deletion). */
+  hash: string;
+  /** Whether the master deleted the path. */
+  deleted: boolean;
+}
 
 /** What {@linkcode uiApiRoutes} serves from. */
 export interface UiApiDeps {
@@ -37,25 +46,28 @@ export interface UiApiDeps {
   workspace: Workspace;
   /** Its snapshot engine, for point-in-time restore. */
   snapshots: Snapshots;
-  /** Limits of the live feed. */
-  events?: EventsOptions;
+  /**
+   * The master's version of a path as this replica knows it (the one held back behind a
+   * conflict, else the one last applied), `null` when none is known or this is no replica.
+   * @default {none known}
+   */
+  masterVersion?: (path: string) => MasterVersion | null;
 }
 
 /**
  * The web UI's read models under `/ui/api/` (the UI also uses the REST routes for
- * content, snapshots and status). Every list is a page cut on the server:
+ * content, diffs, the live feed (`GET /events`), snapshots and status). Every list is a
+ * page cut on the server:
  *
  * | request | answer |
  * | --- | --- |
  * | `GET /ui/api/timeline?before=SEQ&limit=N&origin=O&prefix=P&from=MS&to=MS` | `{"sequence","items":[{…, "burst_start"}],"next_before"}`, newest first |
  * | `GET /ui/api/origins` | `{"origins":[…]}` |
- * | `GET /ui/api/events?since=SEQ` | Server-Sent Events: `iterations` batches, `reset` when behind |
  * | `GET /ui/api/tree?dir=D&cursor=C&limit=N` | `{"dir","entries":[…],"next"}`, in path order |
  * | `GET /ui/api/search?q=TEXT&limit=N` | `{"paths":[…]}` |
  * | `GET /ui/api/history?path=P&before=N&limit=N` | `{"path","items":[…],"next_before"}`, newest first |
  * | `GET /ui/api/file?path=P&at=N` | `{"path","iteration","kind","text"?}`: `text`, `image`, `binary`, `symlink`, `deleted`, `too_large` |
- * | `GET /ui/api/diff?path=P&from=N&to=M` | the `lib/textdiff` diff between two iterations |
- * | `GET /ui/api/kept-diff?path=P&hash=H` | the diff from the current content to a conflict's kept content |
+ * | `GET /ui/api/kept-diff?path=P&hash=H` | `{"path","master","notes",…}`: the diff from the master's version to a conflict's kept content, as `GET /files/{path}/diff?format=json` has it |
  * | `GET /ui/api/restore-plan?to=SEQ\|TIME` | the plan `restore --to … --dry-run` prints, with `timestamp` |
  * | `POST /ui/api/restore` `{"sequence"}` | what `restore --to` did |
  *
@@ -92,8 +104,6 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
   });
 
   app.get("/ui/api/origins", (c) => c.json({ origins: origins(store) }));
-
-  app.route("/", eventsRoute(store, deps.events));
 
   app.get("/ui/api/tree", (c) => {
     const dirText = c.req.query("dir") ?? "";
@@ -155,53 +165,47 @@ export function uiApiRoutes(deps: UiApiDeps): Routes {
     return c.json({ ...base, ...kind });
   });
 
-  app.get("/ui/api/diff", async (c) => {
-    const path = checked(workspace, required(c.req.query("path"), "path"));
-    const from = find(path, integer(required(c.req.query("from"), "from"), "from", 1));
-    const to = find(path, integer(c.req.query("to"), "to", 1));
-    const read = async (side: Iteration) => {
-      if (side.deleted) return new Uint8Array();
-      if (side.size > MAX_VIEW_BYTES) {
-        throw new HttpError(
-          413,
-          "too_large",
-          `Iteration ${side.iteration} of "${path}" has ${side.size} bytes; diffs show up to ${MAX_VIEW_BYTES}`,
-        );
-      }
-      return await workspace.cas.readBytes(side.hash);
-    };
-    const diff = unifiedDiff(await read(from), await read(to), {
-      oldLabel: `a/${path}@${from.iteration}`,
-      newLabel: `b/${path}@${to.iteration}`,
-    });
-    return c.json({ path, from: changeEntry(from), to: changeEntry(to), ...diff });
-  });
-
   app.get("/ui/api/kept-diff", async (c) => {
     const path = checked(workspace, required(c.req.query("path"), "path"));
     const hash = required(c.req.query("hash"), "hash");
     if (!/^[0-9a-f]{64}$/.test(hash)) {
       throw new HttpError(400, "bad_parameter", `Invalid hash "${hash}": expected 64 hex digits`);
     }
-    const keptSize = await workspace.cas.objectSize(hash);
-    if (keptSize === null) throw new HttpError(404, "not_found", `No content "${hash}" is stored`);
-    if (keptSize > MAX_VIEW_BYTES) {
-      throw new HttpError(
-        413,
-        "too_large",
-        `Kept content has ${keptSize} bytes; diffs show up to ${MAX_VIEW_BYTES}`,
-      );
+    if ((await workspace.cas.objectSize(hash)) === null) {
+      throw new HttpError(404, "not_found", `No content "${hash}" is stored`);
     }
-    const current = store.latest(path);
-    const now = !current || current.deleted || current.size > MAX_VIEW_BYTES
-      ? new Uint8Array()
-      : await workspace.cas.readBytes(current.hash);
-    const diff = unifiedDiff(now, await workspace.cas.readBytes(hash), {
-      oldLabel: `a/${path}`,
-      newLabel: `b/${path} (kept)`,
-    });
-    return c.json({ path, ...diff });
+    // Against the master's version, not the file as it is now (which, on a local-sync
+    // replica, usually is the kept content itself).
+    const { master, side, notes } = await masterSide(path);
+    const kept = { hash, label: `b/${path} (kept)`, what: `the kept content of "${path}"` };
+    // Over the limit of every diff: a HistoryError `too_large`, which createApp answers 413.
+    const diff = await diffContents(workspace.cas, side, kept);
+    return c.json({ path, master, notes, ...diff, hunks: diff.hunks.map(hunkToJson) });
   });
+
+  /** The old side of a kept-content diff: the master's version when it is known and here. */
+  async function masterSide(
+    path: string,
+  ): Promise<{ master: MasterVersion | null; side: ContentSide; notes: string[] }> {
+    const master = deps.masterVersion?.(path) ?? null;
+    const nothing = { hash: null, label: `a/${path}`, what: "" };
+    if (master === null) {
+      const note = `No master version of "${path}" is known here: the kept content is shown alone`;
+      return { master, side: nothing, notes: [note] };
+    }
+    const at = `the master's version of "${path}" (sequence ${master.sequence})`;
+    if (master.deleted) {
+      const note =
+        `The master's version of "${path}" (sequence ${master.sequence}) is a deletion, shown as empty`;
+      return { master, side: nothing, notes: [note] };
+    }
+    if ((await workspace.cas.objectSize(master.hash)) === null) {
+      const note = `The content of ${at} is not stored here: the kept content is shown alone`;
+      return { master, side: nothing, notes: [note] };
+    }
+    const side = { hash: master.hash, label: `a/${path}@master:${master.sequence}`, what: at };
+    return { master, side, notes: [] };
+  }
 
   app.get("/ui/api/restore-plan", (c) => {
     const text = required(c.req.query("to"), "to");
@@ -253,13 +257,9 @@ function restorePoint(text: string): RestorePoint {
   }
 }
 
+/** The normalized path; a refused one throws the `PathError` `createApp` answers 400. */
 function checked(workspace: Workspace, path: string): string {
-  try {
-    return workspace.checkPath(path);
-  } catch (error) {
-    if (error instanceof PathError) throw new HttpError(400, "bad_path", error.message);
-    throw error;
-  }
+  return workspace.checkPath(path);
 }
 
 function required(text: string | undefined, name: string): string {

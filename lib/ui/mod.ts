@@ -1,15 +1,14 @@
 /**
  * The timeline web UI under `/ui/`: a page with its script and style built into the
  * program, the read models it pages through (`/ui/api/…`, cut on the server so a long
- * history stays fast), a live feed of recordings, and the loopback listener with a
+ * history stays fast; the live feed is REST's `GET /events`), and the loopback listener with a
  * one-time token that `chronicle ui` opens.
  *
  * @module
  */
-export { MAX_VIEW_BYTES, type UiApiDeps, uiApiRoutes } from "./api_routes.ts";
+export { type MasterVersion, MAX_VIEW_BYTES, type UiApiDeps, uiApiRoutes } from "./api_routes.ts";
 export { BURST_GAP_MS, type BurstInput, markBursts } from "./bursts.ts";
 export { type ContentKind, contentKind } from "./content_kind.ts";
-export type { EventsOptions } from "./events_route.ts";
 export { loopbackHostAllowed } from "./host_check.ts";
 export { CONTENT_SECURITY_POLICY, isUiAsset, UI_HEADERS, uiStaticRoutes } from "./static_routes.ts";
 export {

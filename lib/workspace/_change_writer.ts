@@ -78,9 +78,16 @@ export class ChangeWriter {
     this.#c = context;
   }
 
+  /**
+   * Makes and records the changes (see `Workspace.applyChanges`).
+   *
+   * @param pathsChecked Whether every change's path is already normalized and checked by
+   * the caller (a single write that needed it first), so it is not checked again.
+   */
   async applyChanges(
     changes: WorkspaceChange[],
     options: ApplyChangesOptions,
+    pathsChecked = false,
   ): Promise<ApplyChangesResult> {
     const failed: ApplyChangesResult["failed"] = [];
     const accepted: WorkspaceChange[] = [];
@@ -88,7 +95,7 @@ export class ChangeWriter {
     for (const change of changes) {
       let path: string;
       try {
-        path = this.#c.checkPath(change.path);
+        path = pathsChecked ? change.path : this.#c.checkPath(change.path);
       } catch (error) {
         failed.push({ path: change.path, error });
         continue;

@@ -263,7 +263,7 @@ export class Workspace {
       const mode = this.#regularFileMode(normalized, options.mode);
       // The bytes travel with the change: written without reading the CAS back, and
       // stored with a deferred folder flush that #applyChanges makes before recording.
-      return await this.#applyOne({ path: normalized, hash, mode, bytes }, options);
+      return await this.#applyChecked({ path: normalized, hash, mode, bytes }, options);
     });
   }
 
@@ -368,11 +368,18 @@ export class Workspace {
   }
 
   /** One change, its error thrown; the iteration recorded at its path, if any. */
-  async #applyOne(change: WorkspaceChange, options: WriteOptions): Promise<Iteration | undefined> {
-    const path = this.checkPath(change.path);
-    const { recorded, failed } = await this.#writer.applyChanges([{ ...change, path }], options);
+  #applyOne(change: WorkspaceChange, options: WriteOptions): Promise<Iteration | undefined> {
+    return this.#applyChecked({ ...change, path: this.checkPath(change.path) }, options);
+  }
+
+  /** {@linkcode #applyOne} for a change whose path is already checked: checked once only. */
+  async #applyChecked(
+    change: WorkspaceChange,
+    options: WriteOptions,
+  ): Promise<Iteration | undefined> {
+    const { recorded, failed } = await this.#writer.applyChanges([change], options, true);
     if (failed[0]) throw failed[0].error;
-    return recorded.find((iteration) => iteration.path === path);
+    return recorded.find((iteration) => iteration.path === change.path);
   }
 
   /**

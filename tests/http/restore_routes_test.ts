@@ -86,6 +86,12 @@ Deno.test("POST /restore refuses what it cannot do", async (t) => {
       status: 413,
       code: "too_large",
     },
+    {
+      description: "a path out of a restore to",
+      body: { to: 1, paths: ["../x"] },
+      status: 400,
+      code: "bad_path",
+    },
     { description: "a bad to", body: { to: "whenever" }, status: 400, code: "bad_parameter" },
     { description: "to of a wrong type", body: { to: true }, status: 400, code: "bad_parameter" },
     {
@@ -112,3 +118,19 @@ Deno.test("POST /restore refuses what it cannot do", async (t) => {
     }
   });
 });
+
+Deno.test("POST /restore {to} is 409 content_missing when old content is gone, and changes nothing", () =>
+  withRestore(async (workspace, post) => {
+    const missing = "ee".repeat(32);
+    const before = workspace.store.sequence();
+    workspace.store.record([
+      { path: "gone.txt", hash: missing, size: 1, mode: 0o100644, deleted: false },
+    ]);
+    workspace.store.record([{ path: "gone.txt", hash: "", size: 0, mode: 0, deleted: true }]);
+    const response = await post({ to: before + 1, paths: ["gone.txt"] });
+    const answer = await response.json();
+    assert.equal(response.status, 409, JSON.stringify(answer));
+    assert.equal(answer.error.code, "content_missing");
+    assert.ok(answer.error.message.includes(missing), answer.error.message);
+    assert.equal(workspace.store.latest("gone.txt")?.deleted, true);
+  }));

@@ -41,8 +41,8 @@ Deno.test("Chronicle's metrics render as valid Prometheus text with every named 
     ["chronicle_sequence", "gauge"],
     ["chronicle_objectstore_queued_objects", "gauge"],
     ["chronicle_objectstore_queued_bytes", "gauge"],
-    ["chronicle_objectstore_uploaded_bytes", "gauge"],
-    ["chronicle_objectstore_upload_failures", "gauge"],
+    ["chronicle_objectstore_uploaded_bytes_total", "counter"],
+    ["chronicle_objectstore_upload_failures_total", "counter"],
     ["chronicle_objectstore_upload_bytes_per_second", "gauge"],
   ];
   assertEquals([...parsed.keys()], expected.map(([name]) => name));
@@ -138,6 +138,23 @@ Deno.test("collectors run before every render", () => {
   ok(registry.render().includes("from_store 20\n"));
   remove();
   ok(registry.render().includes("from_store 20\n"));
+});
+
+Deno.test("a counter raised to running totals follows them and never goes down", async (t) => {
+  const cases = [
+    { description: "from zero", input: [5], expected: 5 },
+    { description: "growing totals", input: [5, 8, 20], expected: 20 },
+    { description: "a smaller total is ignored", input: [10, 4], expected: 10 },
+    { description: "the same total twice", input: [7, 7], expected: 7 },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () => {
+      const counter = new Counter({ name: "sent_bytes_total", help: "Bytes sent." });
+      for (const total of input) counter.raiseTo(total);
+      strictEqual(counter.get(), expected);
+    });
+  }
+  throws(() => new Counter({ name: "x_total", help: "x" }).raiseTo(NaN), RangeError);
 });
 
 Deno.test("gauges go up, down and away; reset returns to zero", () => {

@@ -6,7 +6,14 @@
  * nothing reaches the master either: a master that stopped reading while its sends wait
  * (acks, heartbeats, write-backs) would wait forever. Master and replica are separate
  * processes.
+ *
+ * Such a deadlock does not last: the replica's watchdog drops a silent master (here after
+ * 15 s) and reconnects, and the flood then converges anyway, only slower. So the test asserts the
+ * flood converged on the one connection it started with: before the master's reading was
+ * decoupled from its sending (fda69bd), this relay saw the replica reconnect several
+ * times ("master silent for more than … ms").
  */
+import { assertEquals } from "../_helpers/assert.ts";
 import { put } from "../_helpers/temp_dir.ts";
 import {
   pseudoRandomBytes,
@@ -27,7 +34,9 @@ Deno.test("a two-way flood of 1 MiB files through a relay that blocks on writes 
     const sock = `${base}/m.sock`;
     const master = await startMaster(m, sock);
     const relay = BlockingRelay.start(`${base}/relay.sock`, sock);
-    const replica = await startReplica(r, `${base}/relay.sock`);
+    // A master silent for 15 s (5 heartbeats) is dropped: a deadlock lasts that long, a
+    // busy machine's pause does not.
+    const replica = await startReplica(r, `${base}/relay.sock`, { args: ["--heartbeat", "3000"] });
     try {
       await waitForSameTrees([m, r], { peers: [master, replica] });
       // Both sides write at once: the master pushes its files while the replica writes
@@ -43,6 +52,11 @@ Deno.test("a two-way flood of 1 MiB files through a relay that blocks on writes 
         ),
       ]);
       await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 240_000 });
+      assertEquals(
+        relay.connections,
+        1,
+        `the replica reconnected: a side stopped reading while its sends waited\n${replica.logs()}`,
+      );
     } finally {
       try {
         await stopPeers(replica, master);
@@ -57,6 +71,8 @@ Deno.test("a two-way flood of 1 MiB files through a relay that blocks on writes 
 class BlockingRelay {
   readonly #listener: Deno.Listener;
   readonly #open = new Set<Deno.Conn>();
+  /** Connections relayed so far: a replica that had to reconnect makes more than one. */
+  connections = 0;
 
   private constructor(listener: Deno.Listener, upstream: string) {
     this.#listener = listener;
@@ -81,6 +97,7 @@ class BlockingRelay {
   async #accept(upstream: string): Promise<void> {
     try {
       for await (const client of this.#listener) {
+        this.connections++;
         const server = await Deno.connect({ transport: "unix", path: upstream });
         this.#open.add(client).add(server);
         void this.#relay(client, server);

@@ -1,11 +1,11 @@
 import type { Routes } from "../../lib/net/mod.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
-import { waitFor } from "../_helpers/wait_for.ts";
-import { createApp } from "../../lib/http/mod.ts";
+import { createApp, filesRoutes } from "../../lib/http/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../../lib/snapshot/mod.ts";
 import type { NewIteration } from "../../lib/store/mod.ts";
-import { markBursts, uiApiRoutes } from "../../lib/ui/mod.ts";
+import { MAX_DIFF_BYTES } from "../../lib/history/mod.ts";
+import { markBursts, type MasterVersion, uiApiRoutes } from "../../lib/ui/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 
 interface Fixture {
@@ -16,7 +16,7 @@ interface Fixture {
 
 async function withUi(
   fn: (fixture: Fixture) => Promise<void>,
-  events = { maxStreams: 2, maxBacklog: 50 },
+  masterVersion?: (path: string) => MasterVersion | null,
 ) {
   await withTempDir(async (root) => {
     const workspace = await Workspace.open({ root });
@@ -25,7 +25,11 @@ async function withUi(
         config: DEFAULT_SNAPSHOT_CONFIG,
         offTheRecord: false,
       });
-      const routes = [uiApiRoutes({ workspace, snapshots, events })];
+      // As the daemon serves it: beside the REST routes it uses (content, diffs, events).
+      const routes = [
+        filesRoutes(workspace),
+        uiApiRoutes({ workspace, snapshots, ...(masterVersion ? { masterVersion } : {}) }),
+      ];
       const app = createApp({ token: "t", trustedCaller: false, routes });
       await fn({ root, workspace, app });
     } finally {
@@ -155,18 +159,18 @@ Deno.test("file, history and diff: content at an iteration and the diff between 
     const blob = await json(app, "/ui/api/file?path=blob.bin");
     assertEquals(blob.body.kind, "binary");
     assertEquals(blob.body.iteration.size, 3);
-    const diff = await json(app, "/ui/api/diff?path=notes.md&from=1&to=2");
+    // The UI's diff is REST's (lib/history's diffIterations): the shape files.js reads.
+    const diff = await json(app, "/files/notes.md/diff?from=1&to=2&format=json");
     assertEquals([diff.body.added, diff.body.removed], [1, 1]);
     assert(diff.body.text.includes("-b\n+B"), diff.body.text);
+    assertEquals([diff.body.hunks[0].old_start, diff.body.hunks[0].new_start], [1, 1]);
     assertEquals(diff.body.hunks[0].lines.map((l: { kind: string }) => l.kind), [
       " ",
       "-",
       "+",
       " ",
     ]);
-    assertEquals((await json(app, "/ui/api/diff?path=notes.md&from=1&to=9")).status, 404);
-    const noFrom = await json(app, "/ui/api/diff?path=notes.md&to=2");
-    assertEquals([noFrom.status, noFrom.body.error.code], [400, "bad_parameter"]);
+    assertEquals((await json(app, "/ui/api/diff?path=notes.md&from=1&to=2")).status, 404);
     assertEquals((await json(app, "/ui/api/file?path=nope")).status, 404);
     assertEquals((await json(app, "/ui/api/history?path=.chronicle/chronicle.db")).status, 400);
   });
@@ -200,34 +204,87 @@ Deno.test("restore: the plan, then applying it needs the token", async () => {
   });
 });
 
-Deno.test("events: recordings arrive as they happen; too many feeds or a long backlog are refused", async () => {
+Deno.test("errors: a refused path is 400 bad_path with the same body as REST's", async (t) => {
   await withUi(async ({ workspace, app }) => {
-    const response = await app.request("/ui/api/events");
-    assertEquals(response.headers.get("content-type"), "text/event-stream; charset=utf-8");
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    const pump = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        text += value;
-      }
-    })();
-    await waitFor("hello", () => text.includes("event: hello"));
-    workspace.store.record(fakeIterations(3));
-    await waitFor("the iterations", () => text.includes('"path":"d2/f2.txt"'));
-    const second = await app.request("/ui/api/events");
-    const third = await app.request("/ui/api/events");
-    assertEquals(third.status, 503);
-    await third.body?.cancel();
-    await second.body!.cancel();
-    // Behind by more than the backlog: told to reset, and the feed ends.
-    const behind = await app.request("/ui/api/events?since=0");
-    workspace.store.record(fakeIterations(100));
-    const late = await app.request("/ui/api/events?since=0");
-    assert((await late.text()).includes("event: reset"));
-    await behind.body!.cancel();
-    await reader.cancel();
-    await pump;
+    const rest = createApp({ token: "t", trustedCaller: false, routes: [filesRoutes(workspace)] });
+    const expected = await json(rest, "/files/.chronicle/chronicle.db");
+    assertEquals(expected.status, 400);
+    assertEquals(expected.body.error.code, "bad_path");
+    const cases = [
+      { description: "history", input: "/ui/api/history?path=.chronicle/chronicle.db" },
+      { description: "file", input: "/ui/api/file?path=.chronicle/chronicle.db" },
+      {
+        description: "kept-diff",
+        input: `/ui/api/kept-diff?path=.chronicle/chronicle.db&hash=${"0".repeat(64)}`,
+      },
+      { description: "tree", input: "/ui/api/tree?dir=.chronicle/chronicle.db" },
+    ];
+    for (const { description, input } of cases) {
+      await t.step(description, async () => {
+        assertEquals(await json(app, input), expected);
+      });
+    }
   });
+});
+
+Deno.test("restore: old content missing is 409 content_missing, as REST answers, and changes nothing", async () => {
+  await withUi(async ({ workspace, app }) => {
+    const missing = "ee".repeat(32);
+    workspace.store.record([{
+      path: "f.txt",
+      hash: missing,
+      size: 1,
+      mode: 0o100644,
+      deleted: false,
+    }]);
+    workspace.store.record([{ path: "f.txt", hash: "", size: 0, mode: 0, deleted: true }]);
+    const answer = await json(app, "/ui/api/restore", {
+      method: "POST",
+      body: JSON.stringify({ sequence: 1 }),
+      headers: { authorization: "Bearer t" },
+    });
+    assertEquals([answer.status, answer.body.error.code], [409, "content_missing"]);
+    assert(answer.body.error.message.includes(missing), answer.body.error.message);
+    assertEquals(workspace.store.latest("f.txt")?.deleted, true);
+  });
+});
+
+Deno.test("kept-diff: the kept content against the master's version, not the file as it is now", async () => {
+  const text = (s: string) => new TextEncoder().encode(s);
+  let master: MasterVersion | null = null;
+  await withUi(async ({ workspace, app }) => {
+    // A local-sync conflict: the person's edit stays on disk, the master's version is held.
+    const theirs = await workspace.cas.putBytes(text("one\nmaster's two\nthree\n"));
+    await workspace.writeBytes("notes.md", text("one\nmy two\nthree\n"));
+    const kept = workspace.store.latest("notes.md")!.hash;
+    master = { sequence: 41, hash: theirs.hash, deleted: false };
+    const diff = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
+    assertEquals(diff.status, 200);
+    assertEquals(diff.body.master.sequence, 41);
+    assertEquals([diff.body.identical, diff.body.added, diff.body.removed], [false, 1, 1]);
+    assert(diff.body.text.includes("-master's two\n+my two"), diff.body.text);
+    assertEquals([diff.body.hunks[0].old_start, diff.body.notes], [1, []]);
+
+    master = { sequence: 42, hash: "", deleted: true };
+    const deleted = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
+    assertEquals(deleted.body.added, 3);
+    assert(deleted.body.notes[0].includes("is a deletion"), deleted.body.notes);
+
+    master = null;
+    const unknown = await json(app, `/ui/api/kept-diff?path=notes.md&hash=${kept}`);
+    assertEquals([unknown.status, unknown.body.master, unknown.body.added], [200, null, 3]);
+    assert(unknown.body.notes[0].startsWith('No master version of "notes.md"'), unknown.body);
+  }, () => master);
+});
+
+Deno.test("kept-diff: a master's version too large to diff is 413 too_large, not a diff against nothing", async () => {
+  let master: MasterVersion | null = null;
+  await withUi(async ({ workspace, app }) => {
+    const big = await workspace.cas.putBytes(new Uint8Array(MAX_DIFF_BYTES + 1).fill(0x61));
+    const kept = await workspace.cas.putBytes(new TextEncoder().encode("kept\n"));
+    master = { sequence: 3, hash: big.hash, deleted: false };
+    const answer = await json(app, `/ui/api/kept-diff?path=big.txt&hash=${kept.hash}`);
+    assertEquals([answer.status, answer.body.error.code], [413, "too_large"]);
+    assert(answer.body.error.message.includes("big.txt"), answer.body.error.message);
+  }, () => master);
 });

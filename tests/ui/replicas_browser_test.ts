@@ -67,7 +67,7 @@ Deno.test("the UI in Chromium: replicas with acked sequence and lag, on the mast
   });
 });
 
-Deno.test("the UI in Chromium: a sandbox's conflict, settled upstream, its kept content against the current one", async () => {
+Deno.test("the UI in Chromium: a sandbox's conflict, settled upstream, its kept content against the master's version", async () => {
   await withTempDir(async (root) => {
     const agent = `${root}/agent`;
     const sandboxes = [`${root}/one`, `${root}/two`];
@@ -122,9 +122,12 @@ Deno.test("the UI in Chromium: a sandbox's conflict, settled upstream, its kept 
         `[...document.querySelectorAll('#conflicts td')].some((td) => td.textContent === 'same.txt')`,
       );
       await page.click('button[data-kept-diff="same.txt"]');
+      // The kept content against the master's version (here the winner's, which the
+      // sandbox took), as the replica knows it from the master.
       await page.waitFor(
-        "the current content against the kept one",
-        `document.querySelector('#conflict-diff td.del')?.textContent === '${won}' &&
+        "the master's version against the kept content",
+        `document.querySelector('#conflict-diff h2')?.textContent.includes("the master's version (sequence ") &&
+          document.querySelector('#conflict-diff td.del')?.textContent === '${won}' &&
           document.querySelector('#conflict-diff td.add')?.textContent === '${lost}'`,
       );
       // The view refreshes itself every 2 s; the diff stays while the conflict is open.

@@ -237,7 +237,10 @@ export async function showDiff(mode) {
   const to = document.querySelector('input[name="to"]:checked')?.value;
   if (!from || !to) return say("Pick a 'from' and a 'to' iteration first.", true);
   try {
-    const diff = await getJson(api(`diff?${q({ path: file.path, from, to })}`));
+    // REST's diff (lib/history), as `chronicle diff --json` and GET /files/…/diff have it.
+    const diff = await getJson(
+      rest(`files/${encodePath(file.path)}/diff?${q({ from, to, format: "json" })}`),
+    );
     $("#content").replaceChildren(
       h("h2", {}, `${file.path}: #${from} → #${to} (+${diff.added} −${diff.removed})`),
       renderDiff(diff, mode),
@@ -274,13 +277,13 @@ export function renderDiff(diff, mode) {
         "tr",
         {},
         h("td", { class: "n" }, "…"),
-        h("td", { class: "muted" }, `@@ -${hunk.oldStart} +${hunk.newStart}`),
+        h("td", { class: "muted" }, `@@ -${hunk.old_start} +${hunk.new_start}`),
         h("td", { class: "n" }, ""),
         h("td", {}, ""),
       ),
     );
-    let oldNo = hunk.oldStart;
-    let newNo = hunk.newStart;
+    let oldNo = hunk.old_start;
+    let newNo = hunk.new_start;
     let removed = [];
     let added = [];
     const flush = () => {

@@ -92,7 +92,7 @@ export function conflictsTable(conflicts) {
     const diff = h(
       "button",
       { type: "button", "data-kept-diff": conflict.path },
-      "diff against current",
+      "diff against the master's",
     );
     diff.addEventListener("click", () => void keptDiff(conflict));
     table.append(
@@ -131,8 +131,14 @@ export async function keptDiff(conflict) {
     );
     const box = $("#conflict-diff");
     box.dataset.path = conflict.path;
+    // Against the master's version (not the file as it is now, often the kept content
+    // itself); the notes say when no master version is known here.
+    const master = diff.master
+      ? `the master's version (sequence ${diff.master.sequence})`
+      : "nothing";
     box.replaceChildren(
-      h("h2", {}, `${conflict.path}: current → kept`),
+      h("h2", {}, `${conflict.path}: ${master} → kept`),
+      ...diff.notes.map((note) => h("p", { class: "muted", "data-note": "" }, note)),
       renderDiff(diff, "split"),
     );
   } catch (error) {

@@ -11,6 +11,7 @@ import {
   PAGE,
   q,
   request,
+  rest,
   show,
   size,
   time,
@@ -184,7 +185,11 @@ export function prependLive(items) {
   }
 }
 
-// --- the live feed: Server-Sent Events read through fetch, so the token goes as a header
+// --- the live feed: REST's GET /events (Server-Sent Events), read through fetch so the
+// token goes as a header
+
+/** Iterations behind beyond which a returning feed reloads the timeline instead of them. */
+const FEED_BACKLOG = 2000;
 
 export let feedSequence = 0;
 // A page left (navigated away, or kept in the back/forward cache) closes its feed: an open
@@ -209,22 +214,30 @@ export async function follow() {
     if (away) await new Promise((resolve) => (resume = resolve));
     try {
       feed = new AbortController();
-      const response = await request(api(`events?${q({ since: feedSequence || "" })}`), {
-        signal: feed.signal,
-      });
+      const since = await feedStart();
+      const response = await request(rest(`events?${q({ since })}`), { signal: feed.signal });
       live.textContent = "live";
       live.classList.add("on");
       delay = 500;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
-      for (;;) {
+      let ended = false;
+      while (!ended) {
         const { value, done } = await reader.read();
         if (done) break;
         buffer += value;
+        // Every event complete in what arrived, shown at once.
+        const items = [];
         let end;
         while ((end = buffer.indexOf("\n\n")) >= 0) {
-          handleEvent(buffer.slice(0, end));
+          const event = parseEvent(buffer.slice(0, end));
           buffer = buffer.slice(end + 2);
+          if (event.type === "iteration") items.push(JSON.parse(event.data));
+          if (event.type === "end") ended = true; // the server is shutting down
+        }
+        if (items.length > 0) {
+          feedSequence = items.at(-1).sequence;
+          prependLive(items);
         }
       }
     } catch (error) {
@@ -237,20 +250,27 @@ export async function follow() {
   }
 }
 
-export function handleEvent(block) {
-  let event = "message";
-  let data = "";
-  for (const line of block.split("\n")) {
-    if (line.startsWith("event: ")) event = line.slice(7);
-    else if (line.startsWith("data: ")) data += line.slice(6);
-  }
-  if (event === "iterations") {
-    const items = JSON.parse(data);
-    feedSequence = items.at(-1).sequence;
-    prependLive(items);
-  }
-  if (event === "reset") {
-    feedSequence = 0;
+/**
+ * Where the feed starts: after the last iteration shown, or from now when none is known
+ * yet. Far behind (a long time offline), the timeline is loaded anew instead.
+ */
+async function feedStart() {
+  if (feedSequence === 0) return "";
+  const { sequence } = await getJson(api(`timeline?${q({ limit: 1 })}`));
+  if (sequence - feedSequence > FEED_BACKLOG) {
+    feedSequence = sequence;
     resetTimeline();
   }
+  return feedSequence;
+}
+
+/** One Server-Sent Event's type and data (`message` when it names none; comments skipped). */
+export function parseEvent(block) {
+  let type = "message";
+  let data = "";
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event: ")) type = line.slice(7);
+    else if (line.startsWith("data: ")) data += line.slice(6);
+  }
+  return { type, data };
 }
