@@ -256,12 +256,21 @@ export class Store {
     );
   }
 
-  /** The latest iteration of each path changed after `sequence`, ascending by sequence. */
-  latestSince(sequence: number): Iteration[] {
+  /**
+   * The latest iteration of each path changed after `sequence`, ascending by sequence: at
+   * most `options.limit` of them. A replay reads in pages, each after the last one's
+   * highest sequence, so a 100,000-path tree is never held whole (once per replica).
+   *
+   * @param sequence Only paths whose latest iteration is after this one.
+   * @param options `limit`: the most to return (all when absent).
+   * @returns The iterations.
+   */
+  latestSince(sequence: number, options: { limit?: number } = {}): Iteration[] {
     return this.#all(
       `SELECT ${I_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence
-       WHERE p.sequence > ? ORDER BY p.sequence`,
+       WHERE p.sequence > ? ORDER BY p.sequence LIMIT ?`,
       sequence,
+      options.limit ?? -1,
     );
   }
 

@@ -117,6 +117,9 @@ Deno.test("Store.changesSince() and latestSince() replay changes in sequence ord
     assert.deepEqual(store.changesSince(1, { limit: 2 }).map((i) => i.sequence), [2, 3]);
     assert.deepEqual(store.latestSince(1).map((i) => `${i.path}@${i.sequence}`), ["b@2", "a@4"]);
     assert.deepEqual(store.latestSince(4), []);
+    // In pages: each after the last one's highest sequence.
+    assert.deepEqual(store.latestSince(0, { limit: 1 }).map((i) => i.sequence), [2]);
+    assert.deepEqual(store.latestSince(2, { limit: 1 }).map((i) => i.sequence), [4]);
   }));
 
 Deno.test("Store keeps iterations across reopen, and notifies listeners after commit", async () => {
