@@ -188,6 +188,23 @@ Deno.test("Store.fileStatesOf() answers the states of exactly the paths asked fo
     assert.equal(store.fileStatesOf([]).size, 0);
   }));
 
+Deno.test("Store.liveStates() reads each live path with its record and file state, by path", () =>
+  withStore((store) => {
+    store.record([file("b", H1), file("a", H2, 0o100755), file("gone", H1)], [
+      { path: "a", size: 1, mtimeMs: 2, ino: 3, mode: 0o100755, hash: H2 },
+    ]);
+    store.record([{ ...file("gone", ""), deleted: true }]);
+    assert.deepEqual([...store.liveStates()], [
+      {
+        path: "a",
+        hash: H2,
+        mode: 0o100755,
+        state: { path: "a", size: 1, mtimeMs: 2, ino: 3, mode: 0o100755, hash: H2 },
+      },
+      { path: "b", hash: H1, mode: 0o100644, state: null },
+    ]);
+  }));
+
 Deno.test("Store.pollExternal() announces iterations another connection recorded", async () => {
   await withTempDir((dir) => {
     const daemon = Store.open(`${dir}/c.db`);
