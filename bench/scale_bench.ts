@@ -14,6 +14,8 @@
  *   `_lib/memory_probe.ts`), which tells JavaScript objects from native memory.
  *
  * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs 2,000 files and three replicas.
+ * `CHRONICLE_SCALE_V8_FLAGS` gives every `chronicle` process V8 flags (for example
+ * `--optimize-for-size`, which bounds the heap's growth), to compare their memory and time.
  *
  * Run: `deno run -A bench/scale_bench.ts`
  *
@@ -63,6 +65,7 @@ interface MemoryFigure {
  * @returns Printable result lines.
  */
 export async function run(quick: boolean): Promise<string[]> {
+  const v8Flags = Deno.env.get("CHRONICLE_SCALE_V8_FLAGS") ?? "";
   const files = quick ? 2_000 : 100_000;
   const replicas = quick ? 3 : 10;
   const base = await Deno.makeTempDir({ prefix: "chronicle-scale-bench-" });
@@ -72,6 +75,7 @@ export async function run(quick: boolean): Promise<string[]> {
     const child = spawnChronicle([workspace, ...args], {
       script: PROBE_SCRIPT,
       env: { CHRONICLE_MEMORY_PROBE: probe },
+      permissions: v8Flags === "" ? ["-A"] : ["-A", `--v8-flags=${v8Flags}`],
     });
     children.push(child);
     return { child, probe, dataDir: `${workspace}/.chronicle`, peak: { rss: 0, heap: 0 } };
@@ -149,6 +153,7 @@ export async function run(quick: boolean): Promise<string[]> {
         formatNumber(syncMs / rsync, 2)
       }x its time)`;
     return [
+      ...(v8Flags === "" ? [] : [`scale: every chronicle process ran with --v8-flags=${v8Flags}`]),
       `scale (${formatNumber(files)} files of 200 B–6 KiB, ${formatMiB(bytes)}, ${
         formatMiB(onDisk)
       } on disk): master initial scan ${formatNumber(scanMs)} ms; initial sync ${
