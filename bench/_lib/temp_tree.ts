@@ -15,6 +15,15 @@ export interface TreeOptions {
   seed: number;
   /** Largest file size in bytes. @default {65536} */
   maxSize?: number;
+  /** Smallest file size in bytes. @default {8} */
+  minSize?: number;
+  /**
+   * How sizes spread between `minSize` and `maxSize`: `log` (log-uniform: most files
+   * small, a few large, as in a source tree) or `uniform` (every size as likely, as the
+   * issue's "100,000 files of 200 B–6 KB" measured).
+   * @default {"log"}
+   */
+  sizes?: "log" | "uniform";
 }
 
 /** One file of a built tree. */
@@ -68,19 +77,19 @@ const WORDS = [
   "number",
 ];
 const EXTENSIONS = [".ts", ".ts", ".ts", ".md", ".json", ".tsx", ".css", ".txt"];
-const MIN_SIZE = 8;
 /** Share of files holding incompressible bytes (images, archives) instead of text. */
 const BINARY_SHARE = 0.1;
 
 /**
  * Writes a tree under `root` (which must exist and be empty of the names it makes).
- * Sizes are log-uniform between 8 bytes and `maxSize`, so most files are small and a few
- * are large, as in a source tree; about one file in ten is incompressible bytes.
+ * Sizes are log-uniform (or uniform, see {@linkcode TreeOptions.sizes}) between `minSize`
+ * and `maxSize`, so by default most files are small and a few are large, as in a source
+ * tree; about one file in ten is incompressible bytes.
  *
  * @param root The folder to fill.
  * @param options Count, seed and largest size.
  * @returns The files written, in the order written.
- * @throws {RangeError} When `files` is not a positive integer.
+ * @throws {RangeError} When `files` is not a positive integer, or `minSize` exceeds `maxSize`.
  */
 export async function makeTree(root: string, options: TreeOptions): Promise<TreeFile[]> {
   if (!Number.isInteger(options.files) || options.files < 1) {
@@ -88,6 +97,13 @@ export async function makeTree(root: string, options: TreeOptions): Promise<Tree
   }
   const prng = new Prng(options.seed);
   const maxSize = options.maxSize ?? 65536;
+  const minSize = options.minSize ?? 8;
+  if (!(minSize >= 1 && minSize <= maxSize)) {
+    throw new RangeError(`Smallest size "${minSize}" must be between 1 and "${maxSize}"`);
+  }
+  const sizeOf = options.sizes === "uniform"
+    ? () => minSize + prng.int(maxSize - minSize + 1)
+    : () => Math.round(minSize * Math.pow(maxSize / minSize, prng.next()));
   const corpus = textCorpus(prng, Math.max(maxSize * 4, 256 * 1024));
   const folders = makeFolders(prng, Math.max(1, Math.round(options.files / 16)));
   for (const folder of folders) await Deno.mkdir(`${root}/${folder}`, { recursive: true });
@@ -97,7 +113,7 @@ export async function makeTree(root: string, options: TreeOptions): Promise<Tree
     const binary = prng.next() < BINARY_SHARE;
     const ext = binary ? ".bin" : EXTENSIONS[prng.int(EXTENSIONS.length)]!;
     const path = `${folder}/file_${i}${ext}`;
-    const size = Math.round(MIN_SIZE * Math.pow(maxSize / MIN_SIZE, prng.next()));
+    const size = sizeOf();
     const bytes = binary ? prng.bytes(size) : textOf(prng, corpus, path, size);
     await Deno.writeFile(`${root}/${path}`, bytes);
     files.push({ path, size: bytes.length });

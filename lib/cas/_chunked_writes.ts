@@ -16,6 +16,8 @@ import type { LocalStore } from "./_local_store.ts";
 
 /** Chunk writes allowed in flight while the next chunks are read, hashed and cut. */
 const WRITES_IN_FLIGHT = 2;
+/** Where {@linkcode putFile} reads files under 64 KiB (used synchronously, then copied). */
+const SCRATCH = new Uint8Array(64 * 1024 + 1);
 
 /** Options of {@linkcode putFile}. */
 export interface PutFileOptions {
@@ -65,15 +67,19 @@ export async function putFile(
   try {
     const { size } = file.statSync();
     if (size < CHUNKING_THRESHOLD) {
-      // One read for the common case; a file that grew meanwhile is still read whole.
-      const bytes = size === 0 ? new Uint8Array() : readRest(file, size);
+      // One read for the common case; a file that grew meanwhile is still read whole. A
+      // small file is read into one shared buffer: a scan re-reading 100,000 files it
+      // already stored then makes no garbage (issue #17). No await until it is copied.
+      const read = size === 0 ? new Uint8Array() : readRest(file, size, SCRATCH);
+      const hash = sha256Hex(read);
       if (
-        options.alreadyStored !== undefined && bytes.length < CHUNKING_THRESHOLD &&
-        sha256Hex(bytes) === options.alreadyStored
+        options.alreadyStored !== undefined && read.length < CHUNKING_THRESHOLD &&
+        hash === options.alreadyStored
       ) {
-        return { hash: options.alreadyStored, size: bytes.length, chunked: false };
+        return { hash, size: read.length, chunked: false };
       }
-      return await putHashed(store, sha256Hex(bytes), bytes, options.deferSync ?? false);
+      const bytes = read.buffer === SCRATCH.buffer ? read.slice() : read;
+      return await putHashed(store, hash, bytes, options.deferSync ?? false);
     }
     return await putPieces(store, readPieces(file));
   } finally {

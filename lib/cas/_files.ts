@@ -9,9 +9,15 @@ import { existsSync } from "node:fs";
 /** Pieces read from a file in one go by {@linkcode readPieces}. */
 const READ_PIECE = 1024 * 1024;
 
-/** Reads a file to its end, starting with a buffer of the expected size. */
-export function readRest(file: Deno.FsFile, expected: number): Uint8Array {
-  let buf = new Uint8Array(expected + 1);
+/**
+ * Reads a file to its end, starting with a buffer of the expected size, or with `scratch`
+ * when it holds more: the result is then a view of `scratch`, to be used before it is
+ * read into again.
+ */
+export function readRest(file: Deno.FsFile, expected: number, scratch?: Uint8Array): Uint8Array {
+  let buf = scratch !== undefined && scratch.length > expected
+    ? scratch
+    : new Uint8Array(expected + 1);
   let len = 0;
   for (;;) {
     if (len === buf.length) {

@@ -161,10 +161,10 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         uiControlRoutes(ui),
       ]),
     );
-    const scan = await workspace.scan();
+    const scan = await workspace.scan({ keepRecorded: false });
     log("info", "initial scan done", {
       workspace: workspace.root,
-      recorded: scan.recorded.length,
+      recorded: scan.recordedCount,
       problems: scan.problems.length,
       sequence: workspace.store.sequence(),
     });

@@ -1,10 +1,23 @@
-// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
 import type { Routes } from "../net/mod.ts";
 import { log } from "../log/mod.ts";
 import type { McpContext, McpIdentity } from "./context.ts";
-import { createMcpServer } from "./server.ts";
+
+/**
+ * The MCP SDK and our server on it, loaded at the first request: they are about 15 MB of
+ * heap (and more of RSS) that a Chronicle nobody asks over MCP never needs (issue #17).
+ * Static specifiers, so `deno compile` bundles them.
+ */
+async function loadMcp() {
+  const [sdk, server] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    import("./server.ts"),
+  ]);
+  return {
+    Transport: sdk.WebStandardStreamableHTTPServerTransport,
+    createMcpServer: server.createMcpServer,
+  };
+}
 
 /** Largest JSON-RPC request body `POST /mcp` reads. */
 export const MAX_MCP_BODY_BYTES = 1024 * 1024;
@@ -32,8 +45,9 @@ export function mcpRoutes(context: McpContext, identity: McpIdentity): Routes {
     } catch {
       return rpcError(400, -32700, "Parse error: the body is not JSON");
     }
+    const { Transport, createMcpServer } = await loadMcp();
     const server = createMcpServer(context, identity);
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new Transport({
       // No sessionIdGenerator: stateless.
       enableJsonResponse: true,
     });

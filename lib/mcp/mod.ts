@@ -8,5 +8,6 @@
  */
 export type { McpContext, McpIdentity } from "./context.ts";
 
+// Only the route here: the MCP SDK and zod (the tools, the resources and their URIs, in
+// `resources.ts`) load at the first request, not with every Chronicle (issue #17).
 export { MAX_MCP_BODY_BYTES, mcpRoutes } from "./http_route.ts";
-export { fileUri, parseFileUri } from "./resources.ts";

@@ -181,6 +181,11 @@ const FETCH_SEND_BYTES_PER_CONNECTION = 64 * 1024 * 1024;
 const FETCH_SEND_BYTES_TOTAL = 256 * 1024 * 1024;
 /** Default budget of partial-frame bytes over every connection. */
 const PARTIAL_FRAME_BYTES_TOTAL = 128 * 1024 * 1024;
+/**
+ * Paths a replay reads from the store at a time: a replica syncing 100,000 paths then
+ * holds the master's records of a page, not of the whole tree (issue #17, memory).
+ */
+const REPLAY_PAGE = 1024;
 /** Notifications built at once for a batch of new iterations. */
 const BUILD_CONCURRENCY = 16;
 
@@ -344,7 +349,7 @@ class Master implements MasterHandle {
     const session = new MasterSession({
       transport,
       replay: {
-        latestSince: (sequence) => store.latestSince(sequence),
+        latestSince: (sequence) => store.latestSince(sequence, { limit: REPLAY_PAGE }),
         sequence: () => store.sequence(),
         frame: (iteration) => source.frame(iteration),
       },

@@ -8,6 +8,7 @@ export {
   type FileStateChange,
   isSameState,
   type ListOptions,
+  type LiveState,
   type RecordListener,
   Store,
   WORKSPACE_ROOT_META,

@@ -26,6 +26,18 @@ export interface FileState {
   hash: string;
 }
 
+/** A live path as {@linkcode Store.liveStates} reads it. */
+export interface LiveState {
+  /** Normalized workspace-relative path. */
+  path: string;
+  /** Its latest iteration's content hash. */
+  hash: string;
+  /** Its latest iteration's mode. */
+  mode: number;
+  /** What the scanner last saw of it on disk, or `null`. */
+  state: FileState | null;
+}
+
 /** Options for {@linkcode Store.list}. */
 export interface ListOptions {
   /** Only paths at or beneath this folder (normalized, relative). @default {""} */
@@ -256,12 +268,21 @@ export class Store {
     );
   }
 
-  /** The latest iteration of each path changed after `sequence`, ascending by sequence. */
-  latestSince(sequence: number): Iteration[] {
+  /**
+   * The latest iteration of each path changed after `sequence`, ascending by sequence: at
+   * most `options.limit` of them. A replay reads in pages, each after the last one's
+   * highest sequence, so a 100,000-path tree is never held whole (once per replica).
+   *
+   * @param sequence Only paths whose latest iteration is after this one.
+   * @param options `limit`: the most to return (all when absent).
+   * @returns The iterations.
+   */
+  latestSince(sequence: number, options: { limit?: number } = {}): Iteration[] {
     return this.#all(
       `SELECT ${I_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence
-       WHERE p.sequence > ? ORDER BY p.sequence`,
+       WHERE p.sequence > ? ORDER BY p.sequence LIMIT ?`,
       sequence,
+      options.limit ?? -1,
     );
   }
 
@@ -323,6 +344,42 @@ export class Store {
       `SELECT ${F_COLUMNS} FROM file_state f WHERE ${where}`,
     ).all(...args).map(toFileState);
     return new Map(rows.map((row) => [row.path, row]));
+  }
+
+  /**
+   * Each live path with its latest iteration's content hash and mode, and what the scanner
+   * last saw of it (`null` when nothing), sorted by path and read one row at a time: a
+   * scan of a large tree compares with it without holding every record at once.
+   *
+   * @returns The live paths, as a generator to be read to its end before the store is
+   * written again.
+   */
+  *liveStates(): Generator<LiveState> {
+    const rows = this.#statement(
+      `SELECT p.path, i.hash, i.mode, f.size AS fSize, f.mtime_ms AS fMtime, f.ino AS fIno,
+              f.mode AS fMode, f.hash AS fHash
+       FROM paths p JOIN iterations i ON i.sequence = p.sequence
+       LEFT JOIN file_state f ON f.path = p.path
+       WHERE p.deleted = 0 ORDER BY p.path`,
+    ).iterate();
+    for (const row of rows) {
+      const read = columns(row);
+      const path = read.text("path");
+      const stateHash = read.textOrNull("fHash");
+      yield {
+        path,
+        hash: read.text("hash"),
+        mode: read.integer("mode"),
+        state: stateHash === null ? null : {
+          path,
+          size: read.integer("fSize"),
+          mtimeMs: read.number("fMtime"),
+          ino: read.integer("fIno"),
+          mode: read.integer("fMode"),
+          hash: stateHash,
+        },
+      };
+    }
   }
 
   /** The file states the scanner remembers for exactly these paths, by path: one query. */

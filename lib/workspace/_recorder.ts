@@ -12,12 +12,22 @@ import {
   type Store,
 } from "../store/mod.ts";
 import { observePath } from "./file_observation.ts";
-import { planCapture, sameStat, type SeenFile, stateToRemember } from "./plan_capture.ts";
+import {
+  planCapture,
+  sameStat,
+  type ScanVerdict,
+  scanVerdict,
+  type SeenFile,
+  stateToRemember,
+} from "./plan_capture.ts";
 import { walkTree } from "./walk_tree.ts";
 import type { CaptureResult } from "./workspace_types.ts";
 
 /** How many files are read and stored at once during a capture. */
 const HASH_CONCURRENCY = 8;
+
+/** Paths whose file states {@linkcode Recorder.suspects} reads in one query. */
+const STATE_PAGE = 1000;
 
 /** The ignore file whose change makes the workspace read its patterns again. */
 export const IGNORE_FILE = ".chronicleignore";
@@ -162,21 +172,44 @@ export class Recorder {
   /**
    * The paths a capture of the whole tree would record or look at again, given the files
    * a walk saw: new, changed or untrusted ones, ones recorded otherwise, and live ones gone.
+   * The store's records are read one path at a time ({@linkcode Store.liveStates}), never
+   * all at once: on 100,000 paths those would be hundreds of thousands of objects.
    */
   suspects(seen: SeenFile[]): string[] {
-    const live = new Map<string, Iteration>();
-    this.#addLive(this.#c.store.list(), live);
-    const plan = planCapture(seen, this.#c.store.fileStates(), live.keys());
-    const otherwise = plan.unchanged.filter(({ file, hash }) =>
-      recordsOtherwise(live.get(file.path), file, hash)
-    ).map(({ file }) => file);
+    const unmatched = new Map(seen.map((file) => [file.path, file]));
+    const deleted: string[] = [];
+    const otherwiseFolders: string[] = [];
+    const toHash: string[] = [];
+    const otherwiseFiles: string[] = [];
+    const place = (file: SeenFile, verdict: ScanVerdict) => {
+      if (verdict === "hash") toHash.push(file.path);
+      else if (verdict === "recordsOtherwise") {
+        (file.kind === "dir" ? otherwiseFolders : otherwiseFiles).push(file.path);
+      }
+    };
+    for (const live of this.#c.store.liveStates()) {
+      if (this.#c.filter.local.ignores(live.path)) continue;
+      const file = unmatched.get(live.path);
+      if (file === undefined) {
+        deleted.push(live.path);
+        continue;
+      }
+      unmatched.delete(live.path);
+      place(file, scanVerdict(file, live.state ?? undefined, live));
+    }
+    // Seen and not live (new paths, at a first scan all of them): what the scanner last
+    // saw of them, a page at a time.
+    const rest = [...unmatched.values()];
+    unmatched.clear();
+    for (let at = 0; at < rest.length; at += STATE_PAGE) {
+      const page = rest.slice(at, at + STATE_PAGE);
+      const known = this.#c.store.fileStatesOf(
+        page.filter((file) => file.kind !== "dir").map((file) => file.path),
+      );
+      for (const file of page) place(file, scanVerdict(file, known.get(file.path), undefined));
+    }
     // New folders before the files: a slice's files then find their folders recorded.
-    return [
-      ...plan.deleted,
-      ...otherwise.filter((file) => file.kind === "dir").map((file) => file.path),
-      ...plan.toHash.map((file) => file.path),
-      ...otherwise.filter((file) => file.kind !== "dir").map((file) => file.path),
-    ];
+    return [...deleted, ...otherwiseFolders, ...toHash, ...otherwiseFiles];
   }
 
   /** Adds the live iterations the local filter lets through to `live`, by path. */

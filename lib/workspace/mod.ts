@@ -19,6 +19,8 @@ export {
   type ApplyChangesResult,
   type CaptureResult,
   FolderNotEmptyError,
+  type ScanOptions,
+  type ScanResult,
   type WatchOptions,
   type WorkspaceChange,
   type WorkspaceOptions,

@@ -54,6 +54,34 @@ export function planCapture(
   return plan;
 }
 
+/** What a scan does with one path it saw: read it, record it as it is, or nothing. */
+export type ScanVerdict = "hash" | "recordsOtherwise" | "unchanged";
+
+/**
+ * {@linkcode planCapture}'s rule for one path a scan saw, with the records of that path
+ * alone (so a scan can stream them): a file whose last-seen state differs (or that was
+ * never seen) is read again (`hash`); one found unchanged, or a folder, is recorded again
+ * only when its live record holds another hash or mode (`recordsOtherwise`). Pure.
+ *
+ * @param file What the scan saw.
+ * @param known What the scanner last saw of the path, if anything.
+ * @param recorded The path's live record (hash and mode), if it is live.
+ * @returns The verdict.
+ */
+export function scanVerdict(
+  file: SeenFile,
+  known: FileState | undefined,
+  recorded: { hash: string; mode: number } | undefined,
+): ScanVerdict {
+  const hash = file.kind === "dir"
+    ? FOLDER_HASH
+    : known && sameStat(known, file)
+    ? known.hash
+    : undefined;
+  if (hash === undefined) return "hash";
+  return recorded?.hash !== hash || recorded.mode !== file.mode ? "recordsOtherwise" : "unchanged";
+}
+
 /** What a file's `lstat` says that tells one version of it from another. */
 type StatKey = Pick<SeenFile, "size" | "mtimeMs" | "ino" | "mode">;
 

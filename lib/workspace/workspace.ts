@@ -17,6 +17,8 @@ import type {
   ApplyChangesOptions,
   ApplyChangesResult,
   CaptureResult,
+  ScanOptions,
+  ScanResult,
   WatchOptions,
   WorkspaceChange,
   WorkspaceOptions,
@@ -104,7 +106,7 @@ export class Workspace {
       capture: async (scopes) => {
         if (this.store.db.isOpen) await this.#recorder.capture(scopes);
       },
-      scan: () => this.scan(),
+      scan: () => this.scan({ keepRecorded: false }),
       closed: () => this.#closed,
     });
   }
@@ -183,10 +185,11 @@ export class Workspace {
    * again, which takes seconds on 100,000 files. Each slice looks at its paths again, so
    * what changed since the walk is recorded as it is then.
    */
-  async scan(): Promise<CaptureResult> {
+  async scan(options: ScanOptions = {}): Promise<ScanResult> {
+    const keep = options.keepRecorded ?? true;
     const walked = await walkTree(this.root, "", this.filter.local);
     for (const problem of walked.skipped) log("warn", "not recorded", problem);
-    const result: CaptureResult = { recorded: [], problems: [...walked.skipped] };
+    const result: ScanResult = { recorded: [], problems: [...walked.skipped], recordedCount: 0 };
     if (this.#closed) return result; // the store may be closing: nothing to record into
     const suspects = this.#recorder.suspects(walked.files);
     let at = 0;
@@ -201,7 +204,8 @@ export class Workspace {
           ? { recorded: [], problems: [] }
           : await this.#recorder.capture(slice, { shallow })
       );
-      result.recorded.push(...captured.recorded);
+      result.recordedCount += captured.recorded.length;
+      if (keep) result.recorded.push(...captured.recorded);
       result.problems.push(...captured.problems);
       // While nothing else waits, slices grow: each is a commit, and fewer, larger ones
       // write less (a large scan alone, at start, takes a few captures, not hundreds).
@@ -392,7 +396,7 @@ export class Workspace {
       if (this.#closed) return;
       this.filter.setPatterns([...this.#configuredIgnore, ...lines]);
       log("info", "applied .chronicleignore", { patterns: lines.filter((l) => l.trim()).length });
-      return this.scan(); // queued behind the capture that saw the change
+      return this.scan({ keepRecorded: false }); // queued behind the capture that saw the change
     }).catch((error) => log("warn", "could not apply .chronicleignore", { error }));
   }
 

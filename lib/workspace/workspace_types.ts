@@ -84,6 +84,23 @@ export interface CaptureResult {
   problems: Array<{ path: string; reason: string }>;
 }
 
+/** Options for {@linkcode Workspace.scan}. */
+export interface ScanOptions {
+  /**
+   * Return every iteration recorded in `recorded`. Without it `recorded` stays empty and
+   * only `recordedCount` tells how many: a first scan of 100,000 files then holds none of
+   * their records until it ends.
+   * @default {true}
+   */
+  keepRecorded?: boolean;
+}
+
+/** What {@linkcode Workspace.scan} did. */
+export interface ScanResult extends CaptureResult {
+  /** How many iterations it recorded (kept in `recorded` or not). */
+  recordedCount: number;
+}
+
 /** Options for {@linkcode Workspace.watch}. */
 export interface WatchOptions {
   /** Quiet time before a batch of changes is recorded. @default {50} */

@@ -1,4 +1,4 @@
-import { fileUri, parseFileUri } from "../../lib/mcp/mod.ts";
+import { fileUri, parseFileUri } from "../../lib/mcp/resources.ts";
 import { mimeTypeOf, windowText } from "../../lib/mcp/content.ts";
 import { assertEquals, assertThrows } from "../_helpers/assert.ts";
 

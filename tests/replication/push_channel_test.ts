@@ -59,12 +59,16 @@ async function record(store: Store, cas: Cas, path: string, text: string) {
   return store.record([{ path, hash, size, mode: 0o100644, deleted: false }])[0]!;
 }
 
-function channelFor(setup: Setup, options: { heartbeatMs?: number; maxQueueItems?: number } = {}) {
+function channelFor(
+  setup: Setup,
+  options: { heartbeatMs?: number; maxQueueItems?: number; replayPage?: number } = {},
+) {
   const { store, source, server } = setup;
+  const limit = options.replayPage === undefined ? {} : { limit: options.replayPage };
   return new PushChannel({
     transport: server,
     source: {
-      latestSince: (s) => store.latestSince(s),
+      latestSince: (s) => store.latestSince(s, limit),
       sequence: () => store.sequence(),
       frame: (iteration) => source.frame(iteration),
     },
@@ -157,6 +161,34 @@ Deno.test("PushChannel drops an overflowing queue and repairs it by replay", asy
       if (message.type === "Notification") got.add(message.filepath);
     }
     assertEquals(channel.queued, 0);
+    channel.close();
+    await running;
+  });
+});
+
+Deno.test("PushChannel replays a store read in pages, each after the last, then goes live", async () => {
+  await withChannelSetup(async (setup) => {
+    const { store, cas, next } = setup;
+    for (let i = 0; i < 7; i++) await record(store, cas, `p${i}.txt`, `v${i}`);
+    await record(store, cas, "p0.txt", "v0 again"); // p0 now comes last
+    const channel = channelFor(setup, { replayPage: 3 });
+    const running = channel.run();
+    channel.startReplay(0);
+    const replayed: string[] = [];
+    while (replayed.length < 7) {
+      const message = await next();
+      if (message.type === "Notification") replayed.push(`${message.filepath}@${message.sequence}`);
+    }
+    assertEquals(replayed, [
+      "p1.txt@2",
+      "p2.txt@3",
+      "p3.txt@4",
+      "p4.txt@5",
+      "p5.txt@6",
+      "p6.txt@7",
+      "p0.txt@8",
+    ]);
+    await waitForMode(channel, "live");
     channel.close();
     await running;
   });

@@ -117,6 +117,9 @@ Deno.test("Store.changesSince() and latestSince() replay changes in sequence ord
     assert.deepEqual(store.changesSince(1, { limit: 2 }).map((i) => i.sequence), [2, 3]);
     assert.deepEqual(store.latestSince(1).map((i) => `${i.path}@${i.sequence}`), ["b@2", "a@4"]);
     assert.deepEqual(store.latestSince(4), []);
+    // In pages: each after the last one's highest sequence.
+    assert.deepEqual(store.latestSince(0, { limit: 1 }).map((i) => i.sequence), [2]);
+    assert.deepEqual(store.latestSince(2, { limit: 1 }).map((i) => i.sequence), [4]);
   }));
 
 Deno.test("Store keeps iterations across reopen, and notifies listeners after commit", async () => {
@@ -183,6 +186,23 @@ Deno.test("Store.fileStatesOf() answers the states of exactly the paths asked fo
     assert.deepEqual([...found.keys()].sort(), ["a", "c"], "not what lies beneath a");
     assert.deepEqual(found.get("c"), state("c"));
     assert.equal(store.fileStatesOf([]).size, 0);
+  }));
+
+Deno.test("Store.liveStates() reads each live path with its record and file state, by path", () =>
+  withStore((store) => {
+    store.record([file("b", H1), file("a", H2, 0o100755), file("gone", H1)], [
+      { path: "a", size: 1, mtimeMs: 2, ino: 3, mode: 0o100755, hash: H2 },
+    ]);
+    store.record([{ ...file("gone", ""), deleted: true }]);
+    assert.deepEqual([...store.liveStates()], [
+      {
+        path: "a",
+        hash: H2,
+        mode: 0o100755,
+        state: { path: "a", size: 1, mtimeMs: 2, ino: 3, mode: 0o100755, hash: H2 },
+      },
+      { path: "b", hash: H1, mode: 0o100644, state: null },
+    ]);
   }));
 
 Deno.test("Store.pollExternal() announces iterations another connection recorded", async () => {

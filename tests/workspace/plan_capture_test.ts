@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { FileState } from "../../lib/store/mod.ts";
 import { FOLDER_HASH, planCapture, RACY_WINDOW_MS } from "../../lib/workspace/mod.ts";
-import { stateToRemember } from "../../lib/workspace/plan_capture.ts";
+import { scanVerdict, stateToRemember } from "../../lib/workspace/plan_capture.ts";
 
 const H = "a".repeat(64);
 const seen = (
@@ -122,4 +122,75 @@ Deno.test("stateToRemember() distrusts an mtime inside the racy window", () => {
     now - RACY_WINDOW_MS - 1,
   );
   assert.equal(stateToRemember(seen("a", { mtimeMs: now - 10 }), H, now).mtimeMs, -1);
+});
+
+Deno.test("scanVerdict() is planCapture()'s rule for one path a scan saw", async (t) => {
+  const table = [
+    {
+      description: "never seen: read",
+      input: { file: seen("a"), known: undefined, recorded: undefined },
+      expected: "hash",
+    },
+    {
+      description: "seen with another size: read",
+      input: {
+        file: seen("a", { size: 11 }),
+        known: known("a")[1],
+        recorded: { hash: H, mode: 0o100644 },
+      },
+      expected: "hash",
+    },
+    {
+      description: "racy state (mtime -1): read",
+      input: {
+        file: seen("a"),
+        known: known("a", { mtimeMs: -1 })[1],
+        recorded: { hash: H, mode: 0o100644 },
+      },
+      expected: "hash",
+    },
+    {
+      description: "unchanged and recorded as it is: nothing",
+      input: { file: seen("a"), known: known("a")[1], recorded: { hash: H, mode: 0o100644 } },
+      expected: "unchanged",
+    },
+    {
+      description: "unchanged, recorded with other content: record again",
+      input: {
+        file: seen("a"),
+        known: known("a")[1],
+        recorded: { hash: "b".repeat(64), mode: 0o100644 },
+      },
+      expected: "recordsOtherwise",
+    },
+    {
+      description: "unchanged on disk, not live: record",
+      input: { file: seen("a"), known: known("a")[1], recorded: undefined },
+      expected: "recordsOtherwise",
+    },
+    {
+      description: "a folder recorded with its mode: nothing",
+      input: {
+        file: folder("d"),
+        known: undefined,
+        recorded: { hash: FOLDER_HASH, mode: 0o40755 },
+      },
+      expected: "unchanged",
+    },
+    {
+      description: "a folder whose mode changed: record again",
+      input: {
+        file: folder("d"),
+        known: undefined,
+        recorded: { hash: FOLDER_HASH, mode: 0o40700 },
+      },
+      expected: "recordsOtherwise",
+    },
+  ];
+  for (const row of table) {
+    await t.step(row.description, () => {
+      const { file, known: state, recorded } = row.input;
+      assert.equal(scanVerdict(file, state, recorded), row.expected);
+    });
+  }
 });

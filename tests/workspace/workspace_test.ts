@@ -15,6 +15,25 @@ async function open(root: string, ignore: string[] = []): Promise<Workspace> {
   return await Workspace.open({ root, ignore });
 }
 
+Deno.test("Workspace.scan({ keepRecorded: false }) records the same and only counts it", () =>
+  withTempDir(async (root) => {
+    await put(root, "a.txt", "one");
+    await put(root, "src/b.ts", "two");
+    const workspace = await open(root);
+    try {
+      const first = await workspace.scan({ keepRecorded: false });
+      assert.deepEqual(first.recorded, []);
+      assert.equal(first.recordedCount, 3);
+      assert.deepEqual(workspace.store.list().map((i) => i.path), ["a.txt", "src", "src/b.ts"]);
+      await put(root, "a.txt", "one, edited");
+      const second = await workspace.scan();
+      assert.deepEqual(second.recorded.map((i) => i.path), ["a.txt"]);
+      assert.equal(second.recordedCount, 1);
+    } finally {
+      await workspace.close();
+    }
+  }));
+
 Deno.test("Workspace.scan() records the tree, then only what changed since, deletions included", () =>
   withTempDir(async (root) => {
     await put(root, "a.txt", "one");
