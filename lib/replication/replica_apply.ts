@@ -321,7 +321,7 @@ export class VersionApplier {
     await workspace.settled();
     for (const item of items) {
       if (!(await diskMatches(workspace.root, item.path, store.latest(item.path)))) {
-        await workspace.scan();
+        await workspace.scan({ keepRecorded: false });
         break;
       }
     }

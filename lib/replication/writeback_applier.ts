@@ -220,7 +220,9 @@ export class WriteBackApplier {
     const verdicts = await decideAll();
     if (await this.#diskIsRecorded(acceptedPaths(verdicts))) return verdicts;
     await this.#workspace.settled();
-    if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) await this.#workspace.scan();
+    if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) {
+      await this.#workspace.scan({ keepRecorded: false });
+    }
     return await decideAll();
   }
 
