@@ -118,10 +118,12 @@ export class LocalStore {
 
   /**
    * Makes the objects put with `deferSync` durable: commits their rows in one transaction
-   * and flushes their folders (waiting for flushes already under way).
+   * (unless `keepRowsHeld`: the caller writes them in its own, see
+   * `SmallObjects.writeHeld`) and flushes their folders (waiting for flushes already under
+   * way).
    */
-  async syncDeferred(): Promise<void> {
-    this.small?.commitHeld();
+  async syncDeferred(options: { keepRowsHeld?: boolean } = {}): Promise<void> {
+    if (!options.keepRowsHeld) this.small?.commitHeld();
     const dirs = [...this.#unsynced];
     this.#unsynced.clear();
     const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
@@ -136,6 +138,9 @@ export class LocalStore {
    * @throws {CorruptContentError} When its bytes do not hash to `hash`.
    */
   async readObject(hash: string): Promise<Uint8Array | null> {
+    // Held rows were hashed as they were put, moments ago, and never left memory.
+    const held = this.small?.held(hash);
+    if (held) return held;
     const small = this.small?.get(hash);
     if (small != null) {
       const actual = sha256Hex(small);

@@ -170,9 +170,33 @@ export class Cas {
   /**
    * Makes the objects put with `deferSync` durable: commits their rows in one transaction
    * and flushes their folders (waiting for flushes already under way).
+   *
+   * @param options `keepRowsHeld`: flush the folders only, and leave the rows to
+   * {@linkcode Cas.writeHeldRows} inside the caller's transaction.
    */
-  async syncDeferred(): Promise<void> {
-    return await this.#store.syncDeferred();
+  async syncDeferred(options: { keepRowsHeld?: boolean } = {}): Promise<void> {
+    return await this.#store.syncDeferred(options);
+  }
+
+  /**
+   * Writes the small objects put with `deferSync` into the transaction the caller has
+   * open on the store's database, so that they commit with what references them: one
+   * commit instead of two. They stay held (readable, and committed by a later
+   * {@linkcode Cas.syncDeferred}) until the caller, once its transaction has committed,
+   * calls the returned function; a transaction rolled back loses none of them.
+   *
+   * @returns Forgets the rows written; to be called once the transaction has committed.
+   * @throws {Error} When no transaction is open on the database.
+   * @example One commit for the content and its record
+   * ```ts ignore
+   * await cas.syncDeferred({ keepRowsHeld: true }); // object files flushed
+   * let forget = () => {};
+   * store.record(changes, states, { alongside: () => (forget = cas.writeHeldRows()) });
+   * forget();
+   * ```
+   */
+  writeHeldRows(): () => void {
+    return this.#store.small?.writable ? this.#store.small.writeHeld() : () => {};
   }
 
   /**

@@ -9,6 +9,7 @@ export {
   isSameState,
   type ListOptions,
   type RecordListener,
+  type RecordOptions,
   Store,
   WORKSPACE_ROOT_META,
 } from "./store.ts";

@@ -8,7 +8,7 @@ import {
   sha256Hex,
   SMALL_OBJECT_LIMIT,
 } from "../../lib/cas/mod.ts";
-import { openDatabase } from "../../lib/db/mod.ts";
+import { inTransaction, openDatabase } from "../../lib/db/mod.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { assertBytes, listFiles, pseudoRandomBytes, withTempDir } from "./_helpers.ts";
 
@@ -181,6 +181,57 @@ Deno.test("small objects put with deferSync are readable at once and committed t
     await cas.syncDeferred();
     assert.equal(rowCount(db), 20);
     assert.equal(await other.has(sha256Hex(contents[0]!)), true);
+  }));
+
+Deno.test("writeHeldRows() commits held rows with the caller's transaction, and keeps them when it rolls back", () =>
+  withDbCas(async (cas, db, root) => {
+    const bytes = (i: number) => new TextEncoder().encode(`held row ${i}`);
+    for (let i = 0; i < 3; i++) {
+      await cas.putVerified(sha256Hex(bytes(i)), bytes(i), { deferSync: true });
+    }
+    assert.throws(() => cas.writeHeldRows(), /inside a transaction/, "only inside a transaction");
+    // Rolled back: nothing committed, every row still held and readable.
+    assert.throws(() =>
+      inTransaction(db, () => {
+        cas.writeHeldRows();
+        throw new Error("the record failed");
+      }), /the record failed/);
+    assert.equal(rowCount(db), 0);
+    for (let i = 0; i < 3; i++) assertBytes(await cas.readBytes(sha256Hex(bytes(i))), bytes(i));
+    // Committed with the caller's own row: one transaction; forgotten only afterwards.
+    db.exec("CREATE TABLE refs (hash TEXT)");
+    const forget = inTransaction(db, () => {
+      const forget = cas.writeHeldRows();
+      db.prepare("INSERT INTO refs (hash) VALUES (?)").run(sha256Hex(bytes(0)));
+      return forget;
+    });
+    assert.equal(rowCount(db), 3);
+    const other = await Cas.open(join(root, "cas"), { db });
+    assert.equal(await other.has(sha256Hex(bytes(2))), true, "committed, seen by another");
+    // A row held again between the write and the forget stays held for the next commit.
+    await cas.putVerified(sha256Hex(bytes(3)), bytes(3), { deferSync: true });
+    forget();
+    assert.equal(rowCount(db), 3);
+    await cas.syncDeferred();
+    assert.equal(rowCount(db), 4);
+  }));
+
+Deno.test("a held row is read back as put; bytes that do not hash to their name are never held", () =>
+  withDbCas(async (cas, db) => {
+    const a = new TextEncoder().encode("row a");
+    const b = new TextEncoder().encode("row b");
+    await cas.putVerified(sha256Hex(a), a, { deferSync: true });
+    await cas.putVerified(sha256Hex(b), b, { deferSync: true });
+    assertBytes(await cas.readBytes(sha256Hex(a)), a);
+    assertBytes(await cas.readBytes(sha256Hex(b)), b);
+    await assert.rejects(
+      cas.putVerified(sha256Hex(a), b, { deferSync: true }),
+      CorruptContentError,
+      "bytes that do not hash to the name are never held",
+    );
+    assertBytes(await cas.readBytes(sha256Hex(a)), a);
+    await cas.syncDeferred();
+    assert.equal(rowCount(db), 2);
   }));
 
 Deno.test("deferred small objects past 16 MiB are committed without waiting for syncDeferred()", () =>
