@@ -250,7 +250,8 @@ export class Cas {
   async readBytes(hash: string): Promise<Uint8Array> {
     assertContentHash(hash);
     const pieces: Uint8Array[] = [];
-    for await (const piece of contentPieces(this.#store, hash)) pieces.push(piece);
+    const whole = { wholeBeforeUse: true }; // nothing is returned unless the whole matches
+    for await (const piece of contentPieces(this.#store, hash, whole)) pieces.push(piece);
     return pieces.length === 1 ? pieces[0]! : concat(pieces);
   }
 
@@ -291,6 +292,27 @@ export class Cas {
   ): Promise<Deno.FileInfo> {
     assertContentHash(hash);
     return await writeContentTo(this.#store, hash, dest, options);
+  }
+
+  /**
+   * Reads a content (or chunk) stored whole here, verified, unless it is larger than
+   * `maxBytes`: one lookup where {@linkcode Cas.objectSize} then {@linkcode Cas.readBytes}
+   * take two. A chunked content is not stored whole (see {@linkcode Cas.manifest}); the
+   * tier is not asked.
+   *
+   * @param hash The content hash.
+   * @param maxBytes The most bytes to read.
+   * @returns The bytes; `{ tooLarge }` with its size when larger; `null` when not stored
+   * whole here.
+   * @throws {CorruptContentError} When the stored bytes do not match the hash (the
+   * object is removed).
+   */
+  async readWholeWithin(
+    hash: string,
+    maxBytes: number,
+  ): Promise<Uint8Array | { tooLarge: number } | null> {
+    assertContentHash(hash);
+    return await this.#store.readObjectWithin(hash, maxBytes);
   }
 
   /**

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import {
   Cas,
+  CHUNKING_THRESHOLD,
   ContentNotFoundError,
   CorruptContentError,
   sha256Hex,
@@ -232,6 +233,35 @@ Deno.test("a held row is read back as put; bytes that do not hash to their name 
     assertBytes(await cas.readBytes(sha256Hex(a)), a);
     await cas.syncDeferred();
     assert.equal(rowCount(db), 2);
+  }));
+
+Deno.test("readWholeWithin() answers each hash its own bytes (row, held row, file), its size past the limit, null when not whole", () =>
+  withDbCas(async (cas, db) => {
+    const row = pseudoRandomBytes(3000, 11);
+    const held = pseudoRandomBytes(5000, 12);
+    const file = pseudoRandomBytes(SMALL_OBJECT_LIMIT + 10, 13);
+    const chunked = pseudoRandomBytes(CHUNKING_THRESHOLD + 10, 14);
+    await cas.putBytes(row);
+    await cas.putVerified(sha256Hex(held), held, { deferSync: true });
+    await cas.putBytes(file);
+    const { hash: chunkedHash } = await cas.putBytes(chunked);
+    for (const bytes of [row, held, file]) {
+      const answer = await cas.readWholeWithin(sha256Hex(bytes), bytes.length);
+      assert.ok(answer instanceof Uint8Array);
+      assertBytes(answer, bytes, `${bytes.length} bytes`);
+      assert.deepEqual(await cas.readWholeWithin(sha256Hex(bytes), bytes.length - 1), {
+        tooLarge: bytes.length,
+      });
+    }
+    assert.equal(await cas.readWholeWithin(chunkedHash, Infinity), null, "chunked: not whole");
+    assert.equal(await cas.readWholeWithin("0".repeat(64), Infinity), null, "absent");
+    // A committed row gone bad is never answered: the read fails and the row goes.
+    db.prepare("UPDATE cas_objects SET bytes = ? WHERE hash = ?").run(
+      new Uint8Array(3000),
+      sha256Hex(row),
+    );
+    await assert.rejects(cas.readWholeWithin(sha256Hex(row), Infinity), CorruptContentError);
+    assert.equal(await cas.readWholeWithin(sha256Hex(row), Infinity), null);
   }));
 
 Deno.test("deferred small objects past 16 MiB are committed without waiting for syncDeferred()", () =>
