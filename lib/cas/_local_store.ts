@@ -33,8 +33,11 @@ export class LocalStore {
   /** Where missing content is looked for, if anywhere. */
   tier: ContentTier | null = null;
   readonly #tmp: string;
-  /** Fan-out folders known to exist, so most writes skip the mkdir. */
-  readonly #dirs = new Set<string>();
+  /**
+   * Fan-out folders made or found, so most writes skip the mkdir; concurrent writes into a
+   * new folder share one. A folder removed underneath is made again (see `#intoFolder`).
+   */
+  readonly #dirs = new Map<string, Promise<void>>();
   /** Fan-out folders with renames not yet flushed (objects put with `deferSync`). */
   readonly #unsynced = new Set<string>();
   /** The folder flushes under way, which a later {@linkcode syncDeferred} also waits for. */
@@ -102,8 +105,10 @@ export class LocalStore {
       if (!deferSync && this.#unsynced.has(dir)) await this.syncDeferred();
       return;
     }
-    await this.#ensureDir(dir);
-    await writeFileAtomic(this.tempPath(), path, bytes, 0o444, { syncFolder: !deferSync });
+    await this.#intoFolder(
+      dir,
+      () => writeFileAtomic(this.tempPath(), path, bytes, 0o444, { syncFolder: !deferSync }),
+    );
     if (deferSync) this.#unsynced.add(dir);
   }
 
@@ -111,9 +116,11 @@ export class LocalStore {
   async writeManifest(hash: string, manifest: ChunkManifest): Promise<void> {
     const path = this.manifestPath(hash);
     if ((await isFile(path)) && await freshen(path)) return;
-    await this.#ensureDir(dirname(path));
     const json = new TextEncoder().encode(JSON.stringify(manifest));
-    await writeFileAtomic(this.tempPath(), path, json, 0o444);
+    await this.#intoFolder(
+      dirname(path),
+      () => writeFileAtomic(this.tempPath(), path, json, 0o444),
+    );
   }
 
   /**
@@ -284,16 +291,46 @@ export class LocalStore {
     }
   }
 
-  /** Creates a fan-out folder once, fsyncing its parent when it is new. */
-  async #ensureDir(dir: string): Promise<void> {
-    if (this.#dirs.has(dir)) return;
+  /**
+   * Runs a write into a fan-out folder, made first unless known to exist. When the write
+   * finds the folder gone (removed underneath, by hand), it is made again and the write
+   * tried once more.
+   */
+  async #intoFolder<T>(dir: string, write: () => Promise<T>): Promise<T> {
+    await this.#ensureDir(dir);
     try {
-      await Deno.mkdir(dir);
-      await syncDir(dirname(dir));
+      return await write();
     } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      if (!(error instanceof Deno.errors.NotFound) || existsSync(dir)) throw error;
+      this.#dirs.delete(dir);
+      await this.#ensureDir(dir);
+      return await write();
     }
-    this.#dirs.add(dir);
+  }
+
+  /** Creates a fan-out folder once, fsyncing its parent when it is new. */
+  #ensureDir(dir: string): Promise<void> {
+    let made = this.#dirs.get(dir);
+    if (made === undefined) {
+      const making = makeFolder(dir);
+      this.#dirs.set(dir, making);
+      // A failure is reported to the writers waiting now; a later write tries again.
+      making.catch(() => {
+        if (this.#dirs.get(dir) === making) this.#dirs.delete(dir);
+      });
+      made = making;
+    }
+    return made;
+  }
+}
+
+/** Makes a folder, fsyncing its parent when it is new; one already there is fine. */
+async function makeFolder(dir: string): Promise<void> {
+  try {
+    await Deno.mkdir(dir);
+    await syncDir(dirname(dir));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
   }
 }
 
