@@ -33,8 +33,11 @@ export class LocalStore {
   /** Where missing content is looked for, if anywhere. */
   tier: ContentTier | null = null;
   readonly #tmp: string;
-  /** Fan-out folders known to exist, so most writes skip the mkdir. */
-  readonly #dirs = new Set<string>();
+  /**
+   * Fan-out folders made or found, so most writes skip the mkdir; concurrent writes into a
+   * new folder share one. A folder removed underneath is made again (see `#intoFolder`).
+   */
+  readonly #dirs = new Map<string, Promise<void>>();
   /** Fan-out folders with renames not yet flushed (objects put with `deferSync`). */
   readonly #unsynced = new Set<string>();
   /** The folder flushes under way, which a later {@linkcode syncDeferred} also waits for. */
@@ -102,8 +105,10 @@ export class LocalStore {
       if (!deferSync && this.#unsynced.has(dir)) await this.syncDeferred();
       return;
     }
-    await this.#ensureDir(dir);
-    await writeFileAtomic(this.tempPath(), path, bytes, 0o444, { syncFolder: !deferSync });
+    await this.#intoFolder(
+      dir,
+      () => writeFileAtomic(this.tempPath(), path, bytes, 0o444, { syncFolder: !deferSync }),
+    );
     if (deferSync) this.#unsynced.add(dir);
   }
 
@@ -111,17 +116,21 @@ export class LocalStore {
   async writeManifest(hash: string, manifest: ChunkManifest): Promise<void> {
     const path = this.manifestPath(hash);
     if ((await isFile(path)) && await freshen(path)) return;
-    await this.#ensureDir(dirname(path));
     const json = new TextEncoder().encode(JSON.stringify(manifest));
-    await writeFileAtomic(this.tempPath(), path, json, 0o444);
+    await this.#intoFolder(
+      dirname(path),
+      () => writeFileAtomic(this.tempPath(), path, json, 0o444),
+    );
   }
 
   /**
    * Makes the objects put with `deferSync` durable: commits their rows in one transaction
-   * and flushes their folders (waiting for flushes already under way).
+   * (unless `keepRowsHeld`: the caller writes them in its own, see
+   * `SmallObjects.writeHeld`) and flushes their folders (waiting for flushes already under
+   * way).
    */
-  async syncDeferred(): Promise<void> {
-    this.small?.commitHeld();
+  async syncDeferred(options: { keepRowsHeld?: boolean } = {}): Promise<void> {
+    if (!options.keepRowsHeld) this.small?.commitHeld();
     const dirs = [...this.#unsynced];
     this.#unsynced.clear();
     const flush = Promise.all([this.#flushing, forEachLimited(dirs, 16, syncDir)]);
@@ -131,18 +140,36 @@ export class LocalStore {
 
   /**
    * Reads one object and verifies it; `null` when absent. A corrupt one is removed
-   * (a file unless it was replaced meanwhile) and reported.
+   * (a file unless it was replaced meanwhile) and reported. With `verify: false` the
+   * bytes are not hashed: only for a caller that hashes a whole made of them, and reads
+   * them again verified when that whole does not match (see `contentPieces`).
    *
    * @throws {CorruptContentError} When its bytes do not hash to `hash`.
    */
-  async readObject(hash: string): Promise<Uint8Array | null> {
+  async readObject(hash: string, options: { verify?: boolean } = {}): Promise<Uint8Array | null> {
+    const verify = options.verify ?? true;
     const small = this.small?.get(hash);
-    if (small != null) {
-      const actual = sha256Hex(small);
-      if (actual === hash) return small;
-      this.small!.remove(hash);
-      throw new CorruptContentError(hash, actual);
-    }
+    if (small != null) return verify ? this.#verifiedRow(hash, small) : small;
+    return await this.#readObjectFile(hash, verify);
+  }
+
+  /**
+   * A row's bytes once they hash to `hash`; held rows were hashed as they were put, moments
+   * ago, and never left memory, so they are not hashed again.
+   *
+   * @throws {CorruptContentError} When a committed row's bytes hash to something else
+   * (the row is removed).
+   */
+  #verifiedRow(hash: string, bytes: Uint8Array): Uint8Array {
+    if (this.small!.held(hash) === bytes) return bytes;
+    const actual = sha256Hex(bytes);
+    if (actual === hash) return bytes;
+    this.small!.remove(hash);
+    throw new CorruptContentError(hash, actual);
+  }
+
+  /** An object file's bytes, verified as {@linkcode LocalStore.readObject} says. */
+  async #readObjectFile(hash: string, verify = true): Promise<Uint8Array | null> {
     const path = this.objectPath(hash);
     let file: Deno.FsFile;
     try {
@@ -162,6 +189,10 @@ export class LocalStore {
     } finally {
       file.close();
     }
+    if (!verify) {
+      markUsed(path, mtime);
+      return bytes;
+    }
     const actual = sha256Hex(bytes);
     if (actual === hash) {
       markUsed(path, mtime);
@@ -173,6 +204,29 @@ export class LocalStore {
     const now = await statOrNull(path);
     if (now !== null && now.ino === ino) await Deno.remove(path).catch(ignoreNotFound);
     throw new CorruptContentError(hash, actual);
+  }
+
+  /**
+   * Reads one object stored whole, verified, unless it has more than `maxBytes`: its size
+   * is known before its bytes are read (a row's length, a file's status), so one lookup
+   * does what a size query then a read do. `null` when not stored whole here.
+   *
+   * @throws {CorruptContentError} When its bytes do not hash to `hash` (it is removed).
+   */
+  async readObjectWithin(
+    hash: string,
+    maxBytes: number,
+  ): Promise<Uint8Array | { tooLarge: number } | null> {
+    const row = this.small?.get(hash);
+    if (row != null) {
+      // A row is under SMALL_OBJECT_LIMIT bytes: read whole before its size is known.
+      return row.length > maxBytes ? { tooLarge: row.length } : this.#verifiedRow(hash, row);
+    }
+    const info = await statOrNull(this.objectPath(hash));
+    if (!info?.isFile) return null;
+    if (info.size > maxBytes) return { tooLarge: info.size };
+    // RACE: replaced by a larger file since the status: read anyway, and checked.
+    return await this.#readObjectFile(hash);
   }
 
   /**
@@ -237,16 +291,46 @@ export class LocalStore {
     }
   }
 
-  /** Creates a fan-out folder once, fsyncing its parent when it is new. */
-  async #ensureDir(dir: string): Promise<void> {
-    if (this.#dirs.has(dir)) return;
+  /**
+   * Runs a write into a fan-out folder, made first unless known to exist. When the write
+   * finds the folder gone (removed underneath, by hand), it is made again and the write
+   * tried once more.
+   */
+  async #intoFolder<T>(dir: string, write: () => Promise<T>): Promise<T> {
+    await this.#ensureDir(dir);
     try {
-      await Deno.mkdir(dir);
-      await syncDir(dirname(dir));
+      return await write();
     } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      if (!(error instanceof Deno.errors.NotFound) || existsSync(dir)) throw error;
+      this.#dirs.delete(dir);
+      await this.#ensureDir(dir);
+      return await write();
     }
-    this.#dirs.add(dir);
+  }
+
+  /** Creates a fan-out folder once, fsyncing its parent when it is new. */
+  #ensureDir(dir: string): Promise<void> {
+    let made = this.#dirs.get(dir);
+    if (made === undefined) {
+      const making = makeFolder(dir);
+      this.#dirs.set(dir, making);
+      // A failure is reported to the writers waiting now; a later write tries again.
+      making.catch(() => {
+        if (this.#dirs.get(dir) === making) this.#dirs.delete(dir);
+      });
+      made = making;
+    }
+    return made;
+  }
+}
+
+/** Makes a folder, fsyncing its parent when it is new; one already there is fine. */
+async function makeFolder(dir: string): Promise<void> {
+  try {
+    await Deno.mkdir(dir);
+    await syncDir(dirname(dir));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
   }
 }
 

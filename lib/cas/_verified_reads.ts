@@ -19,8 +19,23 @@ import { manifestFromTier, objectFromTier } from "./_tier_reads.ts";
 import { putHashed } from "./_chunked_writes.ts";
 import { isCrossDevice, tempBeside, writeFileAtomic } from "../disk/mod.ts";
 
+/** Options of {@linkcode contentPieces}. */
+export interface ContentPiecesOptions {
+  /**
+   * The caller hands nothing on before the last piece is read (it gathers them, or writes
+   * a temp file it removes on an error): chunks are then not hashed one by one, since the
+   * whole is. On a mismatch they are read again, verified, to find (and remove) the bad
+   * one. @default {false}
+   */
+  wholeBeforeUse?: boolean;
+}
+
 /** Verified pieces of a content: the whole object, or each chunk then a whole-hash check. */
-export async function* contentPieces(store: LocalStore, hash: string): AsyncGenerator<Uint8Array> {
+export async function* contentPieces(
+  store: LocalStore,
+  hash: string,
+  options: ContentPiecesOptions = {},
+): AsyncGenerator<Uint8Array> {
   const whole = await store.readObject(hash) ?? await objectFromTier(store, hash);
   if (whole !== null) {
     yield whole;
@@ -29,28 +44,34 @@ export async function* contentPieces(store: LocalStore, hash: string): AsyncGene
   const manifest = await store.readManifest(hash) ??
     await manifestFromTier(store, hash, (hash, manifest) => recordManifest(store, hash, manifest));
   if (manifest === null) throw new ContentNotFoundError(hash);
+  const verifyChunks = !(options.wholeBeforeUse ?? false);
   const hasher = createHash("sha256");
-  for await (const piece of chunkPieces(store, hash, manifest)) {
+  for await (const piece of chunkPieces(store, hash, manifest, verifyChunks)) {
     hasher.update(piece);
     yield piece;
   }
   const actual = hasher.digest("hex");
-  if (actual !== hash) throw new CorruptContentError(hash, actual);
+  if (actual !== hash) await throwForChunks(store, hash, manifest, actual, verifyChunks);
 }
 
 /**
- * Each chunk of a manifest, read and verified (hash and size) before it is yielded. A
- * size that differs from the manifest's blames the manifest of `hash`, not the chunk.
+ * Each chunk of a manifest, read and (unless `verify` is false, when the caller hashes the
+ * whole) verified before it is yielded; its size is always checked. A size that differs
+ * from the manifest's blames the manifest of `hash`, not the chunk.
  */
 async function* chunkPieces(
   store: LocalStore,
   hash: string,
   manifest: ChunkManifest,
+  verify = true,
 ): AsyncGenerator<Uint8Array> {
   for (const ref of manifest.chunks) {
-    const bytes = await store.readObject(ref.hash) ?? await objectFromTier(store, ref.hash);
+    const bytes = await store.readObject(ref.hash, { verify }) ??
+      await objectFromTier(store, ref.hash);
     if (bytes === null) throw new ContentNotFoundError(ref.hash, "Chunk");
     if (bytes.length !== ref.size) {
+      // Read unverified: a damaged (say truncated) chunk is blamed, and removed, first.
+      if (!verify) await store.readObject(ref.hash);
       throw new CorruptContentError(
         hash,
         null,
@@ -59,6 +80,22 @@ async function* chunkPieces(
     }
     yield bytes;
   }
+}
+
+/**
+ * Throws for chunks that did not hash to the whole `hash`: when they were read unverified,
+ * they are read again verified first, so a damaged chunk is reported (and removed, to be
+ * fetched again) as it would have been; else the whole's mismatch.
+ */
+async function throwForChunks(
+  store: LocalStore,
+  hash: string,
+  manifest: ChunkManifest,
+  actual: string,
+  verified: boolean,
+): Promise<never> {
+  if (!verified) { for await (const _ of chunkPieces(store, hash, manifest)) { /* verified */ } }
+  throw new CorruptContentError(hash, actual);
 }
 
 /**
@@ -83,10 +120,11 @@ export async function recordManifest(
     chunk_size: manifest.chunk_size,
     chunks: manifest.chunks.map(({ hash, offset, size }) => ({ hash, offset, size })),
   };
+  // Chunks stored were verified as they were put: only the whole is hashed here.
   const hasher = createHash("sha256");
-  for await (const piece of chunkPieces(store, hash, clean)) hasher.update(piece);
+  for await (const piece of chunkPieces(store, hash, clean, false)) hasher.update(piece);
   const actual = hasher.digest("hex");
-  if (actual !== hash) throw new CorruptContentError(hash, actual);
+  if (actual !== hash) await throwForChunks(store, hash, clean, actual, false);
   await store.syncDeferred(); // its chunks are durable before the manifest that names them
   await store.writeManifest(hash, clean);
 }
@@ -108,12 +146,19 @@ export async function writeContentTo(
   }
   const mode = (options.mode ?? 0o644) & 0o7777;
   const write = (temp: string) =>
-    writeFileAtomic(temp, dest, bytes ?? contentPieces(store, hash), mode, {
-      syncFolder: options.syncFolder ?? true,
-      visibleFirst: options.visibleFirst ?? false,
-      syncFile: options.syncFile ?? true,
-      createOnly: options.createOnly ?? false,
-    });
+    // Pieces go to a temp file, removed when the whole does not hash to `hash`.
+    writeFileAtomic(
+      temp,
+      dest,
+      bytes ?? contentPieces(store, hash, { wholeBeforeUse: true }),
+      mode,
+      {
+        syncFolder: options.syncFolder ?? true,
+        visibleFirst: options.visibleFirst ?? false,
+        syncFile: options.syncFile ?? true,
+        createOnly: options.createOnly ?? false,
+      },
+    );
   const written = options.tempInStore
     ? await write(store.tempPath()).catch((error) => {
       // `dest` is on another mount than the store after all (a bind mount, a mounted

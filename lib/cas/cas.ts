@@ -170,9 +170,33 @@ export class Cas {
   /**
    * Makes the objects put with `deferSync` durable: commits their rows in one transaction
    * and flushes their folders (waiting for flushes already under way).
+   *
+   * @param options `keepRowsHeld`: flush the folders only, and leave the rows to
+   * {@linkcode Cas.writeHeldRows} inside the caller's transaction.
    */
-  async syncDeferred(): Promise<void> {
-    return await this.#store.syncDeferred();
+  async syncDeferred(options: { keepRowsHeld?: boolean } = {}): Promise<void> {
+    return await this.#store.syncDeferred(options);
+  }
+
+  /**
+   * Writes the small objects put with `deferSync` into the transaction the caller has
+   * open on the store's database, so that they commit with what references them: one
+   * commit instead of two. They stay held (readable, and committed by a later
+   * {@linkcode Cas.syncDeferred}) until the caller, once its transaction has committed,
+   * calls the returned function; a transaction rolled back loses none of them.
+   *
+   * @returns Forgets the rows written; to be called once the transaction has committed.
+   * @throws {Error} When no transaction is open on the database.
+   * @example One commit for the content and its record
+   * ```ts ignore
+   * await cas.syncDeferred({ keepRowsHeld: true }); // object files flushed
+   * let forget = () => {};
+   * store.record(changes, states, { alongside: () => (forget = cas.writeHeldRows()) });
+   * forget();
+   * ```
+   */
+  writeHeldRows(): () => void {
+    return this.#store.small?.writable ? this.#store.small.writeHeld() : () => {};
   }
 
   /**
@@ -226,7 +250,8 @@ export class Cas {
   async readBytes(hash: string): Promise<Uint8Array> {
     assertContentHash(hash);
     const pieces: Uint8Array[] = [];
-    for await (const piece of contentPieces(this.#store, hash)) pieces.push(piece);
+    const whole = { wholeBeforeUse: true }; // nothing is returned unless the whole matches
+    for await (const piece of contentPieces(this.#store, hash, whole)) pieces.push(piece);
     return pieces.length === 1 ? pieces[0]! : concat(pieces);
   }
 
@@ -267,6 +292,27 @@ export class Cas {
   ): Promise<Deno.FileInfo> {
     assertContentHash(hash);
     return await writeContentTo(this.#store, hash, dest, options);
+  }
+
+  /**
+   * Reads a content (or chunk) stored whole here, verified, unless it is larger than
+   * `maxBytes`: one lookup where {@linkcode Cas.objectSize} then {@linkcode Cas.readBytes}
+   * take two. A chunked content is not stored whole (see {@linkcode Cas.manifest}); the
+   * tier is not asked.
+   *
+   * @param hash The content hash.
+   * @param maxBytes The most bytes to read.
+   * @returns The bytes; `{ tooLarge }` with its size when larger; `null` when not stored
+   * whole here.
+   * @throws {CorruptContentError} When the stored bytes do not match the hash (the
+   * object is removed).
+   */
+  async readWholeWithin(
+    hash: string,
+    maxBytes: number,
+  ): Promise<Uint8Array | { tooLarge: number } | null> {
+    assertContentHash(hash);
+    return await this.#store.readObjectWithin(hash, maxBytes);
   }
 
   /**

@@ -72,6 +72,15 @@ export class SmallObjects {
     return table === undefined ? null : new SmallObjects(db, false);
   }
 
+  /**
+   * The bytes of a held row, which hash to `hash` by construction (see
+   * {@linkcode SmallObjects.hold}): a read need not hash them again. `undefined` when the
+   * row is not held (committed or absent).
+   */
+  held(hash: string): Uint8Array | undefined {
+    return this.#held.get(hash);
+  }
+
   /** The stored (or held) bytes, unverified; `null` when absent. */
   get(hash: string): Uint8Array | null {
     const held = this.#held.get(hash);
@@ -100,27 +109,57 @@ export class SmallObjects {
     ).run(hash, now, bytes);
   }
 
-  /** Holds a row for the next {@linkcode SmallObjects.commitHeld}; readable meanwhile. */
+  /**
+   * Holds a row for the next {@linkcode SmallObjects.commitHeld}; readable meanwhile.
+   * `bytes` must hash to `hash`: every caller has just computed or checked that hash, so
+   * reads of a held row skip the check ({@linkcode SmallObjects.held}).
+   */
   hold(hash: string, bytes: Uint8Array): void {
+    this.#heldBytes += bytes.length - (this.#held.get(hash)?.length ?? 0);
     this.#held.set(hash, bytes);
-    this.#heldBytes += bytes.length;
     if (this.#heldBytes > HELD_MAX_BYTES) this.commitHeld();
   }
 
   /** Commits every held row in one transaction, as {@linkcode SmallObjects.put} does each. */
   commitHeld(): void {
     if (this.#held.size === 0) return;
+    inTransaction(this.#db, () => this.writeHeld())();
+  }
+
+  /**
+   * Writes every held row inside the transaction the caller has open on this database
+   * (one commit for the rows and what references them), keeping them held: the caller
+   * calls the returned function once that transaction has committed, which forgets the
+   * rows it wrote. Should the transaction roll back instead, they stay held, readable
+   * and committed by a later {@linkcode SmallObjects.commitHeld}.
+   *
+   * @returns Forgets the rows written, once they are committed.
+   * @throws {Error} When no transaction is open.
+   */
+  writeHeld(): () => void {
+    if (!this.#db.isTransaction) throw new Error("Held rows are written inside a transaction");
+    if (this.#held.size === 0) return () => {};
     const now = Date.now();
-    inTransaction(this.#db, () => {
-      for (const [hash, bytes] of this.#held) this.put(hash, bytes, now);
-    });
-    this.#held.clear();
-    this.#heldBytes = 0;
+    const written = [...this.#held];
+    for (const [hash, bytes] of written) this.put(hash, bytes, now);
+    return () => {
+      for (const [hash, bytes] of written) {
+        // A row held again meanwhile (the same hash put again) stays for the next commit.
+        if (this.#held.get(hash) !== bytes) continue;
+        this.#held.delete(hash);
+        this.#heldBytes -= bytes.length;
+      }
+    };
   }
 
   /** Removes a row, held or stored (found corrupt), when the connection may write. */
   remove(hash: string): void {
-    if (this.#held.delete(hash)) return;
+    const held = this.#held.get(hash);
+    if (held) {
+      this.#held.delete(hash);
+      this.#heldBytes -= held.length;
+      return;
+    }
     if (this.writable) this.#statement("DELETE FROM cas_objects WHERE hash = ?").run(hash);
   }
 

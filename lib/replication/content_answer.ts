@@ -20,29 +20,29 @@ export async function answerContentFetch(
   const notFound: WireMessage = { type: "ContentNotFound", content_hash: hash };
   if (!isContentHash(hash)) return notFound;
   try {
-    const manifest = await cas.manifest(hash);
-    if (manifest) {
+    // Most contents asked for are stored whole: looked for first, size and bytes at once.
+    const whole = await cas.readWholeWithin(hash, maxPayload - 256);
+    if (whole instanceof Uint8Array) {
       return {
         type: "ContentFetchResponse",
         content_hash: hash,
-        content: new Uint8Array(),
-        size: BigInt(manifest.total_size),
-        chunk_manifest: JSON.stringify(manifest),
+        content: whole,
+        size: BigInt(whole.length),
+        chunk_manifest: null,
       };
     }
-    const size = await cas.objectSize(hash);
-    if (size === null) return notFound;
-    if (size + 256 > maxPayload) {
-      log("error", "stored object too large to send whole", { hash, size });
+    if (whole !== null) {
+      log("error", "stored object too large to send whole", { hash, size: whole.tooLarge });
       return notFound;
     }
-    const content = await cas.readBytes(hash);
+    const manifest = await cas.manifest(hash);
+    if (!manifest) return notFound;
     return {
       type: "ContentFetchResponse",
       content_hash: hash,
-      content,
-      size: BigInt(content.length),
-      chunk_manifest: null,
+      content: new Uint8Array(),
+      size: BigInt(manifest.total_size),
+      chunk_manifest: JSON.stringify(manifest),
     };
   } catch (error) {
     log("warn", "cannot serve content", { hash, error });

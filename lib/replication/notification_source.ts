@@ -62,9 +62,16 @@ export class NotificationSource {
     let inline: Uint8Array | null = null;
     if (!iteration.deleted && iteration.size < INLINE_LIMIT) {
       try {
-        inline = await this.#cas.readBytes(iteration.hash);
-        // A size noted by a capture racing its writer can be stale: the bytes decide.
-        if (inline.length >= INLINE_LIMIT) inline = null;
+        // One lookup, size and bytes at once; a size noted by a capture racing its writer
+        // can be stale, so the stored size decides. Not stored whole here (only in the
+        // tier, say): read as any content is.
+        const whole = await this.#cas.readWholeWithin(iteration.hash, INLINE_LIMIT - 1);
+        if (whole === null) {
+          inline = await this.#cas.readBytes(iteration.hash);
+          if (inline.length >= INLINE_LIMIT) inline = null;
+        } else if (whole instanceof Uint8Array) {
+          inline = whole;
+        }
       } catch (error) {
         log("warn", "cannot read content for a notification", {
           path: iteration.path,

@@ -10,6 +10,7 @@ export {
   type ListOptions,
   type LiveState,
   type RecordListener,
+  type RecordOptions,
   Store,
   WORKSPACE_ROOT_META,
 } from "./store.ts";

@@ -58,6 +58,15 @@ const I_COLUMNS = COLUMNS.split(", ").map((column) => `i.${column}`).join(", ");
 /** The columns of the `file_state` table aliased `f`, as a `FileState`. */
 const F_COLUMNS = "f.path, f.size, f.mtime_ms AS mtimeMs, f.ino, f.mode, f.hash";
 
+/** Options for {@linkcode Store.record}. */
+export interface RecordOptions {
+  /**
+   * Writes to the same database run first inside the record's transaction, committed
+   * with it or rolled back with it. @default {undefined}
+   */
+  alongside?: () => void;
+}
+
 /** A file state to remember, or a path to forget. */
 export type FileStateChange = FileState | { path: string; forget: true };
 
@@ -108,12 +117,20 @@ export class Store {
    * @param changes The changes.
    * @param fileStates What the scanner saw of these paths, saved in the same transaction
    * (see {@linkcode Store.saveFileStates}).
+   * @param options `alongside`: more writes to this database, run first inside the same
+   * transaction (the CAS's held rows of the content recorded: one commit for both); not
+   * run when there is nothing to record.
    * @returns The iterations recorded, in sequence order; listeners hear of them once
    * they are committed.
    */
-  record(changes: NewIteration[], fileStates: FileStateChange[] = []): Iteration[] {
+  record(
+    changes: NewIteration[],
+    fileStates: FileStateChange[] = [],
+    options: RecordOptions = {},
+  ): Iteration[] {
     if (changes.length === 0 && fileStates.length === 0) return [];
     const recorded = inTransaction(this.db, () => {
+      options.alongside?.();
       const out: Iteration[] = [];
       // Looked up at once; a path changed twice in the batch sees its own first change.
       const latest = this.latestOf(changes.map((change) => change.path));

@@ -162,8 +162,15 @@ export class Recorder {
     // than by path: consecutive paths of one depth are never related, so a replica applies
     // a level of a new tree in one batch, not one batch per folder.
     changes.sort(byDepthThenPath);
-    await this.#c.cas.syncDeferred(); // the content stored above, durable before it is recorded
-    const recorded = this.#c.store.record(changes, states); // one commit for both
+    // The content stored above is durable before it is recorded: its object files flushed
+    // now, its small rows committed in the record's own transaction (one commit for all).
+    // With nothing to record they stay held, for the next commit: nothing references them.
+    await this.#c.cas.syncDeferred({ keepRowsHeld: true });
+    let forgetRows = () => {};
+    const recorded = this.#c.store.record(changes, states, {
+      alongside: () => (forgetRows = this.#c.cas.writeHeldRows()),
+    });
+    forgetRows();
     if (recorded.some((iteration) => iteration.path === IGNORE_FILE)) this.#c.onIgnoreFile();
     for (const problem of problems) log("warn", "not recorded", problem);
     return { recorded, problems };

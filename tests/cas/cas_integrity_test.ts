@@ -355,3 +355,41 @@ Deno.test("Cas rejects malformed hash arguments with a TypeError", async (t) => 
     });
   });
 });
+
+Deno.test("putManifest hashes only the whole, yet names and removes a chunk damaged since it was put", async () => {
+  await withTempDir(async (dir) => {
+    const source = await Cas.open(join(dir, "source"));
+    const large = pseudoRandomBytes(6 * MiB, 21);
+    const { hash } = await source.putBytes(large);
+    const manifest = (await source.manifest(hash))!;
+    const copy = async (name: string) => {
+      const cas = await Cas.open(join(dir, name));
+      for (const chunk of manifest.chunks) {
+        await cas.putVerified(chunk.hash, await source.readBytes(chunk.hash), { deferSync: true });
+      }
+      return cas;
+    };
+    const intact = await copy("intact");
+    await intact.putManifest(hash, manifest);
+    assertBytes(await intact.readBytes(hash), large);
+
+    const damaged = await copy("damaged");
+    const victim = manifest.chunks[1]!.hash;
+    await DAMAGES[0]!.damage(objectFile(damaged.root, victim)); // a flipped byte, same size
+    let caught: unknown = null;
+    try {
+      await damaged.putManifest(hash, manifest);
+    } catch (error) {
+      caught = error;
+    }
+    assert.ok(caught instanceof CorruptContentError, `error: ${caught}`);
+    assert.equal(caught.hash, victim, "the damaged chunk is named");
+    await assert.rejects(
+      damaged.putManifest(hash, manifest),
+      ContentNotFoundError,
+      "gone: fetched again",
+    );
+    assert.equal(await damaged.hasObject(victim), false);
+    assert.equal(await damaged.manifest(hash), null, "no manifest recorded");
+  });
+});

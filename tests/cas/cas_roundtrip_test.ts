@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   Cas,
   CHUNK_AVERAGE_SIZE,
@@ -14,6 +14,7 @@ import {
   assertBytes,
   concatBytes,
   listFiles,
+  manifestFile,
   objectFile,
   pseudoRandomBytes,
   streamOf,
@@ -260,5 +261,30 @@ Deno.test("Cas.writeTo() with the bytes in hand writes them, stores them (chunke
       CorruptContentError,
     );
     await assert.rejects(Deno.lstat(join(dir, "wrong")), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("Cas makes a fan-out folder once for concurrent writes, and again when it was removed underneath", async () => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    // 300 objects put at once into 256 new fan-out folders: many share one.
+    const contents = Array.from({ length: 300 }, (_, seed) => pseudoRandomBytes(70_000, seed));
+    const folders = new Set(
+      contents.map((bytes) => dirname(objectFile(cas.root, sha256Hex(bytes)))),
+    );
+    assert.ok(folders.size < contents.length, "some share a folder");
+    await Promise.all(contents.map((bytes) => cas.putBytes(bytes)));
+    for (const bytes of contents) assertBytes(await cas.readBytes(sha256Hex(bytes)), bytes);
+    // The folder of the first, removed by hand with everything in it.
+    const first = sha256Hex(contents[0]!);
+    await Deno.remove(dirname(objectFile(cas.root, first)), { recursive: true });
+    assert.equal(await cas.has(first), false);
+    await cas.putBytes(contents[0]!);
+    assertBytes(await cas.readBytes(first), contents[0]!, "written into the folder made again");
+    const manifested = pseudoRandomBytes(5 * 1024 * 1024, 77);
+    const { hash } = await cas.putBytes(manifested);
+    await Deno.remove(dirname(manifestFile(cas.root, hash)), { recursive: true });
+    await cas.putBytes(manifested);
+    assertBytes(await cas.readBytes(hash), manifested, "a manifest too");
   });
 });

@@ -3,12 +3,13 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import {
   Cas,
+  CHUNKING_THRESHOLD,
   ContentNotFoundError,
   CorruptContentError,
   sha256Hex,
   SMALL_OBJECT_LIMIT,
 } from "../../lib/cas/mod.ts";
-import { openDatabase } from "../../lib/db/mod.ts";
+import { inTransaction, openDatabase } from "../../lib/db/mod.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { assertBytes, listFiles, pseudoRandomBytes, withTempDir } from "./_helpers.ts";
 
@@ -181,6 +182,86 @@ Deno.test("small objects put with deferSync are readable at once and committed t
     await cas.syncDeferred();
     assert.equal(rowCount(db), 20);
     assert.equal(await other.has(sha256Hex(contents[0]!)), true);
+  }));
+
+Deno.test("writeHeldRows() commits held rows with the caller's transaction, and keeps them when it rolls back", () =>
+  withDbCas(async (cas, db, root) => {
+    const bytes = (i: number) => new TextEncoder().encode(`held row ${i}`);
+    for (let i = 0; i < 3; i++) {
+      await cas.putVerified(sha256Hex(bytes(i)), bytes(i), { deferSync: true });
+    }
+    assert.throws(() => cas.writeHeldRows(), /inside a transaction/, "only inside a transaction");
+    // Rolled back: nothing committed, every row still held and readable.
+    assert.throws(() =>
+      inTransaction(db, () => {
+        cas.writeHeldRows();
+        throw new Error("the record failed");
+      }), /the record failed/);
+    assert.equal(rowCount(db), 0);
+    for (let i = 0; i < 3; i++) assertBytes(await cas.readBytes(sha256Hex(bytes(i))), bytes(i));
+    // Committed with the caller's own row: one transaction; forgotten only afterwards.
+    db.exec("CREATE TABLE refs (hash TEXT)");
+    const forget = inTransaction(db, () => {
+      const forget = cas.writeHeldRows();
+      db.prepare("INSERT INTO refs (hash) VALUES (?)").run(sha256Hex(bytes(0)));
+      return forget;
+    });
+    assert.equal(rowCount(db), 3);
+    const other = await Cas.open(join(root, "cas"), { db });
+    assert.equal(await other.has(sha256Hex(bytes(2))), true, "committed, seen by another");
+    // A row held again between the write and the forget stays held for the next commit.
+    await cas.putVerified(sha256Hex(bytes(3)), bytes(3), { deferSync: true });
+    forget();
+    assert.equal(rowCount(db), 3);
+    await cas.syncDeferred();
+    assert.equal(rowCount(db), 4);
+  }));
+
+Deno.test("a held row is read back as put; bytes that do not hash to their name are never held", () =>
+  withDbCas(async (cas, db) => {
+    const a = new TextEncoder().encode("row a");
+    const b = new TextEncoder().encode("row b");
+    await cas.putVerified(sha256Hex(a), a, { deferSync: true });
+    await cas.putVerified(sha256Hex(b), b, { deferSync: true });
+    assertBytes(await cas.readBytes(sha256Hex(a)), a);
+    assertBytes(await cas.readBytes(sha256Hex(b)), b);
+    await assert.rejects(
+      cas.putVerified(sha256Hex(a), b, { deferSync: true }),
+      CorruptContentError,
+      "bytes that do not hash to the name are never held",
+    );
+    assertBytes(await cas.readBytes(sha256Hex(a)), a);
+    await cas.syncDeferred();
+    assert.equal(rowCount(db), 2);
+  }));
+
+Deno.test("readWholeWithin() answers each hash its own bytes (row, held row, file), its size past the limit, null when not whole", () =>
+  withDbCas(async (cas, db) => {
+    const row = pseudoRandomBytes(3000, 11);
+    const held = pseudoRandomBytes(5000, 12);
+    const file = pseudoRandomBytes(SMALL_OBJECT_LIMIT + 10, 13);
+    const chunked = pseudoRandomBytes(CHUNKING_THRESHOLD + 10, 14);
+    await cas.putBytes(row);
+    await cas.putVerified(sha256Hex(held), held, { deferSync: true });
+    await cas.putBytes(file);
+    const { hash: chunkedHash } = await cas.putBytes(chunked);
+    for (const bytes of [row, held, file]) {
+      const answer = await cas.readWholeWithin(sha256Hex(bytes), bytes.length);
+      assert.ok(answer instanceof Uint8Array);
+      assertBytes(answer, bytes, `${bytes.length} bytes`);
+      assert.deepEqual(await cas.readWholeWithin(sha256Hex(bytes), bytes.length - 1), {
+        tooLarge: bytes.length,
+      });
+    }
+    assert.equal(await cas.readWholeWithin(chunkedHash, Infinity), null, "chunked: not whole");
+    assert.equal(await cas.readWholeWithin("0".repeat(64), Infinity), null, "absent");
+    // A committed row gone bad is never answered: the read fails and the row goes.
+    db.prepare("UPDATE cas_objects SET bytes = ? WHERE hash = ?").run(
+      new Uint8Array(3000),
+      sha256Hex(row),
+    );
+    await assert.rejects(cas.readWholeWithin(sha256Hex(row), Infinity), CorruptContentError);
+    assert.equal(await cas.readWholeWithin(sha256Hex(row), Infinity), null);
   }));
 
 Deno.test("deferred small objects past 16 MiB are committed without waiting for syncDeferred()", () =>

@@ -280,3 +280,34 @@ Deno.test("Store.changesSince() keeps one origin, or leaves some out", () =>
     assert.deepEqual(paths({ notOrigins: ["master", "api"] }), ["a", "c"]);
     assert.deepEqual(paths({ origin: "master", notOrigins: ["master"] }), []);
   }));
+
+Deno.test("Store.record() runs `alongside` first in its transaction: committed and rolled back with it", () =>
+  withStore((store) => {
+    store.db.exec("CREATE TABLE extra (n INTEGER)");
+    const count = () =>
+      (store.db.prepare("SELECT count(*) AS n FROM extra").get() as { n: number }).n;
+    const heard: number[] = [];
+    store.onRecorded((recorded) => heard.push(...recorded.map((i) => i.sequence)));
+    const seen: boolean[] = [];
+    store.record([file("a", H1)], [], {
+      alongside: () => {
+        seen.push(store.db.isTransaction);
+        store.db.prepare("INSERT INTO extra (n) VALUES (1)").run();
+      },
+    });
+    assert.deepEqual(seen, [true], "run once, inside the transaction");
+    assert.equal(count(), 1);
+    assert.deepEqual(heard, [1]);
+    // A record that fails (forced here by a trigger) takes
+    // the alongside writes back with it, and no listener hears of anything.
+    store.db.exec(
+      "CREATE TRIGGER refuse BEFORE INSERT ON iterations WHEN NEW.path = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    assert.throws(() =>
+      store.record([file("refused", H2)], [], {
+        alongside: () => store.db.prepare("INSERT INTO extra (n) VALUES (2)").run(),
+      }), /refused/);
+    assert.equal(count(), 1, "rolled back with the record");
+    assert.deepEqual(heard, [1]);
+    assert.equal(store.db.isTransaction, false);
+  }));

@@ -1,0 +1,68 @@
+/**
+ * NotificationSource reads each notification's inline content from a real CAS (rows in
+ * a real SQLite database, and files): the stored bytes decide what is inlined.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
+import { PathFilter } from "../../lib/filter/mod.ts";
+import { INLINE_LIMIT, NotificationSource } from "../../lib/replication/notification_source.ts";
+import { Store } from "../../lib/store/mod.ts";
+import { decodeMessage, type NotificationMessage } from "../../lib/wire/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+
+function bytesOf(size: number, seed: number): Uint8Array {
+  return Uint8Array.from({ length: size }, (_, i) => (i * 31 + seed) & 0xff);
+}
+
+Deno.test("NotificationSource inlines exactly the stored bytes of content under the limit", async (t) => {
+  await withTempDir(async (dir) => {
+    const store = Store.open(join(dir, "db"));
+    try {
+      const cas = await Cas.open(join(dir, "cas"), { db: store.db });
+      const source = new NotificationSource(cas, new PathFilter(["*.log"]));
+      const frame = async (path: string, hash: string, size: number) => {
+        const iteration = {
+          path,
+          hash,
+          size,
+          mode: 0o100644,
+          deleted: false,
+          iteration: 1,
+          sequence: 7,
+          timestamp: 0,
+          origin: "local",
+        };
+        const encoded = await source.frame(iteration);
+        return encoded && (decodeMessage(encoded.subarray(4)) as NotificationMessage);
+      };
+      const cases = [
+        { description: "empty", size: 0, recorded: 0, inlined: true },
+        { description: "small", size: 100, recorded: 100, inlined: true },
+        { description: "one under the limit", size: INLINE_LIMIT - 1, recorded: 10, inlined: true },
+        { description: "at the limit", size: INLINE_LIMIT, recorded: 10, inlined: false },
+        { description: "a file object", size: 70_000, recorded: 10, inlined: false },
+      ];
+      for (const [i, { description, size, recorded, inlined }] of cases.entries()) {
+        await t.step(description, async () => {
+          const bytes = bytesOf(size, i);
+          const { hash } = await cas.putBytes(bytes);
+          // The recorded size may be stale (a capture racing its writer): the bytes decide.
+          const message = (await frame(`f${i}.txt`, hash, recorded))!;
+          assert.equal(message.content_hash, hash);
+          if (inlined) assert.deepEqual(message.inline_content, bytes);
+          else assert.equal(message.inline_content, null);
+        });
+      }
+      await t.step("content not stored: sent without inline content", async () => {
+        const message = (await frame("gone.txt", sha256Hex(bytesOf(5, 99)), 5))!;
+        assert.equal(message.inline_content, null);
+      });
+      await t.step("a filtered path gives no frame", async () => {
+        assert.equal(await frame("x.log", sha256Hex(bytesOf(5, 1)), 5), null);
+      });
+    } finally {
+      store.close();
+    }
+  });
+});
