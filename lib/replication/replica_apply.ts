@@ -171,13 +171,18 @@ export class VersionApplier {
           toMake.push({ ...item, action, local });
       }
     }
-    if (deferred.length > 0) await core.cas.syncDeferred(); // held durably before remembered
+    // The deferred contents' files are flushed before anything remembers them; their rows
+    // commit in the same transaction that remembers them (one commit, not two).
+    if (deferred.length > 0) await core.cas.syncDeferred({ keepRowsHeld: true });
     // Already held here (a resync finds most files so): remembered in one transaction, with
     // the versions deferred behind a local change.
+    let forgetHeldRows = () => {};
     inTransaction(core.store.db, () => {
+      if (deferred.length > 0) forgetHeldRows = core.cas.writeHeldRows();
       for (const item of held) tables.paths.setApplied(item.path, item.version);
       for (const item of deferred) tables.paths.defer(item.path, item.version);
     });
+    forgetHeldRows();
     const ready: ChangeToMake[] = [];
     const changedOnDisk: PendingVersion[] = [];
     await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
