@@ -1029,6 +1029,13 @@ class ReplicaSession {
         await this.#release(inside, false);
       }
     }
+    // A folder the master removed was kept while it held what was just released (§8):
+    // removed now if that left it empty, deepest first (one still holding something stays).
+    const folders = new Set(sorted.flatMap(({ path }) => ancestorsOf(path)));
+    for (const folder of [...folders].sort((a, b) => pathDepth(b) - pathDepth(a))) {
+      const { applied, deferred } = this.#replica.tables.paths.get(folder);
+      if (applied.sequence > 0 && applied.deleted && !deferred) await this.#release(folder, true);
+    }
   }
 
   /** After write-back answers: apply what was held back, or take the master's version. */
