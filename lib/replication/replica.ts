@@ -4,7 +4,8 @@ import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { inTransaction } from "../db/mod.ts";
-import { ancestorsOf, PathSet, wirePathProblem } from "../paths/mod.ts";
+import { ancestorsOf, PathError, PathSet, wirePathProblem } from "../paths/mod.ts";
+import { isMissing } from "../disk/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS, type Store } from "../store/mod.ts";
 import { FolderNotEmptyError, type Workspace } from "../workspace/mod.ts";
 import type {
@@ -1207,9 +1208,11 @@ class ReplicaSession {
         // Kept with what it holds: the version is applied as far as it goes.
         log("info", "folder kept: it holds paths the master did not remove", { path });
         byPath.set(path, item);
-      } else if (error instanceof Deno.errors.AlreadyExists) out.taken.push(item);
-      else if (error instanceof CorruptContentError && item.inline !== null) out.corrupt.push(item);
-      else problems.set(path, error);
+      } else if (error instanceof Deno.errors.AlreadyExists || changedAbove(error)) {
+        out.taken.push(item); // the disk changed under it: recorded, then weighed again
+      } else if (error instanceof CorruptContentError && item.inline !== null) {
+        out.corrupt.push(item);
+      } else problems.set(path, error);
     }
     inTransaction(replica.store.db, () => {
       for (const item of byPath.values()) replica.tables.paths.setApplied(item.path, item.version);
@@ -1356,4 +1359,12 @@ class ReplicaSession {
     }
     this.#items.push({ type: "Release", paths: release });
   }
+}
+
+/**
+ * Whether a write failed because a local change took its folder away meanwhile (removed,
+ * or replaced by a file or a link, not recorded yet): not the version's problem.
+ */
+function changedAbove(error: unknown): boolean {
+  return error instanceof PathError || isMissing(error);
 }
