@@ -6,7 +6,7 @@
  * [--backoff-max MS] [--die-after-writeback]` (exit at once after sending the first `WriteBack`, to test a
  * crash whose answer is lost).
  * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle`, `scan`,
- * `history PATH` and `exit` on stdin (see `_runner_common.ts`).
+ * `history PATH`, `conflicts`, `missing HASH…` and `exit` on stdin (see `_runner_common.ts`).
  *
  * @module
  */
@@ -51,4 +51,6 @@ await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.
   "sync-wait": (ms) => replica.syncWait(Number(ms || 20000)),
   scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
   history: (path) => workspace.store.history(path),
+  // Every kept rejection, resolved ones included (`status` lists only the latest 100).
+  conflicts: () => replica.tables.conflicts.list({ limit: 1_000_000 }),
 });
