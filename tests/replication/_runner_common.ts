@@ -34,6 +34,7 @@ export function runnerArgs(args: string[]) {
       "barrier-timeout": { type: "string" },
       "backoff-max": { type: "string" },
       "die-after-writeback": { type: "boolean" },
+      "die-after-ack": { type: "string" },
       "wait-for-quiet": { type: "boolean" },
     },
   }).values;
