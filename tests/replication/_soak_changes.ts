@@ -69,6 +69,16 @@ export class Captures {
    */
   async clear(path: string): Promise<boolean> {
     if (![...this.#pending.values()].some((pending) => within(pending, path))) return true;
+    return await this.flush();
+  }
+
+  /**
+   * Waits until the side's store holds every pending write.
+   *
+   * @returns `false` when some are pending and the side is stopped.
+   */
+  async flush(): Promise<boolean> {
+    if (this.#pending.size === 0) return true;
     const peer = this.#peer();
     if (peer === null) return false;
     let missing: string[] = [];
@@ -123,12 +133,17 @@ export class Changer {
     this.#prng = new Prng(seed);
   }
 
-  /** Makes `count` changes, a third of them in `shared/`. */
-  async steps(count: number): Promise<void> {
+  /** Makes `count` changes, the share `shared` of them (0 to 1) in `shared/`. */
+  async steps(count: number, shared: number): Promise<void> {
     for (let made = 0; made < count;) {
-      const step = this.#prng.next() < 1 / 3 ? this.#shared() : this.#own();
+      const step = this.#prng.next() < shared ? this.#shared() : this.#own();
       if (await step) made++;
     }
+  }
+
+  /** Waits until this side's store holds every content it wrote (see {@linkcode Captures}). */
+  async captured(): Promise<void> {
+    await this.#captures.flush();
   }
 
   /** Writes a conflicting version of `shared/both.txt` (both sides do, between syncs). */
