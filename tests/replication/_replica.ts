@@ -12,6 +12,7 @@
  * @module
  */
 import {
+  ConflictLog,
   type Connector,
   connectUnix,
   type ReplicaMode,
@@ -62,5 +63,5 @@ await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.
   scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
   history: (path) => workspace.store.history(path),
   // Every kept rejection, resolved ones included (`status` lists only the latest 100).
-  conflicts: () => replica.tables.conflicts.list({ limit: 1_000_000 }),
+  conflicts: () => new ConflictLog(workspace.store.db).list({ limit: 1_000_000 }),
 });
