@@ -37,7 +37,7 @@ const QUICK: Sizes = {
   rounds: 2,
   changesPerRound: 10,
   offlineChanges: 15,
-  maxCutBytes: 64 * 1024,
+  maxCutBytes: 256 * 1024,
 };
 
 /**

@@ -64,7 +64,10 @@ export interface SoakOptions {
    * changes made while the replica is stopped are there anyway). @default {0}
    */
   racingShare?: number;
-  /** Most bytes a connection through the relay carries before it is cut. */
+  /**
+   * Most bytes a connection through the relay carries before it is cut: well above the
+   * largest frame (a content written is at most about 120 KB), which must get through.
+   */
   maxCutBytes: number;
   /** How long the trees may take to match after changes. @default {60000} */
   convergeTimeoutMs?: number;
