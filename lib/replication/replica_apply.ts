@@ -2,7 +2,8 @@ import { CorruptContentError } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { ancestorsOf, PathSet } from "../paths/mod.ts";
+import { ancestorsOf, PathError, PathSet } from "../paths/mod.ts";
+import { isMissing } from "../disk/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS } from "../store/mod.ts";
 import { FolderNotEmptyError } from "../workspace/mod.ts";
 import { type ApplyAction, decideApply } from "./apply_decision.ts";
@@ -121,6 +122,13 @@ export class VersionApplier {
       for (const inside of this.#c.core.tables.paths.deferredInside(path)) {
         await this.release(inside, false);
       }
+    }
+    // A folder the master removed was kept while it held what was just released (§8):
+    // removed now if that left it empty, deepest first (one still holding something stays).
+    const folders = new Set(sorted.flatMap(({ path }) => ancestorsOf(path)));
+    for (const folder of [...folders].sort((a, b) => pathDepth(b) - pathDepth(a))) {
+      const { applied, deferred } = this.#c.core.tables.paths.get(folder);
+      if (applied.sequence > 0 && applied.deleted && !deferred) await this.release(folder, true);
     }
   }
 
@@ -298,9 +306,11 @@ export class VersionApplier {
         // Kept with what it holds: the version is applied as far as it goes.
         log("info", "folder kept: it holds paths the master did not remove", { path });
         byPath.set(path, item);
-      } else if (error instanceof Deno.errors.AlreadyExists) out.taken.push(item);
-      else if (error instanceof CorruptContentError && item.inline !== null) out.corrupt.push(item);
-      else problems.set(path, error);
+      } else if (error instanceof Deno.errors.AlreadyExists || changedAbove(error)) {
+        out.taken.push(item); // the disk changed under it: recorded, then weighed again
+      } else if (error instanceof CorruptContentError && item.inline !== null) {
+        out.corrupt.push(item);
+      } else problems.set(path, error);
     }
     inTransaction(core.store.db, () => {
       for (const item of byPath.values()) core.tables.paths.setApplied(item.path, item.version);
@@ -361,4 +371,12 @@ export class VersionApplier {
       throw error;
     }
   }
+}
+
+/**
+ * Whether a write failed because a local change took its folder away meanwhile (removed,
+ * or replaced by a file or a link, not recorded yet): not the version's problem.
+ */
+function changedAbove(error: unknown): boolean {
+  return error instanceof PathError || isMissing(error);
 }

@@ -22,7 +22,11 @@ export interface WritebackLoopOptions {
   onRefused: (entry: JournalEntry) => void;
   /** Entries per batch. @default {256} */
   maxEntries?: number;
-  /** Content bytes per batch (a larger single entry goes alone). @default {8388608} */
+  /**
+   * Content bytes per batch (a larger single entry goes alone). A connection's first batch
+   * holds at most {@linkcode FIRST_BATCH_BYTES}, and each answer doubles the limit up to
+   * this one. @default {8388608}
+   */
   maxBatchBytes?: number;
   /** Milliseconds to wait for an answer before giving up on the connection. @default {60000} */
   answerTimeoutMs?: number;
@@ -42,6 +46,13 @@ export class WritebackTimeoutError extends Error {
 
 /** Batches sent and not yet answered, at most: the next is sent while earlier ones apply. */
 const BATCHES_IN_FLIGHT = 4;
+/**
+ * Content bytes of a connection's first batch. Each answer doubles the limit (up to
+ * `maxBatchBytes`): a connection that is cut every few tens of kilobytes still gets a
+ * batch through and answered, where a backlog sent as one large batch would be cut on
+ * every connection and never get through.
+ */
+export const FIRST_BATCH_BYTES = 16 * 1024;
 
 /**
  * Sends journaled local changes to the master for one connection (PROTOCOL.md §6): oldest
@@ -67,6 +78,8 @@ export class WritebackLoop {
   /** Something happened since the loop last looked (an append, an answer): look again. */
   #woken = false;
   #stopped = false;
+  /** This connection's content bytes per batch now (see {@linkcode FIRST_BATCH_BYTES}). */
+  #batchBytes: number;
   readonly #unsubscribe: () => void;
 
   /** @param options See {@linkcode WritebackLoopOptions}. */
@@ -78,6 +91,7 @@ export class WritebackLoop {
       timers: SYSTEM_CLOCK,
       ...options,
     };
+    this.#batchBytes = Math.min(FIRST_BATCH_BYTES, this.#o.maxBatchBytes);
     this.#unsubscribe = options.journal.onAppend(() => this.#notify());
   }
 
@@ -85,8 +99,10 @@ export class WritebackLoop {
   onResult(result: WriteBackResultMessage): void {
     const answer = this.#answers.shift();
     this.#armAnswerTimer(); // for the batch now oldest, if any
-    if (answer) answer(result);
-    else {
+    if (answer) {
+      this.#batchBytes = Math.min(2 * this.#batchBytes, this.#o.maxBatchBytes);
+      answer(result);
+    } else {
       // An answer with no batch in flight can only repeat known outcomes: record them anyway.
       this.#o.onResolved(this.#resolve(result));
     }
@@ -173,7 +189,7 @@ export class WritebackLoop {
           );
           continue;
         }
-        if (batch.length > 0 && bytes + size > this.#o.maxBatchBytes) break;
+        if (batch.length > 0 && bytes + size > this.#batchBytes) break;
         try {
           content = await this.#o.cas.readBytes(entry.hash!);
         } catch (error) {

@@ -217,8 +217,9 @@ export function startReplica(
 }
 
 /**
- * Runs a replica with `--die-after-writeback` to its end: it may exit before it prints
- * `READY` (its first `WriteBack` can go out while it starts), so it is not a {@linkcode Peer}.
+ * Runs a replica with `--die-after-writeback` (or the `die` flags given, such as
+ * `["--die-after-ack", "100"]`) to its end: it may exit before it prints `READY` (its first
+ * `WriteBack` can go out while it starts), so it is not a {@linkcode Peer}.
  *
  * @returns Its exit code and what it wrote to stderr.
  */
@@ -226,6 +227,7 @@ export async function runDyingReplica(
   root: string,
   socket: string,
   args: string[] = [],
+  die: string[] = ["--die-after-writeback"],
 ): Promise<{ code: number; stderr: string }> {
   // stdin stays open: the runner exits when it ends.
   const process = new Deno.Command(Deno.execPath(), {
@@ -238,7 +240,7 @@ export async function runDyingReplica(
       root,
       "--connect",
       socket,
-      "--die-after-writeback",
+      ...die,
       ...args,
     ],
     stdin: "piped",

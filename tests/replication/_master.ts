@@ -6,7 +6,7 @@
  * [--wait-for-quiet]` (record a closed file only after the debounce too, so a test can
  * make the master's capture lag). Prints
  * `READY {"wsPort":…}` once listening; then answers `status`, `settle`, `history PATH`,
- * `changes SINCE`, `set-floor N` and `exit` on stdin (see `_runner_common.ts`).
+ * `changes SINCE`, `conflicts`, `set-floor N`, `missing HASH…` and `exit` on stdin (see `_runner_common.ts`).
  *
  * @module
  */
@@ -28,6 +28,7 @@ const master = await startMaster({
 await serveRunner(workspace, master, { wsPort: master.wsPort, pid: Deno.pid }, {
   status: () => master.status(),
   history: (path) => workspace.store.history(path),
+  conflicts: () => master.conflicts(),
   changes: (since) => workspace.store.changesSince(Number(since || 0)),
   "set-floor": (sequence) => {
     workspace.store.setMeta(HISTORY_FLOOR_META, sequence);

@@ -3,14 +3,16 @@
  * `deno run -A tests/replication/_replica.ts --root DIR (--connect PATH | --ws-connect URL)
  * [--token T] [--sandbox-id ID] [--mode sandbox|local-sync] [--heartbeat MS]
  * [--debounce MS] [--ignore P]… [--to-replica P]… [--to-master P]… [--max-writeback N]
- * [--backoff-max MS] [--die-after-writeback]` (exit at once after sending the first `WriteBack`, to test a
- * crash whose answer is lost).
+ * [--backoff-max MS] [--die-after-writeback] [--die-after-ack N]` (exit at once after sending
+ * the first `WriteBack`, to test a crash whose answer is lost; or after the first `Ack` past
+ * sequence N, to crash in the middle of a catch-up).
  * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle`, `scan`,
- * `history PATH` and `exit` on stdin (see `_runner_common.ts`).
+ * `history PATH`, `conflicts`, `missing HASH…` and `exit` on stdin (see `_runner_common.ts`).
  *
  * @module
  */
 import {
+  ConflictLog,
   type Connector,
   connectUnix,
   type ReplicaMode,
@@ -20,18 +22,27 @@ import { openRunnerWorkspace, runnerArgs, serveRunner } from "./_runner_common.t
 
 const args = runnerArgs(Deno.args);
 const workspace = await openRunnerWorkspace(args);
-// A connector whose transport kills this process right after a WriteBack is written.
-const dying: Connector | undefined = args["die-after-writeback"] && args.connect
-  ? async () => {
-    const transport = await connectUnix(args.connect!);
-    const send = transport.send.bind(transport);
-    transport.send = async (message) => {
-      await send(message);
-      if (!(message instanceof Uint8Array) && message.type === "WriteBack") Deno.exit(137);
-    };
-    return transport;
-  }
-  : undefined;
+// A connector whose transport kills this process right after a WriteBack is written, or
+// (`--die-after-ack N`) right after the first Ack past sequence N is written: a point in the
+// middle of a long catch-up that does not depend on how fast a test polls.
+const dieAfterAck = args["die-after-ack"] === undefined ? undefined : Number(args["die-after-ack"]);
+const dying: Connector | undefined =
+  (args["die-after-writeback"] || dieAfterAck !== undefined) && args.connect
+    ? async () => {
+      const transport = await connectUnix(args.connect!);
+      const send = transport.send.bind(transport);
+      transport.send = async (message) => {
+        await send(message);
+        if (message instanceof Uint8Array) return;
+        if (message.type === "WriteBack" && args["die-after-writeback"]) Deno.exit(137);
+        if (
+          message.type === "Ack" && dieAfterAck !== undefined &&
+          message.up_to_sequence > BigInt(dieAfterAck)
+        ) Deno.exit(137);
+      };
+      return transport;
+    }
+    : undefined;
 const replica = await startReplica({
   workspace,
   connect: args.connect,
@@ -51,4 +62,6 @@ await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.
   "sync-wait": (ms) => replica.syncWait(Number(ms || 20000)),
   scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
   history: (path) => workspace.store.history(path),
+  // Every kept rejection, resolved ones included (`status` lists only the latest 100).
+  conflicts: () => new ConflictLog(workspace.store.db).list({ limit: 1_000_000 }),
 });

@@ -34,6 +34,7 @@ export function runnerArgs(args: string[]) {
       "barrier-timeout": { type: "string" },
       "backoff-max": { type: "string" },
       "die-after-writeback": { type: "boolean" },
+      "die-after-ack": { type: "string" },
       "wait-for-quiet": { type: "boolean" },
     },
   }).values;
@@ -90,7 +91,8 @@ export async function openRunnerWorkspace(
 
 /**
  * Runs a started master or replica until `exit`, SIGTERM or the end of stdin: prints the
- * ready line, answers `settle`, `exit` and the peer's own commands, then closes the peer
+ * ready line, answers `settle`, `exit`, `missing HASH…` (those no iteration holds) and the
+ * peer's own commands, then closes the peer
  * and its workspace and exits.
  */
 export async function serveRunner(
@@ -113,6 +115,11 @@ export async function serveRunner(
       return { sequence: workspace.store.sequence() };
     }
     if (command === "exit") return await shutdown();
+    if (command === "missing") {
+      // The hashes given (space-separated) that no iteration of the store holds.
+      const held = workspace.store.hashes();
+      return arg.split(" ").filter((hash) => hash !== "" && !held.has(hash));
+    }
     const run = Object.hasOwn(commands, command) ? commands[command] : undefined;
     if (!run) throw new Error(`unknown command "${command}"`);
     return await run(arg);

@@ -108,3 +108,38 @@ Deno.test("a replica catching up from zero through a relay cutting every 60 KB p
     }
   });
 });
+
+Deno.test("a sandbox's backlog of write-backs gets through a relay cutting every 60 KB", async () => {
+  const seed = Number(Deno.env.get("CHRONICLE_CUTS_SEED") ?? 20261124);
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    // Written while the sandbox is away: one backlog of about 850 KB, each file fitting
+    // within a connection, all of it far more than one connection carries.
+    const files = 50;
+    for (let i = 0; i < files; i++) {
+      await put(r, `backlog/f${i}.bin`, pseudoRandomBytes(4096 + (i * 2_654_435) % 26_000, i + 1));
+    }
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const proxy = CuttingProxy.start({
+      listen: `${base}/proxy.sock`,
+      upstream: sock,
+      seed,
+      maxBytes: CUT_EVERY,
+    });
+    const replica = await startReplica(r, `${base}/proxy.sock`, {
+      args: ["--backoff-max", "60"],
+    });
+    try {
+      // Sent as one batch on every connection, it was cut every time and never arrived.
+      const tree = await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 120_000 });
+      assert(tree.size === files, `${tree.size} of ${files} files on both sides`);
+      assert(proxy.cuts >= 10, `only ${proxy.cuts} cuts: the test did not cut often`);
+    } finally {
+      try {
+        await stopPeers(replica, master);
+      } finally {
+        proxy.close();
+      }
+    }
+  });
+});

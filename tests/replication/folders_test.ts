@@ -296,3 +296,65 @@ Deno.test("a file replaced by a folder on the master while the replica edits the
     }
   });
 });
+
+Deno.test("a folder removed on the master while the replica edits a file in it: the folder goes once the edit is settled as a conflict", async (t) => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    let replica = await startReplica(r, sock);
+    const keptBefore: string[] = [];
+    try {
+      for (const order of ["the replica first", "the master first"]) {
+        await t.step(order, async () => {
+          await put(m, "d/sub/a.txt", "inside");
+          await put(m, "d/b.txt", "beside");
+          await sameTrees([m, r], [master, replica]);
+          await replica.stop();
+          if (order === "the master first") await Deno.remove(`${m}/d`, { recursive: true });
+          await put(r, "d/sub/a.txt", "edited on the replica");
+          if (order === "the replica first") await Deno.remove(`${m}/d`, { recursive: true });
+          replica = await startReplica(r, sock);
+          // The folders the master removed were kept while the edit inside waited for its
+          // answer; the conflict settled, nothing is left in them and they go too.
+          const tree = await sameTrees([m, r], [master, replica]);
+          assertEquals(under(tree, "d"), []);
+          const status = await writeBacksAnswered(replica);
+          const kept = status.conflicts.filter((c) => c.keptHash !== null).map((c) => c.path);
+          keptBefore.push("d/sub/a.txt");
+          assertEquals(kept, keptBefore, "the replica's edit is kept (once per step)");
+          assertEquals(status.problems, []);
+        });
+      }
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
+
+Deno.test("a new master file whose folder the sandbox has just replaced with a file, not recorded yet: applied once the sandbox's change is settled", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    // A long quiet time: the sandbox's change below stays unrecorded while the master's
+    // file arrives (a file moved in, like a folder removed, gives no "closed" event).
+    const replica = await startReplica(r, sock, { args: ["--debounce", "3000"] });
+    try {
+      await put(m, "d/old.txt", "inside");
+      await sameTrees([m, r], [master, replica]);
+      await Deno.remove(`${r}/d`, { recursive: true });
+      await Deno.writeTextFile(`${base}/outside`, "a file replacing the folder");
+      await Deno.rename(`${base}/outside`, `${r}/d`);
+      await put(m, "d/new.txt", "new on the master");
+      // The master's folder wins (it changed after the sandbox last saw it); the file
+      // that replaced it is kept in the sandbox's conflicts, and the new file arrives.
+      const tree = await sameTrees([m, r], [master, replica]);
+      assertEquals(under(tree, "d"), ["d", "d/new.txt"]);
+      const status = await writeBacksAnswered(replica);
+      const kept = status.conflicts.filter((c) => c.keptHash !== null).map((c) => c.path);
+      assertEquals(kept, ["d"], "the sandbox's file is kept");
+      assertEquals(status.problems, []);
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});

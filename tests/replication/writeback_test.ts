@@ -2,7 +2,7 @@
  * Replica → master, end to end: write-back, conflicts, echo suppression, crash safety and
  * barriers, with master and replicas as separate processes on real sockets.
  */
-import { put } from "../_helpers/temp_dir.ts";
+import { put, putAtomic } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { assert, assertEquals } from "./_assert.ts";
@@ -82,7 +82,8 @@ Deno.test("a write-back racing an agent edit is rejected; the sandbox takes the 
     try {
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
       await put(m, "shared.txt", "agent edit");
-      await put(r, "shared.txt", "sandbox edit");
+      // In one step: a capture between a truncation and the write would send "" back.
+      await putAtomic(r, "shared.txt", "sandbox edit");
       const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
       assertEquals(tree.get("shared.txt"), `644 ${sha256OfText("agent edit")}`);
       const answered = await writeBacksAnswered(sandbox);
@@ -175,7 +176,9 @@ Deno.test("a burst of 1,000 sandbox writes arrives complete and in order", async
     try {
       await sandbox.command("sync-wait 20000");
       const names = Array.from({ length: 1000 }, (_, i) => `burst/f${String(i).padStart(4, "0")}`);
-      for (const name of names) await put(r, name, `content of ${name}`);
+      // Each in one step: a capture between a truncation and the write would record the
+      // empty file as a version of its own, and the path would come twice.
+      for (const name of names) await putAtomic(r, name, `content of ${name}`);
       const tree = await waitForSameTrees([m, r], { peers: [master, sandbox], timeoutMs: 60_000 });
       assertEquals(tree.size, 1000);
       const changes = await master.command<Iteration[]>("changes 0");
@@ -382,12 +385,6 @@ Deno.test("local writes over the write-back limit are refused locally and listed
     }
   });
 });
-
-/** Replaces a file atomically through a temp name Chronicle always ignores. */
-async function putAtomic(root: string, path: string, text: string): Promise<void> {
-  await Deno.writeTextFile(`${root}/${path}.chronicle-tmp`, text);
-  await Deno.rename(`${root}/${path}.chronicle-tmp`, `${root}/${path}`);
-}
 
 /** How many files the folders directly inside `dir` hold (0 while `dir` is missing). */
 function filesIn(dir: string): number {
