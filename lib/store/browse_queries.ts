@@ -1,6 +1,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import { columns } from "../db/mod.ts";
-import { iterationFromRow, type Store } from "./store.ts";
+import { iterationFromRow } from "./rows.ts";
+import type { Store } from "./store.ts";
 import { isFolderMode, type Iteration } from "./types.ts";
 
 /** Largest page any of these queries returns. */

@@ -3,12 +3,10 @@
  *
  * @module
  */
+export { type FileState, isSameState, type LiveState } from "./rows.ts";
 export {
-  type FileState,
   type FileStateChange,
-  isSameState,
   type ListOptions,
-  type LiveState,
   type RecordListener,
   type RecordOptions,
   Store,
