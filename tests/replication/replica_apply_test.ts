@@ -344,3 +344,82 @@ Deno.test("a version held back behind a write-back answered on a connection that
       assert.deepEqual(replica.status().problems, []);
     }, { backoffMinMs: 10 });
   }));
+
+/** A master's notification that `filepath` was removed. */
+function deletion(sequence: number, filepath: string): NotificationMessage {
+  return {
+    type: "Notification",
+    sequence: BigInt(sequence),
+    filepath,
+    content_hash: "",
+    size: 0n,
+    permissions: 0n,
+    is_deletion: true,
+    inline_content: null,
+  };
+}
+
+/** The master's answer to `msg`: every entry rejected as a conflict. */
+function allConflicts(msg: WriteBackMessage): WriteBackResultMessage {
+  return {
+    type: "WriteBackResult",
+    accepted: [],
+    rejected: msg.entries.map((e) => [e.local_seq, `conflict: "${e.filepath}" removed`]),
+  };
+}
+
+Deno.test("a folder the master removed goes once the replica's edit inside and its own mode change are both settled, the edit's first", () =>
+  withTempDir(async (root) => {
+    let paths: ReplicaPaths | undefined;
+    let first: WriteBackMessage | undefined;
+    // A master that removed folder `d` (and `d/a.txt` in it) while the replica edited
+    // `d/a.txt`, then changed `d`'s mode. The removal of `d/a.txt` is held back behind the
+    // edit; `d` is kept (it holds `d/a.txt`) and then held behind its mode change. The
+    // edit's conflict is released first, while `d`'s answer waits its turn: `d/a.txt`
+    // stays held back behind `d`. `d`'s release then removes `d/a.txt`, and `d` with it.
+    const script = async (master: Transport) => {
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(first ? 4 : 2));
+        } else if (msg.type === "CatchupRequest" && first) {
+          await master.send(heartbeat(4)); // a later connection: nothing new
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(notification(1, "d", 0o040755, ""));
+          await master.send(notification(2, "d/a.txt", 0o100644, "a file"));
+          await master.send(heartbeat(2));
+        } else if (msg.type === "WriteBack" && !first) {
+          first = msg; // the edit: answered with the mode change
+          await master.send(deletion(3, "d/a.txt"));
+          await master.send(deletion(4, "d"));
+        } else if (msg.type === "WriteBack") {
+          await master.send(allConflicts(first!));
+          await master.send(allConflicts(msg));
+          await master.send(heartbeat(4));
+        }
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      paths = openReplicaTables(workspace.store.db).paths;
+      await waitFor(
+        "d/a.txt on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/d/a.txt`) === "a file" &&
+          workspace.store.history("d/a.txt").length > 0,
+      );
+      await workspace.writeBytes("d/a.txt", text("edited on the replica"));
+      await waitFor(
+        "the removals decided: d/a.txt held back, d kept",
+        () =>
+          paths!.get("d/a.txt").deferred?.sequence === 3 && paths!.get("d").applied.sequence === 4,
+      );
+      await workspace.chmod("d", 0o700);
+      await waitFor(
+        "d and d/a.txt gone from the replica, recorded",
+        async () =>
+          await Deno.stat(`${root}/r/d`).then(() => false, () => true) &&
+          workspace.store.latest("d")?.deleted === true,
+      );
+      assert.deepEqual(replica.status().conflicts.map((c) => c.path).sort(), ["d", "d/a.txt"]);
+      assert.deepEqual(replica.status().problems, []);
+    });
+  }));
