@@ -1,3 +1,4 @@
+import { inTransaction } from "../db/mod.ts";
 import { log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import type { NotificationMessage } from "../wire/mod.ts";
@@ -142,7 +143,16 @@ export class ReplicaExecutor {
       case "rejected": {
         const { entry, reason } = action;
         if (action.conflict) metrics.conflicts.inc();
-        core.tables.conflicts.add(entry, reason, action.keep);
+        inTransaction(core.store.db, () => {
+          core.tables.conflicts.add(entry, reason, action.keep);
+          // The master's version is taken back by the release queued behind this answer;
+          // held back durably too, so that a connection ending first leaves it for the next.
+          if (action.keep === "upstream") {
+            for (const path of [entry.path, ...(entry.newPath === null ? [] : [entry.newPath])]) {
+              core.tables.paths.deferApplied(path);
+            }
+          }
+        });
         log("warn", "write-back rejected", {
           path: entry.path,
           operation: entry.operation,

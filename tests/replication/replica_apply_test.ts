@@ -423,3 +423,50 @@ Deno.test("a folder the master removed goes once the replica's edit inside and i
       assert.deepEqual(replica.status().problems, []);
     });
   }));
+
+Deno.test("a conflict answered on a connection that ended before its release still takes the master's version back on the next one", () =>
+  withTempDir(async (root) => {
+    let connections = 0;
+    // First connection: `f`; once the replica wrote `f`, a file with wrong inline bytes
+    // whose fetch is never answered (the release waits behind it), the conflict answering
+    // `f`, and the connection ends. The master's `f` is the version the replica applied
+    // already (as for the target of a rejected rename): nothing new for `f` comes again.
+    const script = async (master: Transport) => {
+      const connection = ++connections;
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(connection === 1 ? 1 : 2));
+        } else if (msg.type === "CatchupRequest" && connection === 1) {
+          await master.send(notification(1, "f", 0o100644, "a file"));
+          await master.send(heartbeat(1));
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(heartbeat(2));
+        } else if (msg.type === "WriteBack" && connection === 1) {
+          await master.send(notification(2, "other.txt", 0o100644, "the real bytes", "tampered"));
+          await master.send(conflictOnF(msg));
+        } else if (msg.type === "ContentFetchRequest" && connection === 1) {
+          master.close();
+        } else if (msg.type === "ContentFetchRequest") {
+          await master.send(fetchResponse(msg.content_hash, text("the real bytes")));
+        }
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      await editF(root, workspace);
+      await waitFor(
+        "other.txt fetched and written on a later connection",
+        async () => await readText(`${root}/r/other.txt`) === "the real bytes",
+      );
+      await waitFor(
+        "the master's f back on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/f`) === "a file" &&
+          workspace.store.latest("f")?.hash === sha256OfText("a file"),
+      );
+      assert.ok(connections >= 2);
+      assert.deepEqual(replica.status().conflicts.map((c) => [c.path, c.keptHash]), [
+        ["f", sha256OfText("edited on the replica")],
+      ]);
+      assert.deepEqual(replica.status().problems, []);
+    }, { backoffMinMs: 10 });
+  }));
