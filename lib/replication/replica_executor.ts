@@ -137,7 +137,22 @@ export class ReplicaExecutor {
         log("info", "full resync done", { sequence: action.sequence, removed: action.removed });
         return this.#dropAppliedIntents();
       case "accepted":
-        core.tables.paths.setAccepted(action.path, action.masterSeq);
+        inTransaction(core.store.db, () => {
+          const { paths } = core.tables;
+          paths.setAccepted(action.path, action.masterSeq);
+          // The master's removal of a rename's source comes before the sequence it
+          // answered, so its notification is skipped as superseded: without this the
+          // path would keep the version applied before, which a later conflict's release
+          // would take back (or skip), where the master has nothing.
+          if (action.removed && paths.get(action.path).applied.sequence < action.masterSeq) {
+            paths.setApplied(action.path, {
+              sequence: action.masterSeq,
+              hash: "",
+              mode: 0,
+              deleted: true,
+            });
+          }
+        });
         this.#acceptedHere.add(action.path);
         return;
       case "rejected": {

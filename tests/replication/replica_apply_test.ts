@@ -470,3 +470,56 @@ Deno.test("a conflict answered on a connection that ended before its release sti
       assert.deepEqual(replica.status().problems, []);
     }, { backoffMinMs: 10 });
   }));
+
+Deno.test("a rename the master accepted leaves its source removed as the master's: a later conflict at that path takes the removal back", () =>
+  withTempDir(async (root) => {
+    let paths: ReplicaPaths | undefined;
+    let renames = 0;
+    // The replica renames `f` to `g`: accepted, the master's answer naming the sequence of
+    // `g` (3), after the removal of `f` (2). The replica then renames `g` back to `f`,
+    // while the master changed `g`: a conflict. The master has no `f`.
+    const script = async (master: Transport) => {
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(renames === 0 ? 1 : renames === 1 ? 3 : 4));
+        } else if (msg.type === "CatchupRequest" && renames === 0) {
+          await master.send(notification(1, "f", 0o100644, "a file"));
+          await master.send(heartbeat(1));
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(heartbeat(renames === 1 ? 3 : 4));
+        } else if (msg.type === "WriteBack" && ++renames === 1) {
+          await master.send({
+            type: "WriteBackResult",
+            accepted: [[msg.entries[0]!.local_seq, 3n]],
+            rejected: [],
+          });
+          await master.send(deletion(2, "f"));
+          await master.send(notification(3, "g", 0o100644, "a file"));
+          await master.send(heartbeat(3));
+        } else if (msg.type === "WriteBack") {
+          await master.send(notification(4, "g", 0o100644, "the master's g"));
+          await master.send(allConflicts(msg));
+          await master.send(heartbeat(4));
+        }
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      paths = openReplicaTables(workspace.store.db).paths;
+      await waitFor(
+        "f on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/f`) === "a file" && workspace.store.history("f").length > 0,
+      );
+      await workspace.move("f", "g");
+      await waitFor("the master's g applied", () => paths!.get("g").applied.sequence === 3);
+      await workspace.move("g", "f");
+      await waitFor(
+        "the master's g back and f gone, recorded",
+        async () =>
+          await readText(`${root}/r/g`) === "the master's g" &&
+          await Deno.stat(`${root}/r/f`).then(() => false, () => true) &&
+          workspace.store.latest("f")?.deleted === true,
+      );
+      assert.deepEqual(replica.status().problems, []);
+    });
+  }));
