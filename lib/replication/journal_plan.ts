@@ -65,6 +65,7 @@ export function planJournalEntries(
   const creations: CapturedChange[] = [];
   const planned: NewJournalEntry[] = [];
   const folderRemovals = new Set<string>();
+  const replacedFolders = new Set<string>(); // folders replaced by a file or a link
   for (const change of changes) {
     const { current, previous } = change;
     if (context.filtered.has(current.path)) continue;
@@ -83,6 +84,9 @@ export function planJournalEntries(
         planned.push(journalEntryOf(current, "chmod", seen(current.path)));
       }
       continue;
+    }
+    if (wasLive && isFolderMode(previous.mode) && !isFolderMode(current.mode)) {
+      replacedFolders.add(current.path);
     }
     if (wasLive) planned.push(journalEntryOf(current, "write", seen(current.path)));
     else creations.push(change);
@@ -126,12 +130,14 @@ export function planJournalEntries(
     planned.push(journalEntryOf(creation.current, "write", seen(creation.current.path)));
   }
   // Folder removals after the rest, but before a write of a path holding a removed folder
-  // (a file that replaced a folder tree goes once that tree is gone).
+  // or of a folder replaced by a file (a file that replaced a folder tree goes once that
+  // tree is gone, even what of it was renamed out and captured after the file).
   const holdingRemoved = new Set([...folderRemovals].flatMap((path) => ancestorsOf(path)));
   const rank = (entry: NewJournalEntry) =>
     entry.operation === "delete" && folderRemovals.has(entry.path)
       ? 1
-      : entry.operation === "write" && holdingRemoved.has(entry.path)
+      : entry.operation === "write" &&
+          (holdingRemoved.has(entry.path) || replacedFolders.has(entry.path))
       ? 2
       : 0;
   return planned.sort((a, b) => rank(a) - rank(b) || a.sourceSeq - b.sourceSeq);

@@ -116,19 +116,27 @@ export class VersionApplier {
    * before what it holds), then for the paths inside each that were held back behind it.
    */
   async releaseAll(released: { path: string; restore: boolean }[]): Promise<void> {
+    const { tables, store } = this.#c.core;
     const sorted = [...released].sort((a, b) => pathDepth(a.path) - pathDepth(b.path));
     for (const { path, restore } of sorted) await this.release(path, restore);
+    const touched = sorted.map(({ path }) => path);
     for (const { path } of sorted) {
-      for (const inside of this.#c.core.tables.paths.deferredInside(path)) {
+      for (const inside of tables.paths.deferredInside(path)) {
         await this.release(inside, false);
+        touched.push(inside);
       }
     }
     // A folder the master removed was kept while it held what was just released (§8):
     // removed now if that left it empty, deepest first (one still holding something stays).
-    const folders = new Set(sorted.flatMap(({ path }) => ancestorsOf(path)));
+    // That includes a released folder itself, kept while what it held was released after
+    // it (held back behind it, or behind its own write-back).
+    const folders = new Set(touched.flatMap((path) => [path, ...ancestorsOf(path)]));
     for (const folder of [...folders].sort((a, b) => pathDepth(b) - pathDepth(a))) {
-      const { applied, deferred } = this.#c.core.tables.paths.get(folder);
-      if (applied.sequence > 0 && applied.deleted && !deferred) await this.release(folder, true);
+      const { applied, deferred } = tables.paths.get(folder);
+      if (applied.sequence === 0 || !applied.deleted || deferred) continue;
+      // Only a folder still here: a file's own release has decided it already.
+      const local = store.latest(folder);
+      if (local && !local.deleted && isFolderMode(local.mode)) await this.release(folder, true);
     }
   }
 

@@ -1,3 +1,4 @@
+import { inTransaction } from "../db/mod.ts";
 import { log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import type { NotificationMessage } from "../wire/mod.ts";
@@ -136,13 +137,37 @@ export class ReplicaExecutor {
         log("info", "full resync done", { sequence: action.sequence, removed: action.removed });
         return this.#dropAppliedIntents();
       case "accepted":
-        core.tables.paths.setAccepted(action.path, action.masterSeq);
+        inTransaction(core.store.db, () => {
+          const { paths } = core.tables;
+          paths.setAccepted(action.path, action.masterSeq);
+          // The master's removal of a rename's source comes before the sequence it
+          // answered, so its notification is skipped as superseded: without this the
+          // path would keep the version applied before, which a later conflict's release
+          // would take back (or skip), where the master has nothing.
+          if (action.removed && paths.get(action.path).applied.sequence < action.masterSeq) {
+            paths.setApplied(action.path, {
+              sequence: action.masterSeq,
+              hash: "",
+              mode: 0,
+              deleted: true,
+            });
+          }
+        });
         this.#acceptedHere.add(action.path);
         return;
       case "rejected": {
         const { entry, reason } = action;
         if (action.conflict) metrics.conflicts.inc();
-        core.tables.conflicts.add(entry, reason, action.keep);
+        inTransaction(core.store.db, () => {
+          core.tables.conflicts.add(entry, reason, action.keep);
+          // The master's version is taken back by the release queued behind this answer;
+          // held back durably too, so that a connection ending first leaves it for the next.
+          if (action.keep === "upstream") {
+            for (const path of [entry.path, ...(entry.newPath === null ? [] : [entry.newPath])]) {
+              core.tables.paths.deferApplied(path);
+            }
+          }
+        });
         log("warn", "write-back rejected", {
           path: entry.path,
           operation: entry.operation,

@@ -93,6 +93,22 @@ export class ReplicaPaths {
     ).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
   }
 
+  /**
+   * Holds back the master's version applied here, to take it back once the path's
+   * conflicts are released (a sandbox's rejected write): unless a later version is held
+   * back already. Durable, unlike the release queued for it: a connection that ends
+   * before that release runs leaves it for the next one (`deferredPaths`).
+   */
+  deferApplied(path: string): void {
+    this.#statement(
+      `INSERT INTO replica_paths (path, deferred_seq, deferred_hash, deferred_mode, deferred_deleted)
+       VALUES (?, 0, '', 0, 1)
+       ON CONFLICT (path) DO UPDATE SET deferred_seq = master_seq, deferred_hash = hash,
+         deferred_mode = mode, deferred_deleted = deleted
+       WHERE deferred_seq IS NULL`,
+    ).run(path);
+  }
+
   /** Records that the master accepted this replica's write of `path` as `sequence`. */
   setAccepted(path: string, sequence: number): void {
     this.#statement(

@@ -343,7 +343,14 @@ function answered(state: ReplicaState, entries: JournalEntry[]): ReplicaStep {
     const touched = entry.newPath === null ? [entry.path] : [entry.path, entry.newPath];
     if (entry.state === "accepted") {
       for (const path of touched) {
-        actions.push({ type: "accepted", path, masterSeq: entry.masterSeq ?? 0 });
+        const masterSeq = entry.masterSeq ?? 0;
+        const renamedFrom = entry.newPath !== null && path === entry.path;
+        actions.push({
+          type: "accepted",
+          path,
+          masterSeq,
+          ...(renamedFrom ? { removed: true } : {}),
+        });
         release.push({ path, restore: false });
       }
       continue;

@@ -163,8 +163,12 @@ export type ReplicaAction =
   | { type: "sweepResync"; sequence: number }
   /** Store that the resync is done at `sequence`, and forget apply notes applied since. */
   | { type: "resyncDone"; sequence: number; removed: number }
-  /** Record that the master accepted the write-back of `path` at `masterSeq`. */
-  | { type: "accepted"; path: string; masterSeq: number }
+  /**
+   * Record that the master accepted the write-back of `path` at `masterSeq`; `removed`
+   * when `path` is an accepted rename's source, which the master removed (at a sequence
+   * before `masterSeq`, whose notification is then superseded and skipped).
+   */
+  | { type: "accepted"; path: string; masterSeq: number; removed?: true }
   /** Record a rejected write-back; `keep: "upstream"` when the master's version is taken. */
   | {
     type: "rejected";

@@ -461,6 +461,22 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         0,
       ]],
     },
+    {
+      description:
+        "a file replacing a folder of files comes after their removals and renames, even a rename captured after it",
+      changes: [
+        { current: it("x/a", 5, ""), previous: it("x/a", 3, "h") },
+        { current: it("x/b", 6, ""), previous: it("x/b", 3, "h3") },
+        { current: it("x", 7, "h2"), previous: it("x", 1, EMPTY, DIR) },
+        { current: it("y/b", 8, "h3"), previous: undefined },
+      ],
+      expected: [["delete", "x/a", null, 0], ["rename", "x/b", "y/b", 0], [
+        "write",
+        "x",
+        null,
+        0,
+      ]],
+    },
   ];
   for (const { description, changes, context, expected } of table) {
     const entries = planJournalEntries(changes, context ?? none);

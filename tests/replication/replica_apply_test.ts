@@ -344,3 +344,182 @@ Deno.test("a version held back behind a write-back answered on a connection that
       assert.deepEqual(replica.status().problems, []);
     }, { backoffMinMs: 10 });
   }));
+
+/** A master's notification that `filepath` was removed. */
+function deletion(sequence: number, filepath: string): NotificationMessage {
+  return {
+    type: "Notification",
+    sequence: BigInt(sequence),
+    filepath,
+    content_hash: "",
+    size: 0n,
+    permissions: 0n,
+    is_deletion: true,
+    inline_content: null,
+  };
+}
+
+/** The master's answer to `msg`: every entry rejected as a conflict. */
+function allConflicts(msg: WriteBackMessage): WriteBackResultMessage {
+  return {
+    type: "WriteBackResult",
+    accepted: [],
+    rejected: msg.entries.map((e) => [e.local_seq, `conflict: "${e.filepath}" removed`]),
+  };
+}
+
+Deno.test("a folder the master removed goes once the replica's edit inside and its own mode change are both settled, the edit's first", () =>
+  withTempDir(async (root) => {
+    let paths: ReplicaPaths | undefined;
+    let first: WriteBackMessage | undefined;
+    // A master that removed folder `d` (and `d/a.txt` in it) while the replica edited
+    // `d/a.txt`, then changed `d`'s mode. The removal of `d/a.txt` is held back behind the
+    // edit; `d` is kept (it holds `d/a.txt`) and then held behind its mode change. The
+    // edit's conflict is released first, while `d`'s answer waits its turn: `d/a.txt`
+    // stays held back behind `d`. `d`'s release then removes `d/a.txt`, and `d` with it.
+    const script = async (master: Transport) => {
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(first ? 4 : 2));
+        } else if (msg.type === "CatchupRequest" && first) {
+          await master.send(heartbeat(4)); // a later connection: nothing new
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(notification(1, "d", 0o040755, ""));
+          await master.send(notification(2, "d/a.txt", 0o100644, "a file"));
+          await master.send(heartbeat(2));
+        } else if (msg.type === "WriteBack" && !first) {
+          first = msg; // the edit: answered with the mode change
+          await master.send(deletion(3, "d/a.txt"));
+          await master.send(deletion(4, "d"));
+        } else if (msg.type === "WriteBack") {
+          await master.send(allConflicts(first!));
+          await master.send(allConflicts(msg));
+          await master.send(heartbeat(4));
+        }
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      paths = openReplicaTables(workspace.store.db).paths;
+      await waitFor(
+        "d/a.txt on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/d/a.txt`) === "a file" &&
+          workspace.store.history("d/a.txt").length > 0,
+      );
+      await workspace.writeBytes("d/a.txt", text("edited on the replica"));
+      await waitFor(
+        "the removals decided: d/a.txt held back, d kept",
+        () =>
+          paths!.get("d/a.txt").deferred?.sequence === 3 && paths!.get("d").applied.sequence === 4,
+      );
+      await workspace.chmod("d", 0o700);
+      await waitFor(
+        "d and d/a.txt gone from the replica, recorded",
+        async () =>
+          await Deno.stat(`${root}/r/d`).then(() => false, () => true) &&
+          workspace.store.latest("d")?.deleted === true,
+      );
+      assert.deepEqual(replica.status().conflicts.map((c) => c.path).sort(), ["d", "d/a.txt"]);
+      assert.deepEqual(replica.status().problems, []);
+    });
+  }));
+
+Deno.test("a conflict answered on a connection that ended before its release still takes the master's version back on the next one", () =>
+  withTempDir(async (root) => {
+    let connections = 0;
+    // First connection: `f`; once the replica wrote `f`, a file with wrong inline bytes
+    // whose fetch is never answered (the release waits behind it), the conflict answering
+    // `f`, and the connection ends. The master's `f` is the version the replica applied
+    // already (as for the target of a rejected rename): nothing new for `f` comes again.
+    const script = async (master: Transport) => {
+      const connection = ++connections;
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(connection === 1 ? 1 : 2));
+        } else if (msg.type === "CatchupRequest" && connection === 1) {
+          await master.send(notification(1, "f", 0o100644, "a file"));
+          await master.send(heartbeat(1));
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(heartbeat(2));
+        } else if (msg.type === "WriteBack" && connection === 1) {
+          await master.send(notification(2, "other.txt", 0o100644, "the real bytes", "tampered"));
+          await master.send(conflictOnF(msg));
+        } else if (msg.type === "ContentFetchRequest" && connection === 1) {
+          master.close();
+        } else if (msg.type === "ContentFetchRequest") {
+          await master.send(fetchResponse(msg.content_hash, text("the real bytes")));
+        }
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      await editF(root, workspace);
+      await waitFor(
+        "other.txt fetched and written on a later connection",
+        async () => await readText(`${root}/r/other.txt`) === "the real bytes",
+      );
+      await waitFor(
+        "the master's f back on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/f`) === "a file" &&
+          workspace.store.latest("f")?.hash === sha256OfText("a file"),
+      );
+      assert.ok(connections >= 2);
+      assert.deepEqual(replica.status().conflicts.map((c) => [c.path, c.keptHash]), [
+        ["f", sha256OfText("edited on the replica")],
+      ]);
+      assert.deepEqual(replica.status().problems, []);
+    }, { backoffMinMs: 10 });
+  }));
+
+Deno.test("a rename the master accepted leaves its source removed as the master's: a later conflict at that path takes the removal back", () =>
+  withTempDir(async (root) => {
+    let paths: ReplicaPaths | undefined;
+    let renames = 0;
+    // The replica renames `f` to `g`: accepted, the master's answer naming the sequence of
+    // `g` (3), after the removal of `f` (2). The replica then renames `g` back to `f`,
+    // while the master changed `g`: a conflict. The master has no `f`.
+    const script = async (master: Transport) => {
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(renames === 0 ? 1 : renames === 1 ? 3 : 4));
+        } else if (msg.type === "CatchupRequest" && renames === 0) {
+          await master.send(notification(1, "f", 0o100644, "a file"));
+          await master.send(heartbeat(1));
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(heartbeat(renames === 1 ? 3 : 4));
+        } else if (msg.type === "WriteBack" && ++renames === 1) {
+          await master.send({
+            type: "WriteBackResult",
+            accepted: [[msg.entries[0]!.local_seq, 3n]],
+            rejected: [],
+          });
+          await master.send(deletion(2, "f"));
+          await master.send(notification(3, "g", 0o100644, "a file"));
+          await master.send(heartbeat(3));
+        } else if (msg.type === "WriteBack") {
+          await master.send(notification(4, "g", 0o100644, "the master's g"));
+          await master.send(allConflicts(msg));
+          await master.send(heartbeat(4));
+        }
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      paths = openReplicaTables(workspace.store.db).paths;
+      await waitFor(
+        "f on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/f`) === "a file" && workspace.store.history("f").length > 0,
+      );
+      await workspace.move("f", "g");
+      await waitFor("the master's g applied", () => paths!.get("g").applied.sequence === 3);
+      await workspace.move("g", "f");
+      await waitFor(
+        "the master's g back and f gone, recorded",
+        async () =>
+          await readText(`${root}/r/g`) === "the master's g" &&
+          await Deno.stat(`${root}/r/f`).then(() => false, () => true) &&
+          workspace.store.latest("f")?.deleted === true,
+      );
+      assert.deepEqual(replica.status().problems, []);
+    });
+  }));

@@ -485,6 +485,7 @@ Deno.test(
 const accepted = entry("accepted", "a.txt", null);
 const conflict = entry("rejected", "b.txt", 'conflict: "b.txt" changed at sequence 3');
 const refused = entry("rejected", "c.txt", "refused: not allowed");
+const renamed: JournalEntry = { ...accepted, operation: "rename", newPath: "d.txt" };
 
 Deno.test(
   "stepReplica() records write-back answers and releases their paths in turn",
@@ -499,6 +500,24 @@ Deno.test(
           {
             type: "enqueue",
             item: { type: "Release", paths: [{ path: "a.txt", restore: false }] },
+          },
+        ],
+      },
+    },
+    {
+      description: "an accepted rename: its source is recorded as removed by the master",
+      input: { state: live, event: { type: "answered", entries: [renamed] } },
+      expected: {
+        state: { ...live, releasing: new Map([["a.txt", 1], ["d.txt", 1]]) },
+        actions: [
+          { type: "accepted", path: "a.txt", masterSeq: 25, removed: true },
+          { type: "accepted", path: "d.txt", masterSeq: 25 },
+          {
+            type: "enqueue",
+            item: {
+              type: "Release",
+              paths: [{ path: "a.txt", restore: false }, { path: "d.txt", restore: false }],
+            },
           },
         ],
       },
