@@ -333,6 +333,8 @@ export class ReplicaSession {
 
   async #applyNotifications(msgs: NotificationMessage[]): Promise<void> {
     if (this.#state.resync) { for (const msg of msgs) this.#resync.saw(msg.filepath); }
+    // What was not prefetched as it arrived (too far ahead) is fetched from here on.
+    for (const msg of msgs) this.#executor.prefetch(msg, false);
     const applier = this.#applier;
     applier.lostFetches = [];
     await applier.applyVersions(msgs.map((msg) => ({
