@@ -66,6 +66,7 @@ export class ContentFetcher {
   readonly #ensuring = new Map<string, Promise<void>>();
   readonly #limiter: TaskLimiter;
   #failed: unknown = null;
+  #needed = 0;
 
   /** @param options See {@linkcode ContentFetcherOptions}. */
   constructor(options: ContentFetcherOptions) {
@@ -81,6 +82,32 @@ export class ContentFetcher {
   /** Requests sent and not answered yet, or waiting for a slot. */
   get inFlight(): number {
     return this.#limiter.pending;
+  }
+
+  /**
+   * Calls to {@linkcode ContentFetcher.need} not settled yet: someone is blocked on an
+   * answer, so the connection must keep being read even when reading is paused otherwise.
+   */
+  get needed(): number {
+    return this.#needed;
+  }
+
+  /**
+   * Like {@linkcode ContentFetcher.ensure}, for a caller that cannot go on without the
+   * content (the applier), counted in {@linkcode ContentFetcher.needed} until it settles.
+   * A prefetch uses `ensure`: its answer may wait while reading is paused.
+   *
+   * @param hash The content hash.
+   * @param size The content's size when known.
+   * @throws As {@linkcode ContentFetcher.ensure} does.
+   */
+  async need(hash: string, size?: number): Promise<void> {
+    this.#needed++;
+    try {
+      await this.ensure(hash, size);
+    } finally {
+      this.#needed--;
+    }
   }
 
   /**

@@ -364,7 +364,7 @@ export class VersionApplier {
       }
     }
     try {
-      await this.#c.fetcher.ensure(hash);
+      await this.#c.fetcher.need(hash);
       return true;
     } catch (error) {
       if (this.#c.closing() || error instanceof TransportClosedError) {

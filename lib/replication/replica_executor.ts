@@ -11,6 +11,9 @@ import type { ApplyItem, BarrierResult, ReplicaAction, ReplicaEvent } from "./re
 import type { Transport } from "./transports/mod.ts";
 import type { WritebackLoop } from "./writeback_loop.ts";
 
+/** Fetches pending beyond which a notification arriving is not prefetched (see `prefetch`). */
+const PREFETCH_AHEAD = 512;
+
 /** The parts of one connection the executor acts on. */
 export interface SessionParts {
   /** The replica. */
@@ -183,9 +186,18 @@ export class ReplicaExecutor {
     }
   }
 
-  /** Starts fetching content a notification will need, so fetches overlap. */
-  prefetch(msg: NotificationMessage): void {
+  /**
+   * Starts fetching content a notification will need, so fetches overlap.
+   *
+   * @param msg The notification.
+   * @param ahead Whether it is fetched ahead of the applier (as it arrives): then nothing
+   * is started once {@linkcode PREFETCH_AHEAD} fetches are pending. Each pending fetch
+   * holds its promises until answered, and during a long catch-up thousands of queued
+   * notifications would; the applier starts the rest when it takes their batch.
+   */
+  prefetch(msg: NotificationMessage, ahead = true): void {
     if (msg.is_deletion || msg.inline_content !== null) return;
+    if (ahead && this.#p.fetcher.inFlight >= PREFETCH_AHEAD) return;
     const { store, filter } = this.#p.core;
     if (filter.toReplica.ignores(msg.filepath)) return;
     if (store.latest(msg.filepath)?.hash === msg.content_hash) return;

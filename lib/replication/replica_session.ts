@@ -107,7 +107,7 @@ export class ReplicaSession {
       writeback: this.#writeback,
       applier: this.#applier,
       resync: this.#resync,
-      enqueue: (item) => this.#items.push(item),
+      enqueue: (item) => this.#items.push(ownInline(item)),
       close: (reason) => this.close(reason),
       resolveBarrier: (id, result) => this.#settle(id, result),
       step: (event) => this.step(event),
@@ -221,10 +221,12 @@ export class ReplicaSession {
         // Routing runs no action that waits: nothing to await here.
         this.step({ type: "message", message: msg, now: this.#clock.now() });
         if (!wasClosing && this.#closing) break; // the message itself was refused
-        // Back-pressure: stop reading while the applier is far behind, unless content
-        // answers it waits for are still to come (they arrive on this same stream).
+        // Back-pressure: stop reading while the applier is far behind, unless it waits
+        // for a content answer (they arrive on this same stream). Prefetches still in
+        // flight do not count: while the master streams a catch-up they nearly always
+        // are, and counting them let the queue grow to the whole catch-up.
         while (
-          this.#items.size > MAX_QUEUED && this.#fetcher.inFlight === 0 && !this.#closing
+          this.#items.size > MAX_QUEUED && this.#fetcher.needed === 0 && !this.#closing
         ) {
           this.step({ type: "paused", now: this.#clock.now() }); // we are the ones not reading
           await new Promise<void>((resolve) => this.#clock.set(resolve, 5));
@@ -331,6 +333,8 @@ export class ReplicaSession {
 
   async #applyNotifications(msgs: NotificationMessage[]): Promise<void> {
     if (this.#state.resync) { for (const msg of msgs) this.#resync.saw(msg.filepath); }
+    // What was not prefetched as it arrived (too far ahead) is fetched from here on.
+    for (const msg of msgs) this.#executor.prefetch(msg, false);
     const applier = this.#applier;
     applier.lostFetches = [];
     await applier.applyVersions(msgs.map((msg) => ({
@@ -375,4 +379,17 @@ export class ReplicaSession {
       .filter((item): item is NotificationMessage => item.type === "Notification");
     core.carried = carriedNotifications([...this.#carry, ...queued], core.applied, MAX_CARRIED);
   }
+}
+
+/**
+ * The item, its inline content copied out when it is a view into a larger buffer. The
+ * decoder's byte vectors alias the received chunk (64 KiB or more): a queued notification
+ * holding a 2 KiB view would keep the whole chunk alive until it is applied, thousands of
+ * them at a time during a catch-up.
+ */
+function ownInline(item: ApplyItem): ApplyItem {
+  if (item.type !== "Notification") return item;
+  const inline = item.inline_content;
+  if (inline === null || inline.byteLength === inline.buffer.byteLength) return item;
+  return { ...item, inline_content: inline.slice() };
 }

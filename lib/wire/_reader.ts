@@ -5,6 +5,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Longest string decoded by the plain ASCII loop instead of `TextDecoder`. */
 const SHORT_STRING = 64;
+/** Scratch for the character codes of one short ASCII string (decoding is synchronous). */
+const ASCII_CODES: number[] = [];
 
 /**
  * One DataView per underlying buffer: frames cut from one received chunk, or encoded
@@ -156,16 +158,20 @@ export class Reader {
     const start = this.#pos;
     const end = start + n;
     if (n <= SHORT_STRING) {
-      let s = "";
+      // One call makes one flat string. Appending a character at a time would make a
+      // chain of up to 64 cons strings (about 2 KiB for a 64-character hash), which a
+      // replica keeps for every queued notification's path and hash.
+      const codes = ASCII_CODES;
+      codes.length = n;
       let i = start;
       for (; i < end; i++) {
         const c = bytes[i]!;
         if (c >= 0x80) break;
-        s += String.fromCharCode(c);
+        codes[i - start] = c;
       }
       if (i === end) {
         this.#pos = end;
-        return s;
+        return String.fromCharCode.apply(null, codes);
       }
     }
     let s: string;

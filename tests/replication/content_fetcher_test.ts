@@ -179,3 +179,37 @@ Deno.test("ContentFetcher keeps the bytes it expects in flight within its budget
     for (const hash of hashes) assertEquals(sha256Hex(await target.readBytes(hash)), hash);
   }, { limits, release });
 });
+
+Deno.test("ContentFetcher counts as needed only the fetches a caller waits on, until they settle", async () => {
+  const held: (() => Promise<void>)[] = [];
+  await withFetcher(async ({ source, target, fetcher, requests }) => {
+    const prefetched = await source.putBytes(pseudoRandomBytes(5_000, 7));
+    const wanted = await source.putBytes(pseudoRandomBytes(5_000, 8));
+    const prefetch = fetcher.ensure(prefetched.hash);
+    await waitFor("the prefetch's request", () => requests.length === 1);
+    assertEquals(fetcher.needed, 0, "a prefetch is not needed");
+    assertEquals(fetcher.inFlight, 1);
+    const need = fetcher.need(wanted.hash);
+    const needSame = fetcher.need(prefetched.hash); // joins the prefetch
+    assertEquals(fetcher.needed, 2);
+    // The responder takes one request at a time: answer each as it comes.
+    for (let answered = 0; answered < 2; answered++) {
+      await waitFor("a held answer", () => held.length === 1);
+      // The first answer settles the need that joined the prefetch; the other stays.
+      await waitFor(`${2 - answered} needed`, () => fetcher.needed === 2 - answered);
+      await held.pop()!();
+    }
+    await Promise.all([prefetch, need, needSame]);
+    assertEquals(fetcher.needed, 0);
+    assertEquals(await target.readBytes(wanted.hash), pseudoRandomBytes(5_000, 8));
+    // A need that fails (the connection is gone) is no longer counted either.
+    const missing = await source.putBytes(pseudoRandomBytes(5_000, 9));
+    const lost = fetcher.need(missing.hash);
+    assertEquals(fetcher.needed, 1);
+    fetcher.fail(new Error("connection closed"));
+    await assertRejects(() => lost);
+    assertEquals(fetcher.needed, 0);
+  }, {
+    release: (sendAnswer) => new Promise<void>((done) => held.push(() => sendAnswer().then(done))),
+  });
+});
