@@ -16,7 +16,7 @@
  */
 import { join } from "node:path";
 import { createApp } from "../lib/http/mod.ts";
-import { filesRoutes } from "../lib/http/mod.ts";
+import { eventsRoutes, filesRoutes } from "../lib/http/mod.ts";
 import { DEFAULT_SNAPSHOT_CONFIG, openWorkspaceSnapshots } from "../lib/snapshot/mod.ts";
 import type { NewIteration } from "../lib/store/mod.ts";
 import { uiApiRoutes, uiStaticRoutes } from "../lib/ui/mod.ts";
@@ -43,6 +43,7 @@ export async function run(quick: boolean): Promise<string[]> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "chronicle-ui-bench-" }));
   const workspace = await Workspace.open({ root: join(root) });
   let server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  const events = new AbortController(); // ends the page's live feed before the shutdown
   try {
     record(workspace, files);
     const snapshots = openWorkspaceSnapshots(workspace, {
@@ -52,7 +53,12 @@ export async function run(quick: boolean): Promise<string[]> {
     const app = createApp({
       token: undefined,
       trustedCaller: false,
-      routes: [filesRoutes(workspace), uiStaticRoutes(), uiApiRoutes({ workspace, snapshots })],
+      routes: [
+        filesRoutes(workspace),
+        eventsRoutes(workspace.store, { signal: events.signal }),
+        uiStaticRoutes(),
+        uiApiRoutes({ workspace, snapshots }),
+      ],
     });
     server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
     const base = `http://127.0.0.1:${server.addr.port}`;
@@ -106,6 +112,7 @@ export async function run(quick: boolean): Promise<string[]> {
       await browser.close();
     }
   } finally {
+    events.abort();
     await server?.shutdown();
     await workspace.close();
     await Deno.remove(root, { recursive: true }).catch(() => undefined);
