@@ -10,7 +10,14 @@ import {
   iterationDiffToJson,
 } from "../history/mod.ts";
 import { PathError } from "../paths/mod.ts";
-import { isFolderMode, type Iteration, ORIGINS, S_IFLNK, S_IFMT } from "../store/mod.ts";
+import {
+  isFolderMode,
+  type Iteration,
+  listToDepth,
+  ORIGINS,
+  S_IFLNK,
+  S_IFMT,
+} from "../store/mod.ts";
 import { ForbiddenWriteError, type Workspace } from "../workspace/mod.ts";
 import { HttpError } from "./errors.ts";
 import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
@@ -27,11 +34,10 @@ export function filesRoutes(workspace: Workspace): Routes {
     const dir = c.req.query("path") ?? "";
     const depth = optionalInteger(c.req.query("depth"), "depth", 0);
     const normalized = dir === "" || dir === "/" ? "" : checked(workspace, dir);
-    const entries = listEntries(
-      store.list(normalized === "" ? {} : { dir: normalized }),
-      normalized,
-      depth,
-    );
+    const live = depth === undefined
+      ? store.list(normalized === "" ? {} : { dir: normalized })
+      : listToDepth(store, normalized, depth);
+    const entries = listEntries(live, normalized, depth);
     return c.json({ path: normalized, entries });
   });
 

@@ -27,6 +27,7 @@ export {
   type FolderPage,
   folderPage,
   historyPage,
+  listToDepth,
   MAX_PAGE,
   origins,
   searchPaths,

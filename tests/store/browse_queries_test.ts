@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { folderPage, type NewIteration, S_IFDIR, Store } from "../../lib/store/mod.ts";
+import { folderPage, listToDepth, type NewIteration, S_IFDIR, Store } from "../../lib/store/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
 const EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -66,6 +66,67 @@ Deno.test("folderPage() lists a recorded folder once, as a folder, whatever the 
         () => assert.deepEqual(walk(store, "a", 1), ["dir:a/deep", "file:a/x.txt"]),
       );
       await t.step("an empty folder", () => assert.deepEqual(walk(store, "empty", 5), []));
+    } finally {
+      store.close();
+    }
+  });
+});
+
+/**
+ * What `listToDepth` promises, from the whole listing: every path down to `depth`, the
+ * first level's paths themselves, and the first path under each folder at the cut level.
+ */
+function expectedToDepth(all: string[], dir: string, depth: number): string[] {
+  const prefix = dir === "" ? "" : `${dir}/`;
+  const base = dir === "" ? 0 : dir.split("/").length;
+  const cut = base + Math.max(depth, 1);
+  const seen = new Set<string>();
+  return all.filter((path) => {
+    if (!path.startsWith(prefix)) return false;
+    const segments = path.split("/");
+    const folder = segments.slice(0, cut).join("/");
+    if (segments.length - base <= depth || folder === path) return true;
+    if (seen.has(folder)) return false;
+    seen.add(folder);
+    return true;
+  });
+}
+
+Deno.test("listToDepth() returns what a cut listing needs, on trees with awkward names", async (t) => {
+  // Names around '/' in byte order ('-', '.', '0' and non-ASCII sort on both sides of a
+  // folder's children), recorded and implied folders, deleted paths.
+  const names = ["a", "a-b", "a.txt", "a0", "b", "é", "z z", "日本"];
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  await withTempDir(async (dir) => {
+    const store = Store.open(`${dir}/chronicle.db`);
+    try {
+      const paths = new Set<string>();
+      for (let i = 0; i < 400; i++) {
+        const levels = 1 + random(4);
+        paths.add(Array.from({ length: levels }, () => names[random(names.length)]).join("/"));
+      }
+      // A path that is also a folder of deeper paths is recorded as a folder.
+      const sorted = [...paths].sort();
+      const isParent = (path: string) => sorted.some((other) => other.startsWith(`${path}/`));
+      store.record(sorted.map((path) => isParent(path) ? folder(path) : file(path)));
+      const gone = sorted.filter((_, i) => i % 7 === 3 && !isParent(sorted[i]!));
+      store.record(gone.map((path) => ({ ...file(path), deleted: true })));
+      const live = (under: string) =>
+        store.list(under === "" ? {} : { dir: under }).map((i) => i.path).filter((p) =>
+          p !== under
+        );
+      for (const under of ["", "a", "a/a-b", "é", "日本/z z", "missing"]) {
+        for (const depth of [0, 1, 2, 3, 9]) {
+          await t.step(`"${under}" to depth ${depth}`, () => {
+            const got = listToDepth(store, under, depth).map((i) => i.path);
+            assert.deepEqual(got, expectedToDepth(live(under), under, depth));
+          });
+        }
+      }
     } finally {
       store.close();
     }
