@@ -14,6 +14,8 @@
  *   `_lib/memory_probe.ts`), which tells JavaScript objects from native memory.
  *
  * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs 2,000 files and three replicas.
+ * `CHRONICLE_SCALE_FILES=N` and `CHRONICLE_SCALE_REPLICAS=N` set those counts (0 copies skips
+ * that phase: only the scan and the first replica's initial sync, and its memory).
  * `CHRONICLE_SCALE_V8_FLAGS` gives every `chronicle` process V8 flags (for example
  * `--optimize-for-size`, which bounds the heap's growth), to compare their memory and time.
  *
@@ -66,8 +68,8 @@ interface MemoryFigure {
  */
 export async function run(quick: boolean): Promise<string[]> {
   const v8Flags = Deno.env.get("CHRONICLE_SCALE_V8_FLAGS") ?? "";
-  const files = quick ? 2_000 : 100_000;
-  const replicas = quick ? 3 : 10;
+  const files = countFromEnv("CHRONICLE_SCALE_FILES") ?? (quick ? 2_000 : 100_000);
+  const replicas = countFromEnv("CHRONICLE_SCALE_REPLICAS") ?? (quick ? 3 : 10);
   const base = await Deno.makeTempDir({ prefix: "chronicle-scale-bench-" });
   const children: Child[] = [];
   const spawn = (workspace: string, args: string[]): Probed => {
@@ -119,7 +121,10 @@ export async function run(quick: boolean): Promise<string[]> {
     // The others: copies of the synced replica, each under a sandbox id of its own, so the
     // master holds ten connected and synced replicas without serving nine more initial
     // syncs (on a shared 2-core machine those take long; one sync's peak is measured above).
-    progress(`first replica synced in ${formatNumber(syncMs)} ms; master ${figure(whileOne)}`);
+    progress(
+      `first replica synced in ${formatNumber(syncMs)} ms; master ${figure(whileOne)}; ` +
+        `replica ${figure(firstReplica.peak)} at most`,
+    );
     await firstReplica.child.stop();
     const others: Probed[] = [];
     for (let i = 0; i < replicas; i++) {
@@ -178,6 +183,17 @@ export async function run(quick: boolean): Promise<string[]> {
     await Promise.all(children.map((child) => child.stop()));
     await discard(base);
   }
+}
+
+/** A count from the environment variable `name`, or `undefined` when it is not set. */
+function countFromEnv(name: string): number | undefined {
+  const text = Deno.env.get(name);
+  if (text === undefined || text === "") return undefined;
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 0) {
+    throw new TypeError(`${name} must be a whole number, not "${text}"`);
+  }
+  return count;
 }
 
 /** A phase's figures on stderr as it ends: a long run shows where it is. */
