@@ -17,7 +17,9 @@ import {
   withDirs,
 } from "./_harness.ts";
 import { sha256Hex } from "../../lib/cas/mod.ts";
-import { connectUnix, startMaster, type Transport } from "../../lib/replication/mod.ts";
+import { connectUnix, listenUnix, startMaster, type Transport } from "../../lib/replication/mod.ts";
+import { ReplicaCore } from "../../lib/replication/replica_core.ts";
+import { ReplicaSession } from "../../lib/replication/replica_session.ts";
 import { ACK_EVERY } from "../../lib/replication/replica_state.ts";
 import type { NotificationMessage, WireMessage } from "../../lib/wire/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
@@ -211,6 +213,59 @@ Deno.test("replicas behind a window far below their ack interval sync, fetch and
       });
     } finally {
       await stopPeers(replica, master);
+    }
+  });
+});
+
+Deno.test("a replica ends the connection of a master that ignores the window while it waits for content", async () => {
+  await withTempDir(async (root) => {
+    await Deno.mkdir(`${root}/r`);
+    let sent = 0;
+    // A master that streams notifications without end and never answers a content fetch:
+    // the replica's applier waits on content, so reading cannot pause.
+    const server = await listenUnix({
+      path: `${root}/m.sock`,
+      onTransport: async (master: Transport) => {
+        const reading = (async () => {
+          for await (const msg of master.messages()) {
+            if (msg.type === "CatchupRequest") break;
+          }
+        })();
+        await reading.catch(() => {});
+        try {
+          for (let i = 0; i < 100_000; i++) {
+            await master.send({
+              type: "Notification",
+              sequence: BigInt(i + 1),
+              filepath: `f/${i}`,
+              content_hash: sha256Hex(new TextEncoder().encode(`content ${i}`)),
+              size: 5000n,
+              permissions: 0o100644n,
+              is_deletion: false,
+              inline_content: null,
+            });
+            sent++;
+          }
+        } catch {
+          master.close(); // the replica ended the connection
+        }
+      },
+    });
+    const workspace = await Workspace.open({ root: `${root}/r` });
+    const session = new ReplicaSession(
+      new ReplicaCore({ workspace, heartbeatMs: 200 }),
+      await connectUnix(`${root}/m.sock`),
+    );
+    const ended = session.run();
+    try {
+      const reason = await waitFor("the replica to leave", () => session.closeReason);
+      assert(/does not keep its window/.test(reason), reason);
+      assert(sent > 16_384 && sent < 100_000, `${sent} sent before the replica left`);
+    } finally {
+      session.close("test done");
+      await ended;
+      await server.close();
+      await workspace.close();
     }
   });
 });
