@@ -68,10 +68,10 @@ export interface MasterOptions {
   barrierTimeoutMs?: number;
   /**
    * Notifications sent to a replica beyond its last `Ack` before the master waits for one
-   * (PROTOCOL.md §3). @default {2048}
+   * (PROTOCOL.md §3). @default {4096}
    */
   windowItems?: number;
-  /** Notification bytes sent to a replica beyond its last `Ack`. @default {4194304} */
+  /** Notification bytes sent to a replica beyond its last `Ack`. @default {16777216} */
   windowBytes?: number;
   /**
    * Who may connect over WebSocket, decided by the daemon from its configuration.

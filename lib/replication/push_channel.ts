@@ -68,13 +68,14 @@ export interface PushChannelOptions {
 export type { ChannelMode } from "./channel_state.ts";
 
 /**
- * Notifications a replica is sent beyond its last `Ack` (PROTOCOL.md §3): enough to keep a
- * catch-up streaming while the replica acknowledges every 256, few enough that what it has
- * received and not applied stays a few MiB.
+ * Notifications a replica is sent beyond its last `Ack` (PROTOCOL.md §3). A replica applies
+ * up to 2,048 at once (`APPLY_BATCH`) and acknowledges after each batch: twice that lets the
+ * master send the next batch while the replica applies one, so a catch-up streams; what the
+ * replica has received and not applied stays a few MiB.
  */
-export const WINDOW_ITEMS = 2048;
+export const WINDOW_ITEMS = 4096;
 /** Notification bytes (inline content included) a replica is sent beyond its last `Ack`. */
-export const WINDOW_BYTES = 4 * 1024 * 1024;
+export const WINDOW_BYTES = 16 * 1024 * 1024;
 
 /** Bytes handed to the transport before the sender waits for them to be written. */
 const IN_FLIGHT_BYTES = 1024 * 1024;

@@ -22,14 +22,14 @@ import { WritebackLoop } from "./writeback_loop.ts";
 
 /**
  * Items queued for the applier, and inline-content bytes, beyond which reading from the
- * master pauses. The master sends at most its window beyond our last `Ack` (2,048
- * notifications, 4 MiB; PROTOCOL.md §3), and we acknowledge at least every `ACK_EVERY`
+ * master pauses. The master sends at most its window beyond our last `Ack` (4,096
+ * notifications, 16 MiB; PROTOCOL.md §3), and we acknowledge at least every `ACK_EVERY`
  * applied and whenever the queue runs empty: with a master keeping the window the queue
  * stays below these, and reading never pauses. They are for a master that does not (an
  * older one, a hostile one), and for heartbeats piling up behind a stalled applier.
  */
-const MAX_QUEUED = 4096;
-const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
+const MAX_QUEUED = 8192;
+const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 /**
  * Past these the connection ends. Reading cannot pause while the applier waits for a
  * content answer (it comes on the same stream), so a master ignoring the window could
