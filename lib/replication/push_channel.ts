@@ -99,12 +99,10 @@ const REPLAY_CONCURRENCY = 16;
  * transitions and the barriers' answers are decided by the pure {@linkcode stepChannel};
  * this class holds the queue and the connection and applies what it decides.
  *
- * The window: a notification is sent only while {@linkcode windowOpen} (at most
- * `windowItems` notifications and `windowBytes` bytes sent and not acknowledged, told by
- * {@linkcode PushChannel.acked}); until an `Ack` opens it again, replay and live wait
- * (the replay's page where it stopped, the live queue in its bounds) while control
- * messages, heartbeats and barrier answers still go. A notification held by the window is
- * not handed: `sentThrough`, and so heartbeats and barriers, do not count it.
+ * The window ({@linkcode windowOpen}, acks told by {@linkcode PushChannel.acked}): while
+ * it is full, replay and live wait (the page where it stopped, the live queue in its
+ * bounds); control messages, heartbeats and barrier answers still go. A notification held
+ * back is not handed: `sentThrough`, so heartbeats and barriers, do not count it.
  *
  * Time comes only from the injected {@linkcode Clock}: the heartbeat timer (armed at the
  * first catch-up), barrier deadlines and their timers. {@linkcode PushChannel.run} loops
@@ -271,7 +269,8 @@ export class PushChannel {
    * Does one unit of the sender's work, as {@linkcode PushChannel.run} does in its loop,
    * and waits until what it sent is written: a control message, a due heartbeat, a replay
    * page (as far as the window lets it), one live notification, or the barriers that can
-   * be answered now (by the clock's time). For a test that drives the channel itself, without `run()`.
+   * be answered now (by the clock's time). For a test that drives the channel itself,
+   * without `run()`.
    *
    * @returns `false` when there was nothing to do.
    * @throws {Error} While `run()` is looping (only it steps then).
