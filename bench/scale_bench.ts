@@ -14,6 +14,10 @@
  *   `_lib/memory_probe.ts`), which tells JavaScript objects from native memory.
  *
  * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs 2,000 files and three replicas.
+ * The first replica's memory at its peak is broken down (anonymous, of it malloc's main heap,
+ * file-backed; the V8 heap reserved and in use; array buffers) from `/proc/PID/smaps`.
+ * `CHRONICLE_SCALE_FILES=N` and `CHRONICLE_SCALE_REPLICAS=N` set those counts (0 copies skips
+ * that phase: only the scan and the first replica's initial sync, and its memory).
  * `CHRONICLE_SCALE_V8_FLAGS` gives every `chronicle` process V8 flags (for example
  * `--optimize-for-size`, which bounds the heap's growth), to compare their memory and time.
  *
@@ -50,6 +54,8 @@ interface Probed {
   probe: string;
   dataDir: string;
   peak: MemoryFigure;
+  /** Where its memory went at its peak, for the first replica (see `breakdown`). */
+  peakBreakdown?: string;
 }
 
 /** RSS read from `/proc`, with the V8 heap in use when it was read. */
@@ -66,8 +72,8 @@ interface MemoryFigure {
  */
 export async function run(quick: boolean): Promise<string[]> {
   const v8Flags = Deno.env.get("CHRONICLE_SCALE_V8_FLAGS") ?? "";
-  const files = quick ? 2_000 : 100_000;
-  const replicas = quick ? 3 : 10;
+  const files = countFromEnv("CHRONICLE_SCALE_FILES") ?? (quick ? 2_000 : 100_000);
+  const replicas = countFromEnv("CHRONICLE_SCALE_REPLICAS") ?? (quick ? 3 : 10);
   const base = await Deno.makeTempDir({ prefix: "chronicle-scale-bench-" });
   const children: Child[] = [];
   const spawn = (workspace: string, args: string[]): Probed => {
@@ -107,6 +113,7 @@ export async function run(quick: boolean): Promise<string[]> {
     const first = await Deno.makeTempDir({ dir: base, prefix: "replica-" });
     const syncStart = performance.now();
     const firstReplica = spawn(first, ["--connect", `${m.dataDir}/chronicle.sock`, "--quiet"]);
+    firstReplica.peakBreakdown = "";
     m.peak = { rss: 0, heap: 0 };
     await waitSynced([firstReplica], sequence, m);
     const syncMs = performance.now() - syncStart;
@@ -119,7 +126,10 @@ export async function run(quick: boolean): Promise<string[]> {
     // The others: copies of the synced replica, each under a sandbox id of its own, so the
     // master holds ten connected and synced replicas without serving nine more initial
     // syncs (on a shared 2-core machine those take long; one sync's peak is measured above).
-    progress(`first replica synced in ${formatNumber(syncMs)} ms; master ${figure(whileOne)}`);
+    progress(
+      `first replica synced in ${formatNumber(syncMs)} ms; master ${figure(whileOne)}; ` +
+        `replica ${figure(firstReplica.peak)} at most: ${firstReplica.peakBreakdown}`,
+    );
     await firstReplica.child.stop();
     const others: Probed[] = [];
     for (let i = 0; i < replicas; i++) {
@@ -173,11 +183,23 @@ export async function run(quick: boolean): Promise<string[]> {
       `connect, ${figure(connected)} with ${replicas} replicas connected and synced; ` +
       `replica ${figure(replicaPeak)} at most (aim: master under 200 MiB with 10 replicas, ` +
       `replica under 150 MiB)`,
+      `  the first replica at its peak: ${firstReplica.peakBreakdown}`,
     ];
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await discard(base);
   }
+}
+
+/** A count from the environment variable `name`, or `undefined` when it is not set. */
+function countFromEnv(name: string): number | undefined {
+  const text = Deno.env.get(name);
+  if (text === undefined || text === "") return undefined;
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 0) {
+    throw new TypeError(`${name} must be a whole number, not "${text}"`);
+  }
+  return count;
 }
 
 /** A phase's figures on stderr as it ends: a long run shows where it is. */
@@ -195,8 +217,38 @@ function sampleMemory(process: Probed): MemoryFigure {
     rss: rssBytes(process.child),
     heap: readMemorySample(process.probe)?.heapUsed ?? 0,
   };
-  if (now.rss > process.peak.rss) process.peak = now;
+  if (now.rss > process.peak.rss) {
+    process.peak = now;
+    if (process.peakBreakdown !== undefined) process.peakBreakdown = breakdown(process);
+  }
   return now;
+}
+
+/**
+ * Where a process's memory is, from `/proc/PID/smaps_rollup` and `smaps` and its probe:
+ * anonymous memory (and of it the allocator's main heap, `[heap]`) against file-backed
+ * (the `deno` binary, mostly), and the V8 heap reserved and in use, and array buffers.
+ */
+function breakdown(process: Probed): string {
+  try {
+    const pid = process.child.process.pid;
+    const kib = (text: string, field: string) =>
+      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? "0") * 1024;
+    const rollup = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`);
+    const smaps = Deno.readTextFileSync(`/proc/${pid}/smaps`);
+    const heapAt = smaps.indexOf(" [heap]\n");
+    const mallocHeap = heapAt < 0 ? 0 : kib(smaps.slice(heapAt), "Rss");
+    const v8 = readMemorySample(process.probe);
+    return `anonymous ${formatMiB(kib(rollup, "Anonymous"))} (malloc's main heap ${
+      formatMiB(mallocHeap)
+    }), file-backed ${formatMiB(kib(rollup, "Rss") - kib(rollup, "Anonymous"))}; V8 heap ${
+      formatMiB(v8?.heapTotal ?? 0)
+    } reserved, ${formatMiB(v8?.heapUsed ?? 0)} in use; array buffers ${
+      formatMiB(v8?.external ?? 0)
+    }`;
+  } catch (error) {
+    return `unavailable (${error instanceof Error ? error.message : String(error)})`;
+  }
 }
 
 /** A process's memory after it was left alone for {@linkcode SETTLE_MS}. */

@@ -19,6 +19,10 @@ export interface ChannelLimits {
   maxQueueBytes: number;
   /** Milliseconds a barrier waits for an unreached sequence. */
   barrierTimeoutMs: number;
+  /** Notifications sent beyond the replica's last `Ack` before the sender waits for one. */
+  windowItems: number;
+  /** Notification bytes sent beyond the replica's last `Ack` before the sender waits for one. */
+  windowBytes: number;
 }
 
 /**
@@ -39,6 +43,13 @@ export interface ChannelState {
   readonly barriers: readonly PendingBarrier[];
   /** Times the queue overflowed and was dropped. */
   readonly overflows: number;
+  /**
+   * Notifications handed to the transport on this catch-up that the replica has not
+   * acknowledged yet, and their bytes: the window (see {@linkcode windowOpen}).
+   */
+  readonly unacked: number;
+  /** The bytes of the {@linkcode ChannelState.unacked} notifications. */
+  readonly unackedBytes: number;
   /** The bounds. */
   readonly limits: ChannelLimits;
 }
@@ -53,8 +64,13 @@ export type ChannelEvent =
   | { type: "offer"; bytes: number; queued: number; queuedBytes: number }
   /** Replay found nothing changed after `sentThrough`: everything newer comes live. */
   | { type: "replayed" }
-  /** The notification of `sequence` (or its filtered place) was handed to the transport. */
-  | { type: "sent"; sequence: number }
+  /**
+   * The notification of `sequence`, of `bytes` (0: filtered, only its place), was handed to
+   * the transport.
+   */
+  | { type: "sent"; sequence: number; bytes: number }
+  /** An `Ack` released the `released` oldest unacknowledged notifications, of `releasedBytes`. */
+  | { type: "acked"; released: number; releasedBytes: number }
   /** The heartbeat interval elapsed. */
   | { type: "heartbeat" }
   /** A `BarrierRequest` arrived at `now`, the master being at `current`. */
@@ -72,6 +88,8 @@ export type ChannelAction =
   | { type: "enqueue" }
   /** Empty the live queue. */
   | { type: "dropQueue" }
+  /** Forget the notifications sent and not acknowledged: a new catch-up opens a new window. */
+  | { type: "forgetUnacked" }
   /** The queue overflowed with `dropped` notifications: tell the owner. */
   | { type: "overflowed"; dropped: number }
   /** Send a heartbeat at once (replay finished: the replica learns it is caught up). */
@@ -92,7 +110,16 @@ export interface ChannelStep {
  * @returns The `idle` state.
  */
 export function initialChannelState(limits: ChannelLimits): ChannelState {
-  return { mode: "idle", sentThrough: 0, generation: 0, barriers: [], overflows: 0, limits };
+  return {
+    mode: "idle",
+    sentThrough: 0,
+    generation: 0,
+    barriers: [],
+    overflows: 0,
+    unacked: 0,
+    unackedBytes: 0,
+    limits,
+  };
 }
 
 /**
@@ -107,6 +134,10 @@ export function initialChannelState(limits: ChannelLimits): ChannelState {
  * - A barrier is answered satisfied once the channel is live with nothing queued, has sent
  *   through the master's sequence and that sequence reaches the one asked for; unsatisfied
  *   at its deadline.
+ * - The window: notifications sent count as unacknowledged until an `Ack` covers them;
+ *   while {@linkcode windowOpen} says no, the executor sends no notification (replay and
+ *   live alike), only control messages, heartbeats and barrier answers. A catch-up or a
+ *   resync starts a new window: the replica's acknowledgements follow the new replay.
  *
  * @param state The channel's state.
  * @param event What happened.
@@ -115,7 +146,9 @@ export function initialChannelState(limits: ChannelLimits): ChannelState {
  * @example
  * ```ts
  * import { initialChannelState, stepChannel } from "./channel_state.ts";
- * const limits = { maxQueueItems: 2, maxQueueBytes: 100, barrierTimeoutMs: 1000 };
+ * const limits = {
+ *   maxQueueItems: 2, maxQueueBytes: 100, barrierTimeoutMs: 1000, windowItems: 8, windowBytes: 800,
+ * };
  * const { state } = stepChannel(initialChannelState(limits), { type: "catchup", since: 4 });
  * if (state.mode !== "replay" || state.sentThrough !== 4) throw new Error("replays after 4");
  * ```
@@ -129,13 +162,21 @@ export function stepChannel(state: ChannelState, event: ChannelEvent): ChannelSt
           mode: "replay",
           generation: state.generation + 1,
           sentThrough: event.since,
+          unacked: 0,
+          unackedBytes: 0,
         },
-        actions: [{ type: "dropQueue" }],
+        actions: [{ type: "dropQueue" }, { type: "forgetUnacked" }],
       };
     case "resync":
       return {
-        state: { ...state, mode: "idle", generation: state.generation + 1 },
-        actions: [{ type: "dropQueue" }, {
+        state: {
+          ...state,
+          mode: "idle",
+          generation: state.generation + 1,
+          unacked: 0,
+          unackedBytes: 0,
+        },
+        actions: [{ type: "dropQueue" }, { type: "forgetUnacked" }, {
           type: "control",
           message: {
             type: "FullResyncRequired",
@@ -160,9 +201,27 @@ export function stepChannel(state: ChannelState, event: ChannelEvent): ChannelSt
     case "replayed":
       if (state.mode !== "replay") return { state, actions: [] };
       return { state: { ...state, mode: "live" }, actions: [{ type: "heartbeatSoon" }] };
-    case "sent":
+    case "sent": {
+      const sentThrough = Math.max(state.sentThrough, event.sequence);
+      // A filtered place moves the position only: nothing reached the replica.
+      if (event.bytes === 0) return { state: { ...state, sentThrough }, actions: [] };
       return {
-        state: { ...state, sentThrough: Math.max(state.sentThrough, event.sequence) },
+        state: {
+          ...state,
+          sentThrough,
+          unacked: state.unacked + 1,
+          unackedBytes: state.unackedBytes + event.bytes,
+        },
+        actions: [],
+      };
+    }
+    case "acked":
+      return {
+        state: {
+          ...state,
+          unacked: Math.max(0, state.unacked - event.released),
+          unackedBytes: Math.max(0, state.unackedBytes - event.releasedBytes),
+        },
         actions: [],
       };
     case "heartbeat": {
@@ -199,6 +258,38 @@ export function stepChannel(state: ChannelState, event: ChannelEvent): ChannelSt
 }
 
 /**
+ * Whether the channel may send another notification now: fewer than `windowItems`
+ * notifications, and fewer than `windowBytes` bytes of them, sent beyond the replica's last
+ * `Ack` (PROTOCOL.md §3). So a replica holds at most the window, plus one notification's
+ * bytes, that it has not applied, however long the catch-up: its memory stays bounded.
+ *
+ * No deadlock, because the replica must acknowledge (PROTOCOL.md §3): it acks at least every
+ * `ACK_EVERY` (256) notifications it applies and whenever its queue runs empty, and a
+ * notification it skips is covered by the next heartbeat's sequence, which it acks the
+ * same way. Content answers, barrier answers, heartbeats and write-back results are never
+ * held by the window, so what the replica waits on to apply always arrives: every
+ * notification counted here is acked in the end, and the window opens again. The windows
+ * must be at least 1 notification and 1 byte (an empty window would never open).
+ *
+ * @param state The channel's state.
+ * @returns `true` when a notification may be sent.
+ *
+ * @example
+ * ```ts
+ * import { initialChannelState, windowOpen } from "./channel_state.ts";
+ * const limits = {
+ *   maxQueueItems: 2, maxQueueBytes: 100, barrierTimeoutMs: 1000, windowItems: 2, windowBytes: 800,
+ * };
+ * const state = { ...initialChannelState(limits), mode: "replay" as const, unacked: 2 };
+ * if (windowOpen(state)) throw new Error("two unacknowledged notifications fill the window");
+ * ```
+ */
+export function windowOpen(state: ChannelState): boolean {
+  const { windowItems, windowBytes } = state.limits;
+  return state.unacked < windowItems && state.unackedBytes < windowBytes;
+}
+
+/**
  * When the executor must wake the channel to answer a barrier unsatisfied: the earliest
  * deadline of the pending barriers. One timer armed for it replaces a timer per barrier, so
  * a barrier answered early leaves nothing armed.
@@ -209,9 +300,12 @@ export function stepChannel(state: ChannelState, event: ChannelEvent): ChannelSt
  * @example
  * ```ts
  * import { nextBarrierDeadline } from "./channel_state.ts";
- * const limits = { maxQueueItems: 2, maxQueueBytes: 100, barrierTimeoutMs: 1000 };
+ * const limits = {
+ *   maxQueueItems: 2, maxQueueBytes: 100, barrierTimeoutMs: 1000, windowItems: 8, windowBytes: 800,
+ * };
  * const state = {
- *   mode: "live" as const, sentThrough: 3, generation: 1, overflows: 0, limits,
+ *   mode: "live" as const, sentThrough: 3, generation: 1, overflows: 0, unacked: 0,
+ *   unackedBytes: 0, limits,
  *   barriers: [{ requested: 9, deadline: 2500 }, { requested: 7, deadline: 1500 }],
  * };
  * if (nextBarrierDeadline(state) !== 1500) throw new Error("the earliest deadline");

@@ -67,6 +67,13 @@ export interface MasterOptions {
   /** Milliseconds a barrier waits for a sequence the master has not reached. @default {30000} */
   barrierTimeoutMs?: number;
   /**
+   * Notifications sent to a replica beyond its last `Ack` before the master waits for one
+   * (PROTOCOL.md §3). @default {4096}
+   */
+  windowItems?: number;
+  /** Notification bytes sent to a replica beyond its last `Ack`. @default {16777216} */
+  windowBytes?: number;
+  /**
    * Who may connect over WebSocket, decided by the daemon from its configuration.
    * @default {the token if one is given (header or `?token=`), and a loopback listener refuses foreign `Host`s}
    */
@@ -363,6 +370,8 @@ class Master implements MasterHandle {
       maxQueueItems: options.maxQueueItems,
       maxQueueBytes: options.maxQueueBytes,
       barrierTimeoutMs: options.barrierTimeoutMs,
+      windowItems: options.windowItems,
+      windowBytes: options.windowBytes,
       clock: options.clock,
     });
     log("info", "replica connected", { remote: transport.remote });

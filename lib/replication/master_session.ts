@@ -51,6 +51,10 @@ export interface MasterSessionOptions {
   maxQueueBytes?: number | undefined;
   /** Milliseconds a barrier waits for a sequence the master has not reached. @default {30000} */
   barrierTimeoutMs?: number | undefined;
+  /** Notifications sent beyond the replica's last `Ack`. @default {WINDOW_ITEMS} */
+  windowItems?: number | undefined;
+  /** Notification bytes sent beyond the replica's last `Ack`. @default {WINDOW_BYTES} */
+  windowBytes?: number | undefined;
   /**
    * The time and timers of the handshake timeout and the push channel (a test advances its
    * own). @default {SYSTEM_CLOCK}
@@ -105,6 +109,8 @@ export class MasterSession {
       maxQueueItems: options.maxQueueItems,
       maxQueueBytes: options.maxQueueBytes,
       barrierTimeoutMs: options.barrierTimeoutMs,
+      windowItems: options.windowItems,
+      windowBytes: options.windowBytes,
       clock: this.#clock,
       onOverflow: (dropped) =>
         log("warn", "replica too slow: queue dropped, replaying from the store", {
@@ -216,6 +222,9 @@ export class MasterSession {
         return false;
       case "recordAck":
         this.#options.recordAck(action.sandboxId, action.sequence);
+        return false;
+      case "window":
+        this.channel.acked(action.sequence);
         return false;
       case "fetch":
         // Queued, never awaited: reading goes on while answers wait their turn.

@@ -2,6 +2,7 @@ import { type Clock, SYSTEM_CLOCK } from "../concurrency/mod.ts";
 import type { Iteration } from "../store/mod.ts";
 import { encodeFrame, type WireMessage } from "../wire/mod.ts";
 import { orderedMap } from "./_ordered_map.ts";
+import { Unacked } from "./_unacked.ts";
 import {
   type ChannelEvent,
   type ChannelMode,
@@ -9,6 +10,7 @@ import {
   initialChannelState,
   nextBarrierDeadline,
   stepChannel,
+  windowOpen,
 } from "./channel_state.ts";
 import type { Transport } from "./transports/mod.ts";
 
@@ -44,6 +46,16 @@ export interface PushChannelOptions {
   maxQueueBytes?: number | undefined;
   /** Milliseconds a barrier waits for an unreached sequence. @default {30000} */
   barrierTimeoutMs?: number | undefined;
+  /**
+   * Notifications sent beyond the replica's last `Ack` before sending waits for one (at
+   * least 1). @default {WINDOW_ITEMS}
+   */
+  windowItems?: number | undefined;
+  /**
+   * Notification bytes sent beyond the replica's last `Ack` before sending waits for one
+   * (at least 1). @default {WINDOW_BYTES}
+   */
+  windowBytes?: number | undefined;
   /** Called when the queue overflowed and was dropped. */
   onOverflow?: (dropped: number) => void;
   /**
@@ -54,6 +66,16 @@ export interface PushChannelOptions {
 }
 
 export type { ChannelMode } from "./channel_state.ts";
+
+/**
+ * Notifications a replica is sent beyond its last `Ack` (PROTOCOL.md §3). A replica applies
+ * up to 2,048 at once (`APPLY_BATCH`) and acknowledges after each batch: twice that lets the
+ * master send the next batch while the replica applies one, so a catch-up streams; what the
+ * replica has received and not applied stays a few MiB.
+ */
+export const WINDOW_ITEMS = 4096;
+/** Notification bytes (inline content included) a replica is sent beyond its last `Ack`. */
+export const WINDOW_BYTES = 16 * 1024 * 1024;
 
 /** Bytes handed to the transport before the sender waits for them to be written. */
 const IN_FLIGHT_BYTES = 1024 * 1024;
@@ -76,6 +98,11 @@ const REPLAY_CONCURRENCY = 16;
  * and the channel falls back to replay, so memory stays bounded and nothing is lost. Those
  * transitions and the barriers' answers are decided by the pure {@linkcode stepChannel};
  * this class holds the queue and the connection and applies what it decides.
+ *
+ * The window ({@linkcode windowOpen}, acks told by {@linkcode PushChannel.acked}): while
+ * it is full, replay and live wait (the page where it stopped, the live queue in its
+ * bounds); control messages, heartbeats and barrier answers still go. A notification held
+ * back is not handed: `sentThrough`, so heartbeats and barriers, do not count it.
  *
  * Time comes only from the injected {@linkcode Clock}: the heartbeat timer (armed at the
  * first catch-up), barrier deadlines and their timers. {@linkcode PushChannel.run} loops
@@ -114,6 +141,9 @@ export class PushChannel {
   #heartbeatTimer: unknown;
   #inFlight: Promise<void>[] = [];
   #inFlightBytes = 0;
+  readonly #unacked = new Unacked();
+  /** The replay page being sent, resumed where the window stopped it. */
+  #page: { generation: number; frames: AsyncGenerator<PushItem> } | null = null;
 
   /** @param options See {@linkcode PushChannelOptions}. */
   constructor(options: PushChannelOptions) {
@@ -124,6 +154,8 @@ export class PushChannel {
       maxQueueItems: options.maxQueueItems ?? 10_000,
       maxQueueBytes: options.maxQueueBytes ?? 32 * 1024 * 1024,
       barrierTimeoutMs: options.barrierTimeoutMs ?? 30_000,
+      windowItems: Math.max(1, options.windowItems ?? WINDOW_ITEMS),
+      windowBytes: Math.max(1, options.windowBytes ?? WINDOW_BYTES),
     });
     this.#onOverflow = options.onOverflow ?? (() => {});
     this.#clock = options.clock ?? SYSTEM_CLOCK;
@@ -142,6 +174,24 @@ export class PushChannel {
   /** How many times the queue overflowed and was dropped. */
   get overflows(): number {
     return this.#state.overflows;
+  }
+
+  /** Notifications sent on this catch-up and not acknowledged yet. */
+  get unacked(): number {
+    return this.#state.unacked;
+  }
+
+  /**
+   * Takes the replica's cumulative `Ack`: every notification sent up to `sequence` leaves
+   * the window, which may let the sender go on.
+   *
+   * @param sequence The acknowledged sequence (any: an ack of what was not sent only
+   * empties the window, and an old one releases nothing more).
+   */
+  acked(sequence: number): void {
+    if (this.#closed) return;
+    const { released, releasedBytes } = this.#unacked.release(sequence);
+    if (released > 0) this.#apply({ type: "acked", released, releasedBytes });
   }
 
   /**
@@ -187,6 +237,7 @@ export class PushChannel {
   close(): void {
     this.#closed = true;
     this.#stopTimers();
+    this.#dropPage();
     this.#notify();
   }
 
@@ -210,14 +261,16 @@ export class PushChannel {
       this.#running = false;
       this.#closed = true;
       this.#stopTimers();
+      this.#dropPage();
     }
   }
 
   /**
    * Does one unit of the sender's work, as {@linkcode PushChannel.run} does in its loop,
-   * and waits until what it sent is written: a control message, a due heartbeat, a whole
-   * replay, one live notification, or the barriers that can be answered now (by the
-   * clock's time). For a test that drives the channel itself, without `run()`.
+   * and waits until what it sent is written: a control message, a due heartbeat, a replay
+   * page (as far as the window lets it), one live notification, or the barriers that can
+   * be answered now (by the clock's time). For a test that drives the channel itself,
+   * without `run()`.
    *
    * @returns `false` when there was nothing to do.
    * @throws {Error} While `run()` is looping (only it steps then).
@@ -257,6 +310,9 @@ export class PushChannel {
         case "dropQueue":
           this.#clearQueue();
           break;
+        case "forgetUnacked":
+          this.#unacked.clear();
+          break;
         case "overflowed":
           this.#onOverflow(action.dropped);
           break;
@@ -284,18 +340,20 @@ export class PushChannel {
       return true;
     }
     const mode = this.#state.mode;
-    if (mode === "replay") {
+    // A closed window holds notifications only: barriers are still answered below.
+    const open = windowOpen(this.#state);
+    if (mode === "replay" && open) {
       await this.#replay();
       return true;
     }
-    if (mode === "live" && this.queued > 0) {
+    if (mode === "live" && this.queued > 0 && open) {
       const item = this.#queue[this.#queueHead]!;
       this.#queue[this.#queueHead++] = EMPTY_ITEM;
       this.#queueBytes -= item.frame?.length ?? 0;
       if (this.#queueHead === this.#queue.length) this.#clearQueue();
       if (item.sequence > this.#state.sentThrough) {
         if (item.frame) await this.#send(item.frame);
-        this.#apply({ type: "sent", sequence: item.sequence });
+        this.#sent(item);
       }
       return true;
     }
@@ -312,28 +370,56 @@ export class PushChannel {
     return answers.length > 0;
   }
 
-  /** Sends the store's latest version of every path changed after `sentThrough`, then goes live. */
+  /**
+   * Sends the store's latest version of every path changed after `sentThrough`, a page at
+   * a time, as far as the window lets it; once a page finds nothing, goes live. Returns at
+   * a closed window, a due heartbeat or control message (they go first), or the page's end;
+   * the next call resumes there.
+   */
   async #replay(): Promise<void> {
     const generation = this.#state.generation;
-    const iterations = this.#source.latestSince(this.#state.sentThrough);
-    if (iterations.length === 0) {
-      // Synchronous with the empty answer: every iteration recorded from now on is offered live.
-      this.#apply({ type: "replayed" });
-      return;
+    let page = this.#page;
+    if (page?.generation !== generation) {
+      this.#dropPage();
+      const iterations = this.#source.latestSince(this.#state.sentThrough);
+      if (iterations.length === 0) {
+        // Synchronous with the empty answer: every iteration recorded from now on is offered live.
+        this.#apply({ type: "replayed" });
+        return;
+      }
+      const frames = orderedMap(iterations, REPLAY_CONCURRENCY, async (iteration) => ({
+        sequence: iteration.sequence,
+        frame: await this.#source.frame(iteration),
+      }));
+      page = this.#page = { generation, frames };
     }
-    const frames = orderedMap(iterations, REPLAY_CONCURRENCY, async (iteration) => ({
-      sequence: iteration.sequence,
-      frame: await this.#source.frame(iteration),
-    }));
-    for await (const { sequence, frame } of frames) {
+    while (windowOpen(this.#state)) {
+      const next = await page.frames.next();
+      // A catch-up or resync meanwhile starts over from its own position.
       if (this.#closed || generation !== this.#state.generation) return;
-      if (frame) await this.#send(frame);
-      // A catch-up or resync while it was sent starts over from its own position.
+      if (next.done) {
+        this.#page = null;
+        return;
+      }
+      const item = next.value;
+      if (item.frame) await this.#send(item.frame);
       if (generation !== this.#state.generation) return;
-      this.#apply({ type: "sent", sequence });
-      if (this.#heartbeatDue || this.#control.length > 0) await this.#step();
-      if (generation !== this.#state.generation) return;
+      this.#sent(item);
+      if (this.#heartbeatDue || this.#control.length > 0) return;
     }
+  }
+
+  /** Records an item handed to the transport (a filtered one only moves the position). */
+  #sent(item: PushItem): void {
+    const bytes = item.frame?.length ?? 0;
+    if (bytes > 0) this.#unacked.push(item.sequence, bytes);
+    this.#apply({ type: "sent", sequence: item.sequence, bytes });
+  }
+
+  #dropPage(): void {
+    // Its frames built ahead are dropped with it (a failed build is not thrown then).
+    this.#page?.frames.return(undefined).catch(() => {});
+    this.#page = null;
   }
 
   /** Arms the heartbeat timer; each firing marks a heartbeat due and arms the next. */
@@ -375,8 +461,9 @@ export class PushChannel {
 
   #hasWork(): boolean {
     const mode = this.#state.mode;
-    return this.#control.length > 0 || this.#heartbeatDue || mode === "replay" ||
-      (mode === "live" && this.queued > 0);
+    if (this.#control.length > 0 || this.#heartbeatDue) return true;
+    // Held by the window: an ack wakes the sender (see `acked`).
+    return windowOpen(this.#state) && (mode === "replay" || (mode === "live" && this.queued > 0));
   }
 
   /** Hands a frame to the transport, waiting only once enough bytes are in flight. */

@@ -20,13 +20,29 @@ import { AsyncQueue } from "./transports/_async_queue.ts";
 import type { Transport } from "./transports/mod.ts";
 import { WritebackLoop } from "./writeback_loop.ts";
 
-/** Notifications queued for the applier beyond which reading from the master pauses. */
-const MAX_QUEUED = 4096;
+/**
+ * Items queued for the applier, and inline-content bytes, beyond which reading from the
+ * master pauses. The master sends at most its window beyond our last `Ack` (4,096
+ * notifications, 16 MiB; PROTOCOL.md §3), and we acknowledge at least every `ACK_EVERY`
+ * applied and whenever the queue runs empty: with a master keeping the window the queue
+ * stays below these, and reading never pauses. They are for a master that does not (an
+ * older one, a hostile one), and for heartbeats piling up behind a stalled applier.
+ */
+const MAX_QUEUED = 8192;
+const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
+/**
+ * Past these the connection ends. Reading cannot pause while the applier waits for a
+ * content answer (it comes on the same stream), so a master ignoring the window could
+ * grow the queue without end then: this bounds it. What was applied stays, the first
+ * `MAX_CARRIED` of the rest are carried to the next connection, which goes on from there.
+ */
+const HARD_MAX_QUEUED = 4 * MAX_QUEUED;
+const HARD_MAX_QUEUED_BYTES = 4 * MAX_QUEUED_BYTES;
 /**
  * Most notifications kept from a connection that ended before they were applied (see
  * `ReplicaCore.carried`); the rest are sent again by the next catch-up.
  */
-const MAX_CARRIED = MAX_QUEUED;
+const MAX_CARRIED = 4096;
 
 /** Options for {@linkcode ReplicaSession}. */
 export interface ReplicaSessionOptions {
@@ -62,6 +78,8 @@ export class ReplicaSession {
   #stopped = false;
   /** The applier failed midway: what is queued no longer follows what was applied. */
   #applyFailed = false;
+  /** Inline-content bytes of the notifications queued for the applier. */
+  #queuedBytes = 0;
 
   /**
    * @param core The replica.
@@ -107,7 +125,11 @@ export class ReplicaSession {
       writeback: this.#writeback,
       applier: this.#applier,
       resync: this.#resync,
-      enqueue: (item) => this.#items.push(ownInline(item)),
+      enqueue: (item) => {
+        const owned = ownInline(item);
+        this.#queuedBytes += inlineBytes(owned);
+        this.#items.push(owned);
+      },
       close: (reason) => this.close(reason),
       resolveBarrier: (id, result) => this.#settle(id, result),
       step: (event) => this.step(event),
@@ -212,6 +234,7 @@ export class ReplicaSession {
         log("info", "applying what the last connection carried", { notifications: carried.length });
         for (const msg of carried) {
           this.#executor.prefetch(msg);
+          this.#queuedBytes += inlineBytes(msg);
           this.#items.push(msg);
         }
         this.#items.push({ type: "Catchup" });
@@ -221,12 +244,21 @@ export class ReplicaSession {
         // Routing runs no action that waits: nothing to await here.
         this.step({ type: "message", message: msg, now: this.#clock.now() });
         if (!wasClosing && this.#closing) break; // the message itself was refused
-        // Back-pressure: stop reading while the applier is far behind, unless it waits
-        // for a content answer (they arrive on this same stream). Prefetches still in
-        // flight do not count: while the master streams a catch-up they nearly always
-        // are, and counting them let the queue grow to the whole catch-up.
+        if (this.#items.size > HARD_MAX_QUEUED || this.#queuedBytes > HARD_MAX_QUEUED_BYTES) {
+          this.close(
+            `the master sent ${this.#items.size} items (${this.#queuedBytes} bytes inline) ` +
+              `not applied yet, past the bound of ${HARD_MAX_QUEUED} (${HARD_MAX_QUEUED_BYTES}): ` +
+              "it does not keep its window of unacknowledged notifications",
+          );
+          break;
+        }
+        // Back-pressure (see MAX_QUEUED): stop reading while the applier is far behind,
+        // unless it waits for a content answer (they arrive on this same stream).
+        // Prefetches still in flight do not count: while the master streams a catch-up
+        // they nearly always are.
         while (
-          this.#items.size > MAX_QUEUED && this.#fetcher.needed === 0 && !this.#closing
+          (this.#items.size > MAX_QUEUED || this.#queuedBytes > MAX_QUEUED_BYTES) &&
+          this.#fetcher.needed === 0 && !this.#closing
         ) {
           this.step({ type: "paused", now: this.#clock.now() }); // we are the ones not reading
           await new Promise<void>((resolve) => this.#clock.set(resolve, 5));
@@ -298,9 +330,12 @@ export class ReplicaSession {
         return;
       }
       switch (item.type) {
-        case "Notification":
-          await this.#applyNotifications([item, ...followingNotifications(item, this.#items)]);
+        case "Notification": {
+          const batch = [item, ...followingNotifications(item, this.#items)];
+          for (const msg of batch) this.#queuedBytes -= inlineBytes(msg);
+          await this.#applyNotifications(batch);
           break;
+        }
         case "Heartbeat":
           await this.step({ type: "heartbeat", sequence: Number(item.agent_sequence) });
           break;
@@ -379,6 +414,11 @@ export class ReplicaSession {
       .filter((item): item is NotificationMessage => item.type === "Notification");
     core.carried = carriedNotifications([...this.#carry, ...queued], core.applied, MAX_CARRIED);
   }
+}
+
+/** The inline-content bytes an item holds. */
+function inlineBytes(item: ApplyItem): number {
+  return item.type === "Notification" ? item.inline_content?.byteLength ?? 0 : 0;
 }
 
 /**

@@ -62,6 +62,7 @@ export function initialReplicaState(start: ReplicaStart): ReplicaState {
     applied: start.applied,
     masterSequence: start.masterSequence,
     resync: start.resyncPending ? { target: null } : null,
+    resyncApplied: 0,
     since: 0,
     catchupSent: false,
     catchupTarget: null,
@@ -130,8 +131,13 @@ export function stepReplica(state: ReplicaState, event: ReplicaEvent): ReplicaSt
     case "applied": {
       // A replay crosses sequences in order: everything up to the last one is applied.
       // During a resync the position waits for the sweep of paths the master no longer has.
-      const applied = !state.resync && event.last > state.applied ? event.last : state.applied;
-      return { state: { ...state, applied, sinceAck: state.sinceAck + event.count }, actions: [] };
+      const sinceAck = state.sinceAck + event.count;
+      if (state.resync) {
+        const resyncApplied = Math.max(state.resyncApplied, event.last);
+        return { state: { ...state, resyncApplied, sinceAck }, actions: [] };
+      }
+      const applied = event.last > state.applied ? event.last : state.applied;
+      return { state: { ...state, applied, sinceAck }, actions: [] };
     }
     case "cut":
       return state.resync ? { state, actions: [] } : {
@@ -242,7 +248,12 @@ function certified(state: ReplicaState, sequence: number, heartbeat: boolean): R
   const heard = { ...state, masterSequence: sequence };
   if (heard.resync) {
     const reached = heard.resync.target !== null && sequence >= heard.resync.target;
-    return { state: heard, actions: reached ? [{ type: "sweepResync", sequence }] : [] };
+    // Everything before it in the queue is applied: acknowledged like the replay itself.
+    const resyncApplied = Math.max(heard.resyncApplied, sequence);
+    return {
+      state: { ...heard, resyncApplied },
+      actions: reached ? [{ type: "sweepResync", sequence }] : [],
+    };
   }
   if (sequence < heard.applied) {
     // The master is behind what we applied: it was replaced. Ask; it will require a resync.
@@ -303,7 +314,7 @@ function confirmation(state: ReplicaState, current: number, satisfied: boolean):
 function resyncRequired(state: ReplicaState, target: number, reason: string): ReplicaStep {
   const large = target >= LARGE_CATCHUP;
   return {
-    state: { ...state, resync: { target }, since: 0 },
+    state: { ...state, resync: { target }, resyncApplied: 0, since: 0 },
     actions: [
       { type: "startResync", target, reason },
       { type: "finishProgress" },
@@ -318,20 +329,42 @@ function resyncRequired(state: ReplicaState, target: number, reason: string): Re
   };
 }
 
+/**
+ * Acknowledges what is applied. The master sends at most its window of notifications
+ * beyond the last `Ack` (PROTOCOL.md §3), so this runs at least every `ACK_EVERY` applied
+ * and whenever the queue runs empty (the `handled` event): every notification received is
+ * acknowledged in the end, or the master would wait forever.
+ */
 function ack(state: ReplicaState): ReplicaStep {
   const reset = { ...state, sinceAck: 0 };
+  if (reset.resync) return ackResync(reset);
   if (reset.applied <= reset.lastAcked) return { state: reset, actions: [] };
   // Durable before acknowledged; acknowledged only after the catch-up request.
   if (!reset.catchupSent) return { state: reset, actions: [{ type: "saveApplied" }] };
-  const acked = { ...reset, lastAcked: reset.applied };
+  return sendAck({ ...reset, lastAcked: reset.applied }, [{ type: "saveApplied" }]);
+}
+
+/**
+ * During a resync the position moves only at its sweep, yet what the resync's replay
+ * applied is acknowledged all the same: else the master's window would never open again.
+ * It stores nothing (a resync cut short starts over) and may go below an earlier ack on
+ * this connection (the replay starts from 0): the master records only a higher one.
+ */
+function ackResync(state: ReplicaState): ReplicaStep {
+  const position = state.resyncApplied;
+  if (position === 0 || position === state.lastAcked || !state.catchupSent) {
+    return { state, actions: [] };
+  }
+  return sendAck({ ...state, lastAcked: position }, []);
+}
+
+function sendAck(acked: ReplicaState, before: ReplicaAction[]): ReplicaStep {
   // Applying must go on while our sends wait (a relay that blocks on writes would
   // otherwise stop both sides): one Ack in flight, a newer position sent once it is out.
-  if (acked.ackInFlight) {
-    return { state: { ...acked, ackAgain: true }, actions: [{ type: "saveApplied" }] };
-  }
+  if (acked.ackInFlight) return { state: { ...acked, ackAgain: true }, actions: before };
   return {
     state: { ...acked, ackInFlight: true },
-    actions: [{ type: "saveApplied" }, { type: "sendAck", sequence: acked.lastAcked }],
+    actions: [...before, { type: "sendAck", sequence: acked.lastAcked }],
   };
 }
 

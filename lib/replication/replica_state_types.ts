@@ -60,6 +60,11 @@ export interface ReplicaState {
   readonly masterSequence: number;
   /** A reconciliation from scratch in progress, with the sequence it must reach once known. */
   readonly resync: { readonly target: number | null } | null;
+  /**
+   * The highest sequence a resync's replay has applied (or a heartbeat certified) on this
+   * connection: acknowledged while the position itself waits for the sweep.
+   */
+  readonly resyncApplied: number;
   /** The sequence the catch-up asked to start after (0 for a resync). */
   readonly since: number;
   /** Whether the `CatchupRequest` was sent (acks wait for it: the master refuses them before). */
@@ -72,7 +77,7 @@ export interface ReplicaState {
   readonly askedForResync: boolean;
   /** Barriers sent and not answered, oldest first: the master answers them in order. */
   readonly barriers: readonly { readonly id: number; readonly purpose: "probe" | "wait" }[];
-  /** The highest sequence acknowledged. */
+  /** The sequence last acknowledged (a resync's replay acknowledges from its start again). */
   readonly lastAcked: number;
   /** Notifications applied since the last acknowledgement. */
   readonly sinceAck: number;

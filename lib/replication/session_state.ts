@@ -61,6 +61,8 @@ export type SessionAction =
   | { type: "resync"; reason: string }
   /** Store a cumulative acknowledgement. */
   | { type: "recordAck"; sandboxId: string; sequence: number }
+  /** Tell the push channel: an `Ack` up to `sequence` came, which may open its window. */
+  | { type: "window"; sequence: number }
   /** Queue a content fetch. */
   | { type: "fetch"; hash: string }
   /** Apply a write-back batch (after the one being applied) and answer it. */
@@ -148,10 +150,13 @@ function received(
         return { state, actions: [close("Ack before CatchupRequest")] };
       }
       const sequence = Number(message.up_to_sequence);
-      if (sequence <= state.acked) return { state, actions: [] };
+      // Every ack reaches the window, even one not above the connection's highest: after a
+      // resync on this connection, the replica acknowledges the new replay from its start.
+      const window: SessionAction = { type: "window", sequence };
+      if (sequence <= state.acked) return { state, actions: [window] };
       return {
         state: { ...state, acked: sequence },
-        actions: [{ type: "recordAck", sandboxId: state.sandboxId, sequence }],
+        actions: [{ type: "recordAck", sandboxId: state.sandboxId, sequence }, window],
       };
     }
     case "ContentFetchRequest":

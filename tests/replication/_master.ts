@@ -2,7 +2,7 @@
  * A replication master as its own process, for end-to-end tests and benchmarks:
  * `deno run -A tests/replication/_master.ts --root DIR --socket PATH [--ws HOST:PORT]
  * [--token T] [--heartbeat MS] [--debounce MS] [--ignore P]… [--to-replica P]…
- * [--to-master P]… [--max-queue N] [--max-writeback N] [--barrier-timeout MS]
+ * [--to-master P]… [--max-queue N] [--window N] [--max-writeback N] [--barrier-timeout MS]
  * [--wait-for-quiet]` (record a closed file only after the debounce too, so a test can
  * make the master's capture lag). Prints
  * `READY {"wsPort":…}` once listening; then answers `status`, `settle`, `history PATH`,
@@ -22,6 +22,7 @@ const master = await startMaster({
   token: args.token,
   heartbeatMs: Number(args.heartbeat ?? 200),
   ...(args["max-queue"] ? { maxQueueItems: Number(args["max-queue"]) } : {}),
+  ...(args.window ? { windowItems: Number(args.window) } : {}),
   ...(args["max-writeback"] ? { maxWritebackBytes: Number(args["max-writeback"]) } : {}),
   ...(args["barrier-timeout"] ? { barrierTimeoutMs: Number(args["barrier-timeout"]) } : {}),
 });

@@ -30,6 +30,7 @@ export function runnerArgs(args: string[]) {
       "to-replica": { type: "string", multiple: true },
       "to-master": { type: "string", multiple: true },
       "max-queue": { type: "string" },
+      window: { type: "string" },
       "max-writeback": { type: "string" },
       "barrier-timeout": { type: "string" },
       "backoff-max": { type: "string" },

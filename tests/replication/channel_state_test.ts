@@ -7,9 +7,16 @@ import {
   initialChannelState,
   nextBarrierDeadline,
   stepChannel,
+  windowOpen,
 } from "../../lib/replication/channel_state.ts";
 
-const limits = { maxQueueItems: 3, maxQueueBytes: 100, barrierTimeoutMs: 1000 };
+const limits = {
+  maxQueueItems: 3,
+  maxQueueBytes: 100,
+  barrierTimeoutMs: 1000,
+  windowItems: 2,
+  windowBytes: 50,
+};
 const idle = initialChannelState(limits);
 const replay: ChannelState = { ...idle, mode: "replay", generation: 1, sentThrough: 5 };
 const live: ChannelState = { ...replay, mode: "live", sentThrough: 9 };
@@ -32,7 +39,7 @@ Deno.test("stepChannel() moves a push channel through idle, replay and live", as
       input: { state: idle, event: { type: "catchup", since: 4 } },
       expected: {
         state: { ...idle, mode: "replay", generation: 1, sentThrough: 4 },
-        actions: [{ type: "dropQueue" }],
+        actions: [{ type: "dropQueue" }, { type: "forgetUnacked" }],
       },
     },
     {
@@ -40,15 +47,29 @@ Deno.test("stepChannel() moves a push channel through idle, replay and live", as
       input: { state: live, event: { type: "catchup", since: 2 } },
       expected: {
         state: { ...live, mode: "replay", generation: 2, sentThrough: 2 },
-        actions: [{ type: "dropQueue" }],
+        actions: [{ type: "dropQueue" }, { type: "forgetUnacked" }],
+      },
+    },
+    {
+      description: "a catch-up opens a new window: what the last replay left unacked is forgotten",
+      input: {
+        state: { ...live, unacked: 2, unackedBytes: 40 },
+        event: { type: "catchup", since: 0 },
+      },
+      expected: {
+        state: { ...live, mode: "replay", generation: 2, sentThrough: 0 },
+        actions: [{ type: "dropQueue" }, { type: "forgetUnacked" }],
       },
     },
     {
       description: "a resync goes back to idle and tells the replica",
-      input: { state: live, event: { type: "resync", reason: "ahead", current: 12 } },
+      input: {
+        state: { ...live, unacked: 1, unackedBytes: 9 },
+        event: { type: "resync", reason: "ahead", current: 12 },
+      },
       expected: {
         state: { ...live, mode: "idle", generation: 2 },
-        actions: [{ type: "dropQueue" }, {
+        actions: [{ type: "dropQueue" }, { type: "forgetUnacked" }, {
           type: "control",
           message: { type: "FullResyncRequired", reason: "ahead", current_sequence: 12n },
         }],
@@ -96,14 +117,68 @@ Deno.test("stepChannel() moves a push channel through idle, replay and live", as
       expected: { state: idle, actions: [] },
     },
     {
-      description: "a sent notification moves sentThrough forward",
-      input: { state: live, event: { type: "sent", sequence: 11 } },
+      description: "a sent notification moves sentThrough forward and counts in the window",
+      input: { state: live, event: { type: "sent", sequence: 11, bytes: 30 } },
+      expected: { state: { ...live, sentThrough: 11, unacked: 1, unackedBytes: 30 }, actions: [] },
+    },
+    {
+      description: "a filtered place moves sentThrough only: nothing reached the replica",
+      input: { state: live, event: { type: "sent", sequence: 11, bytes: 0 } },
       expected: { state: { ...live, sentThrough: 11 }, actions: [] },
     },
     {
-      description: "sentThrough never goes back",
-      input: { state: live, event: { type: "sent", sequence: 3 } },
+      description: "sentThrough never goes back (a resent notification still counts)",
+      input: { state: live, event: { type: "sent", sequence: 3, bytes: 5 } },
+      expected: { state: { ...live, unacked: 1, unackedBytes: 5 }, actions: [] },
+    },
+    {
+      description: "an ack releases what it covers from the window",
+      input: {
+        state: { ...replay, unacked: 2, unackedBytes: 50 },
+        event: { type: "acked", released: 1, releasedBytes: 20 },
+      },
+      expected: { state: { ...replay, unacked: 1, unackedBytes: 30 }, actions: [] },
+    },
+    {
+      description: "the window never counts below empty",
+      input: {
+        state: { ...live, unacked: 1, unackedBytes: 10 },
+        event: { type: "acked", released: 3, releasedBytes: 90 },
+      },
       expected: { state: live, actions: [] },
+    },
+    {
+      description: "a full window does not hold a heartbeat: it carries what was handed",
+      input: { state: { ...replay, unacked: 2, unackedBytes: 50 }, event: { type: "heartbeat" } },
+      expected: {
+        state: { ...replay, unacked: 2, unackedBytes: 50 },
+        actions: [{
+          type: "send",
+          message: { type: "Heartbeat", agent_sequence: 5n, agent_iteration: 5n },
+        }],
+      },
+    },
+    {
+      description:
+        "a full window with a live queue certifies no barrier; its deadline still answers",
+      input: {
+        state: {
+          ...live,
+          unacked: 2,
+          unackedBytes: 50,
+          barriers: [{ requested: 9, deadline: 1500 }, { requested: 9, deadline: 900 }],
+        },
+        event: { type: "idle", now: 1000, current: 9, queued: 1 },
+      },
+      expected: {
+        state: {
+          ...live,
+          unacked: 2,
+          unackedBytes: 50,
+          barriers: [{ requested: 9, deadline: 1500 }],
+        },
+        actions: [confirmation(false, 9)],
+      },
     },
     {
       description: "no heartbeat before the replica said where it is",
@@ -235,6 +310,47 @@ Deno.test("nextBarrierDeadline() is when the executor must wake to answer a barr
   for (const { description, input, expected } of table) {
     await t.step(description, () => {
       assertEquals(nextBarrierDeadline(input), expected);
+    });
+  }
+});
+
+Deno.test("windowOpen() holds notifications past the window until an ack", async (t) => {
+  const table: { description: string; input: ChannelState; expected: boolean }[] = [
+    { description: "nothing unacknowledged: open", input: replay, expected: true },
+    {
+      description: "below both bounds: open",
+      input: { ...replay, unacked: 1, unackedBytes: 49 },
+      expected: true,
+    },
+    {
+      description: "as many notifications as the window: closed",
+      input: { ...live, unacked: 2, unackedBytes: 2 },
+      expected: false,
+    },
+    {
+      description: "as many bytes as the window: closed, however few notifications",
+      input: { ...live, unacked: 1, unackedBytes: 50 },
+      expected: false,
+    },
+    {
+      description: "a full window, then an ack of one: open again",
+      input: stepChannel({ ...live, unacked: 2, unackedBytes: 20 }, {
+        type: "acked",
+        released: 1,
+        releasedBytes: 10,
+      }).state,
+      expected: true,
+    },
+    {
+      description: "a catch-up empties a full window",
+      input: stepChannel({ ...live, unacked: 2, unackedBytes: 60 }, { type: "catchup", since: 0 })
+        .state,
+      expected: true,
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => {
+      assertEquals(windowOpen(input), expected);
     });
   }
 });

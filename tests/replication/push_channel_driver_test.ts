@@ -28,7 +28,10 @@ interface Driven {
   drain(): Promise<number>;
 }
 
-async function withDrivenChannel(work: (driven: Driven) => Promise<void>): Promise<void> {
+async function withDrivenChannel(
+  work: (driven: Driven) => Promise<void>,
+  window: { windowItems?: number; windowBytes?: number } = {},
+): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "chronicle-driven-" });
   const store = Store.open(`${dir}/db`);
   const cas = await Cas.open(`${dir}/cas`);
@@ -50,6 +53,7 @@ async function withDrivenChannel(work: (driven: Driven) => Promise<void>): Promi
     heartbeatMs: HEARTBEAT_MS,
     barrierTimeoutMs: BARRIER_MS,
     clock,
+    ...window,
   });
   try {
     await work({
@@ -226,4 +230,50 @@ Deno.test("PushChannel: close() disarms every timer; step() refuses while run() 
     assertEquals(clock.pending(), []);
     assertEquals(await channel.step(), false);
   });
+});
+
+Deno.test("PushChannel.step() holds notifications at a closed window until an ack", async () => {
+  // One byte of window: each notification fills it, whatever its size.
+  await withDrivenChannel(async ({ clock, channel, record, next, drain }) => {
+    const first = await record("a.txt", "a1");
+    const second = await record("b.txt", "b1");
+    channel.startReplay(0);
+    assertEquals(await drain(), 1); // the replay's first notification, then the window is full
+    const sent = await next();
+    assert(sent.type === "Notification" && sent.filepath === "a.txt");
+    assertEquals(channel.unacked, 1);
+    assertEquals(channel.mode, "replay");
+    clock.advance(HEARTBEAT_MS); // a heartbeat still goes, certifying only what was handed
+    assertEquals(await drain(), 1);
+    assertEquals(await next(), heartbeat(first));
+    channel.acked(first - 1); // acknowledges nothing sent
+    assertEquals(await channel.step(), false);
+    channel.acked(first);
+    assertEquals(channel.unacked, 0);
+    assertEquals(await channel.step(), true); // the rest of the page
+    const rest = await next();
+    assert(rest.type === "Notification" && rest.filepath === "b.txt");
+    assertEquals(await channel.step(), false); // the replay cannot finish: the window is full
+    channel.acked(second);
+    await drain(); // nothing left: live, and the heartbeat saying it is caught up
+    assertEquals(channel.mode, "live");
+    assertEquals(await next(), heartbeat(second));
+
+    // Live: offered ones wait in the queue, one handed per ack.
+    const third = await record("c.txt", "c1");
+    const fourth = await record("d.txt", "d1");
+    assertEquals(await drain(), 1);
+    assertEquals(channel.queued, 1);
+    channel.barrier(fourth); // not handed everything: not certified while it waits
+    assertEquals(await channel.step(), false);
+    channel.acked(third);
+    assertEquals(await drain(), 2); // the last one, then the barrier certifying it
+    const messages = [await next(), await next(), await next()];
+    assertEquals(messages.map((m) => m.type === "Notification" ? m.filepath : m.type), [
+      "c.txt",
+      "d.txt",
+      "BarrierConfirmation",
+    ]);
+    assertEquals(messages[2], confirmation(true, fourth));
+  }, { windowBytes: 1 });
 });

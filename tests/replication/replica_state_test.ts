@@ -317,7 +317,7 @@ Deno.test(
         event: { type: "confirmation", current: 25, satisfied: true },
       },
       expected: {
-        state: { ...resyncing, masterSequence: 25 },
+        state: { ...resyncing, masterSequence: 25, resyncApplied: 25 },
         actions: [{ type: "resolveBarrier", id: 1, result: null }],
       },
     },
@@ -328,7 +328,7 @@ Deno.test(
         event: { type: "confirmation", current: 30, satisfied: true },
       },
       expected: {
-        state: { ...resyncing, masterSequence: 30 },
+        state: { ...resyncing, masterSequence: 30, resyncApplied: 30 },
         actions: [{ type: "sweepResync", sequence: 30 }, {
           type: "resolveBarrier",
           id: 1,
@@ -374,15 +374,51 @@ Deno.test(
     {
       description: "notifications applied during a resync do not move the position",
       input: { state: resyncing, event: { type: "applied", last: 29, count: 2 } },
-      expected: { state: { ...resyncing, sinceAck: 2 }, actions: [] },
+      expected: { state: { ...resyncing, sinceAck: 2, resyncApplied: 29 }, actions: [] },
     },
     {
       description: "a heartbeat reaching the target sweeps what the master no longer has",
       input: { state: resyncing, event: { type: "heartbeat", sequence: 31 } },
       expected: {
-        state: { ...resyncing, masterSequence: 31 },
+        state: { ...resyncing, masterSequence: 31, resyncApplied: 31 },
         actions: [{ type: "sweepResync", sequence: 31 }],
       },
+    },
+    {
+      description:
+        "a resync's replay is acknowledged as it is applied (the master's window), storing nothing",
+      input: {
+        state: { ...resyncing, applied: 40, resyncApplied: 29, sinceAck: 2 },
+        event: { type: "handled", queued: 0 },
+      },
+      expected: {
+        state: { ...resyncing, applied: 40, resyncApplied: 29, lastAcked: 29, ackInFlight: true },
+        actions: [{ type: "sendAck", sequence: 29 }],
+      },
+    },
+    {
+      description: "a resync's replay is acknowledged from its start, below an earlier ack",
+      input: {
+        state: { ...resyncing, lastAcked: 90, resyncApplied: 12, sinceAck: 300 },
+        event: { type: "handled", queued: 5 },
+      },
+      expected: {
+        state: { ...resyncing, lastAcked: 12, resyncApplied: 12, ackInFlight: true },
+        actions: [{ type: "sendAck", sequence: 12 }],
+      },
+    },
+    {
+      description: "a resync with nothing of its replay applied yet acknowledges nothing",
+      input: { state: { ...resyncing, applied: 40 }, event: { type: "handled", queued: 0 } },
+      expected: { state: { ...resyncing, applied: 40 }, actions: [] },
+    },
+    {
+      description: "a resync's position already acknowledged: nothing sent",
+      input: {
+        state: { ...resyncing, resyncApplied: 12, lastAcked: 12 },
+        event: { type: "handled", queued: 0 },
+      },
+      expected: { state: { ...resyncing, resyncApplied: 12, lastAcked: 12 }, actions: [] },
     },
     {
       description: "the sweep done ends the resync at its sequence",

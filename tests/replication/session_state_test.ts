@@ -121,17 +121,21 @@ Deno.test("stepSession() runs one replica connection on the master", async (t) =
       },
     },
     {
-      description: "a higher Ack is recorded",
+      description: "a higher Ack is recorded, and opens the push channel's window",
       input: { state: open, event: ack(9n) },
       expected: {
         state: { ...open, acked: 9 },
-        actions: [{ type: "recordAck", sandboxId: "sb-1", sequence: 9 }],
+        actions: [{ type: "recordAck", sandboxId: "sb-1", sequence: 9 }, {
+          type: "window",
+          sequence: 9,
+        }],
       },
     },
     {
-      description: "a lower or equal Ack changes nothing (acks are cumulative)",
+      description:
+        "a lower or equal Ack is not recorded (acks are cumulative); the window hears it",
       input: { state: open, event: ack(5n) },
-      expected: { state: open, actions: [] },
+      expected: { state: open, actions: [{ type: "window", sequence: 5 }] },
     },
     {
       description: "a content fetch is queued",
