@@ -4,14 +4,12 @@
  * waiting for, nor blocking, the connection that writes). Internal to `lib/db`.
  *
  * Messages in: `{ type: "start", path, intervalMs }`, then `{ type: "stop" }`. Out:
- * `{ type: "checkpointed", frames }` after each checkpoint that copied frames,
  * `{ type: "failed", message }` (it then stops), `{ type: "stopped" }`.
  *
  * @module
  */
 /// <reference lib="deno.worker" />
 import type { DatabaseSync } from "node:sqlite";
-import { columns } from "./row.ts";
 import { openDatabase } from "./open_database.ts";
 
 let db: DatabaseSync | null = null;
@@ -29,9 +27,7 @@ function stop(): void {
 function checkpoint(): void {
   if (db === null) return;
   try {
-    const row = db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
-    const frames = row ? columns(row).integer("checkpointed") : 0;
-    if (frames > 0) self.postMessage({ type: "checkpointed", frames });
+    db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
   } catch (error) {
     stop();
     self.postMessage({ type: "failed", message: String((error as Error)?.message ?? error) });
@@ -45,7 +41,7 @@ self.onmessage = (event: MessageEvent) => {
       db = openDatabase(message.path!);
       // This connection only checkpoints: it never waits for the writer's locks.
       db.exec("PRAGMA busy_timeout = 0");
-      timer = setInterval(checkpoint, message.intervalMs ?? 200);
+      timer = setInterval(checkpoint, message.intervalMs ?? 1000);
     } catch (error) {
       stop();
       self.postMessage({ type: "failed", message: String((error as Error)?.message ?? error) });

@@ -8,7 +8,7 @@ const STOP_WAIT_MS = 5000;
 
 /** Options for {@linkcode BackgroundCheckpointer.start}. */
 export interface BackgroundCheckpointerOptions {
-  /** Milliseconds between two checkpoints. @default {200} */
+  /** Milliseconds between two checkpoints. @default {1000} */
   intervalMs?: number;
 }
 
@@ -42,7 +42,6 @@ export class BackgroundCheckpointer {
   readonly #worker: Worker;
   #running = true;
   #stopped: Promise<void> | null = null;
-  #frames = 0;
 
   private constructor(db: DatabaseSync, worker: Worker) {
     this.#db = db;
@@ -77,18 +76,13 @@ export class BackgroundCheckpointer {
       checkpointer.#failed(event.message);
     };
     db.exec("PRAGMA wal_autocheckpoint = 0");
-    worker.postMessage({ type: "start", path, intervalMs: options.intervalMs ?? 200 });
+    worker.postMessage({ type: "start", path, intervalMs: options.intervalMs ?? 1000 });
     return checkpointer;
   }
 
   /** Whether the worker is checkpointing (not stopped, not failed). */
   get running(): boolean {
     return this.#running;
-  }
-
-  /** WAL frames the worker has copied into the database so far. */
-  get frames(): number {
-    return this.#frames;
   }
 
   /**
@@ -114,9 +108,8 @@ export class BackgroundCheckpointer {
 
   #stoppedByWorker: () => void = () => {};
 
-  #onMessage(message: { type: string; frames?: number; message?: string }): void {
-    if (message.type === "checkpointed") this.#frames += message.frames ?? 0;
-    else if (message.type === "failed") this.#failed(message.message ?? "unknown error");
+  #onMessage(message: { type: string; message?: string }): void {
+    if (message.type === "failed") this.#failed(message.message ?? "unknown error");
     else if (message.type === "stopped") this.#stoppedByWorker();
   }
 
