@@ -24,6 +24,12 @@ import { SMALL_OBJECT_LIMIT, SmallObjects } from "./small_objects.ts";
 /** How stale an object's last-use time may get before a read moves it forward. */
 const USE_RESOLUTION_MS = 3_600_000;
 
+/**
+ * Bytes of object files put with `readSoon` kept in memory at most (see `LocalStore`): a
+ * replica fetches content, then writes it to its workspace a batch later.
+ */
+const RECENT_MAX_BYTES = 16 * 1024 * 1024;
+
 /** A store's local objects and manifests (see the module doc). */
 export class LocalStore {
   /** The store's folder (absolute). */
@@ -42,6 +48,13 @@ export class LocalStore {
   readonly #unsynced = new Set<string>();
   /** The folder flushes under way, which a later {@linkcode syncDeferred} also waits for. */
   #flushing: Promise<unknown> = Promise.resolve();
+  /**
+   * Object files put with `readSoon` moments ago, by hash, oldest first: their bytes, hashed
+   * as they were put and never out of memory since, are read back from here, neither read
+   * from disk nor hashed again (see {@linkcode RECENT_MAX_BYTES}).
+   */
+  readonly #recent = new Map<string, Uint8Array>();
+  #recentBytes = 0;
 
   private constructor(root: string, small: SmallObjects | null) {
     this.root = root;
@@ -91,7 +104,12 @@ export class LocalStore {
    * size is already there. Either way a stored object is marked as just stored, so a
    * concurrent sweep keeps it.
    */
-  async writeObject(hash: string, bytes: Uint8Array, deferSync = false): Promise<void> {
+  async writeObject(
+    hash: string,
+    bytes: Uint8Array,
+    deferSync = false,
+    readSoon = false,
+  ): Promise<void> {
     if (this.small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
       if (deferSync) this.small.hold(hash, bytes);
       else this.small.put(hash, bytes, Date.now());
@@ -110,6 +128,37 @@ export class LocalStore {
       () => writeFileAtomic(this.tempPath(), path, bytes, 0o444, { syncFolder: !deferSync }),
     );
     if (deferSync) this.#unsynced.add(dir);
+    if (readSoon) this.#keepRecent(hash, bytes);
+  }
+
+  /** Keeps an object's bytes for {@linkcode LocalStore.readObject}, within the bound. */
+  #keepRecent(hash: string, bytes: Uint8Array): void {
+    if (bytes.length > RECENT_MAX_BYTES) return;
+    this.#forgetRecent(hash);
+    this.#recent.set(hash, bytes);
+    this.#recentBytes += bytes.length;
+    for (const [oldest, kept] of this.#recent) {
+      if (this.#recentBytes <= RECENT_MAX_BYTES) break;
+      this.#recent.delete(oldest);
+      this.#recentBytes -= kept.length;
+    }
+  }
+
+  #forgetRecent(hash: string): void {
+    const kept = this.#recent.get(hash);
+    if (kept === undefined) return;
+    this.#recent.delete(hash);
+    this.#recentBytes -= kept.length;
+  }
+
+  /**
+   * Forgets every object kept in memory since it was put: called before anything removes
+   * object files (a sweep, an eviction), so that a read never finds in memory what the
+   * store no longer holds.
+   */
+  forgetRecentObjects(): void {
+    this.#recent.clear();
+    this.#recentBytes = 0;
   }
 
   /** Stores a manifest file unless one is there already (then only marked as just stored). */
@@ -150,6 +199,9 @@ export class LocalStore {
     const verify = options.verify ?? true;
     const small = this.small?.get(hash);
     if (small != null) return verify ? this.#verifiedRow(hash, small) : small;
+    // A file written moments ago: what the replica applies right after fetching it.
+    const recent = this.#recent.get(hash);
+    if (recent !== undefined) return recent;
     return await this.#readObjectFile(hash, verify);
   }
 

@@ -21,6 +21,7 @@ export async function sweep(
   options: SweepOptions,
 ): Promise<SweepResult> {
   const cutoff = options.keepNewerThan ?? Date.now();
+  store.forgetRecentObjects(); // what it removes is never read from memory afterwards
   const keptObjects = new Set<string>();
   for (const hash of keep) if (isContentHash(hash)) keptObjects.add(hash);
   const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
@@ -67,6 +68,7 @@ export async function evict(
   limitBytes: number,
   evictable: (hash: string) => boolean,
 ): Promise<SweepResult> {
+  store.forgetRecentObjects(); // what it removes is never read from memory afterwards
   const files: StoredFile[] = [];
   let total = 0;
   for await (const file of walkObjects(store.root)) {

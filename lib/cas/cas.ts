@@ -153,18 +153,25 @@ export class Cas {
    * @param options `deferSync`: leave the object not yet durable (its folder unflushed, or
    * its row uncommitted) until the next {@linkcode Cas.syncDeferred}, which must run before
    * anything records the hash: many objects then share one flush per folder and one
-   * commit. It is readable at once.
+   * commit. It is readable at once. `readSoon`: the caller reads it again shortly (a
+   * replica writes fetched content to its workspace): an object stored as a file keeps its
+   * bytes in memory too, within a bound, and is read back from there, not hashed again.
    * @throws {CorruptContentError} When the bytes hash to something else; nothing is written.
    */
   async putVerified(
     hash: string,
     bytes: Uint8Array,
-    options: { deferSync?: boolean } = {},
+    options: { deferSync?: boolean; readSoon?: boolean } = {},
   ): Promise<void> {
     assertContentHash(hash);
     const actual = sha256Hex(bytes);
     if (actual !== hash) throw new CorruptContentError(hash, actual);
-    await this.#store.writeObject(hash, bytes, options.deferSync ?? false);
+    await this.#store.writeObject(
+      hash,
+      bytes,
+      options.deferSync ?? false,
+      options.readSoon ?? false,
+    );
   }
 
   /**

@@ -1,11 +1,15 @@
 /**
  * SQLite access shared by every component: opening in WAL mode, per-component
- * migrations, and write transactions.
+ * migrations, write transactions, and WAL checkpoints off the writing thread.
  *
  * @module
  */
 export { DatabaseError, openDatabase, type OpenDatabaseOptions } from "./open_database.ts";
 export { migrate, type Migration } from "./migrate.ts";
 export { inTransaction } from "./transaction.ts";
+export {
+  BackgroundCheckpointer,
+  type BackgroundCheckpointerOptions,
+} from "./background_checkpointer.ts";
 export { statementCache } from "./statement_cache.ts";
 export { columns, type Row, type RowReader } from "./row.ts";

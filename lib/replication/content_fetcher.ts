@@ -189,9 +189,12 @@ export class ContentFetcher {
     }
   }
 
-  /** Stores fetched bytes; flushed with the folders of the batch that records them. */
+  /**
+   * Stores fetched bytes; flushed with the folders of the batch that records them. Kept
+   * in memory a while too: the applier writes them to the workspace next.
+   */
   #putFetched(hash: string, bytes: Uint8Array): Promise<void> {
-    return this.#cas.putVerified(hash, bytes, { deferSync: true });
+    return this.#cas.putVerified(hash, bytes, { deferSync: true, readSoon: true });
   }
 
   /** One request for `hash`, within the limits; one outstanding per hash. */
