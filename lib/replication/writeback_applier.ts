@@ -2,6 +2,7 @@ import { type Cas, CHUNKING_THRESHOLD } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import {
+  ChangedOnDiskError,
   DEFAULT_WRITEBACK_MODE_BITS,
   maskMode,
   type Workspace,
@@ -12,7 +13,7 @@ import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { PathSet } from "../paths/mod.ts";
 import { MasterConflicts } from "./master_conflicts.ts";
-import { diskMatches } from "./disk_check.ts";
+import { matchingStamp, type SeenStamp } from "./disk_check.ts";
 import type { AppliedContent, MasterState, WriteBackOutcome } from "./master_state.ts";
 import { entryPaths, type WriteBackVerdict } from "./write_back_decision.ts";
 import { judgeWriteBack, type WriteBackFactSources } from "./writeback_facts.ts";
@@ -172,9 +173,18 @@ export class WriteBackApplier {
     return run;
   }
 
-  /** Decides each entry of a run, then applies the accepted ones at once. */
-  async #applyRun(sandboxId: string, run: WriteBackEntry[]): Promise<WriteBackOutcome[]> {
-    const verdicts = await this.#decideRecorded(sandboxId, run);
+  /**
+   * Decides each entry of a run, then applies the accepted ones at once. One whose path
+   * changed on disk after the look that decided it (someone on the master wrote it) is
+   * not made: that change is recorded, and the entry decided again (twice at most; then
+   * it fails, and its content is kept as a conflict).
+   */
+  async #applyRun(
+    sandboxId: string,
+    run: WriteBackEntry[],
+    attempt = 0,
+  ): Promise<WriteBackOutcome[]> {
+    const { verdicts, seen } = await this.#decideRecorded(sandboxId, run);
     const failures = new Map<string, unknown>();
     const changes: WorkspaceChange[] = [];
     const applying: Array<{ localSeq: bigint } & AppliedContent> = [];
@@ -185,7 +195,7 @@ export class WriteBackApplier {
         if (!verdict.accept) return;
         const path = verdict.paths[0]!;
         try {
-          const change = await this.#change(entry, path);
+          const change = await this.#change(entry, path, seen.get(path));
           changes.push(change);
           applying.push({ localSeq: entry.local_seq, ...contentOf(change) });
         } catch (error) {
@@ -197,7 +207,19 @@ export class WriteBackApplier {
     const { recorded, failed } = await this.#workspace.applyChanges(changes, { origin: sandboxId });
     for (const failure of failed) failures.set(failure.path, failure.error);
     const sequences = sequencesByChange(changes, recorded);
-    return verdicts.map((verdict): WriteBackOutcome => {
+    const again = attempt < 2
+      ? run.filter((_, i) =>
+        verdicts[i]!.accept && changedOnDisk(failures.get(verdicts[i]!.paths[0]!))
+      )
+      : [];
+    const decidedAgain = new Map<bigint, WriteBackOutcome>();
+    if (again.length > 0) {
+      const outcomes = await this.#applyRun(sandboxId, again, attempt + 1);
+      again.forEach((entry, i) => decidedAgain.set(entry.local_seq, outcomes[i]!));
+    }
+    return verdicts.map((verdict, i): WriteBackOutcome => {
+      const redone = decidedAgain.get(run[i]!.local_seq);
+      if (redone) return redone;
       if (!verdict.accept) return { accepted: false, masterSeq: 0, reason: verdict.message };
       const path = verdict.paths[0]!;
       if (failures.has(path)) {
@@ -214,38 +236,64 @@ export class WriteBackApplier {
    * ones is recorded: a change the watcher has not recorded yet is recorded first and
    * then weighed, never overwritten unseen.
    */
-  async #decideRecorded(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackVerdict[]> {
+  async #decideRecorded(
+    sandboxId: string,
+    entries: WriteBackEntry[],
+  ): Promise<{ verdicts: WriteBackVerdict[]; seen: Map<string, SeenStamp | false> }> {
     const decideAll = () =>
       Promise.all(entries.map((entry) => judgeWriteBack(this.#facts, sandboxId, entry)));
-    const verdicts = await decideAll();
-    if (await this.#diskIsRecorded(acceptedPaths(verdicts))) return verdicts;
+    let verdicts = await decideAll();
+    let seen = await this.#seenOnDisk(acceptedPaths(verdicts));
+    if (![...seen.values()].includes(false)) return { verdicts, seen };
     await this.#workspace.settled();
-    if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) {
+    if ([...(await this.#seenOnDisk(acceptedPaths(verdicts))).values()].includes(false)) {
       await this.#workspace.scan({ keepRecorded: false });
     }
-    return await decideAll();
+    verdicts = await decideAll();
+    // What each write then replaces is what was seen here (a path still differing from
+    // what is recorded, changing all along, is not written: see #change).
+    seen = await this.#seenOnDisk(acceptedPaths(verdicts));
+    return { verdicts, seen };
   }
 
-  /** The workspace change an accepted write or deletion makes. */
-  async #change(entry: WriteBackEntry, path: string): Promise<WorkspaceChange> {
+  /**
+   * The workspace change an accepted write or deletion makes, replacing only what was
+   * seen on disk when it was decided (`seen`): nothing there (create only), or that file
+   * or link, checked again right before it is replaced.
+   *
+   * @throws {ChangedOnDiskError} When the disk differed from the record even then.
+   */
+  async #change(
+    entry: WriteBackEntry,
+    path: string,
+    seen: SeenStamp | false | undefined,
+  ): Promise<WorkspaceChange> {
+    if (seen === false || seen === undefined) throw new ChangedOnDiskError(path);
+    const unchanged = seen.stamp ? { unchangedSince: seen.stamp } : {};
     // A folder goes only once empty: what it holds that the replica did not remove (a
     // filtered path, a file not recorded yet) is kept, and the entry fails.
-    if (entry.operation.type === "Delete") return { path, remove: true, onlyEmptyFolder: true };
+    if (entry.operation.type === "Delete") {
+      return { path, remove: true, onlyEmptyFolder: true, ...unchanged };
+    }
     const hash = entry.content_hash!;
     const mode = fullMode(maskMode(Number(entry.permissions), this.#allowedModeBits));
     const bytes = entry.content_bytes;
+    const latest = this.#store.latest(path);
+    const where = { createOnly: latest === undefined || latest.deleted, ...unchanged };
     // Small content is written from the entry and stored by the write; large content is
     // stored chunked first, so that replicas fetch it in pieces.
-    if (bytes !== null && bytes.length < CHUNKING_THRESHOLD) return { path, hash, mode, bytes };
+    if (bytes !== null && bytes.length < CHUNKING_THRESHOLD) {
+      return { path, hash, mode, bytes, ...where };
+    }
     if (bytes !== null) await this.#cas.putBytes(bytes);
-    return { path, hash, mode };
+    return { path, hash, mode, ...where };
   }
 
   async #applyOne(
     sandboxId: string,
     entry: WriteBackEntry,
   ): Promise<{ outcome: WriteBackOutcome; disconnect: boolean }> {
-    const verdict = (await this.#decideRecorded(sandboxId, [entry]))[0]!;
+    const verdict = (await this.#decideRecorded(sandboxId, [entry])).verdicts[0]!;
     if (!verdict.accept) {
       return {
         outcome: { accepted: false, masterSeq: 0, reason: verdict.message },
@@ -267,12 +315,14 @@ export class WriteBackApplier {
     return keepRejected({ cas: this.#cas, conflicts: this.#conflicts }, sandboxId, entry, outcome);
   }
 
-  async #diskIsRecorded(paths: Iterable<string>): Promise<boolean> {
+  /** What is on disk at each path, or `false` where it differs from what is recorded. */
+  async #seenOnDisk(paths: Iterable<string>): Promise<Map<string, SeenStamp | false>> {
+    const seen = new Map<string, SeenStamp | false>();
     for (const path of paths) {
       const latest: Iteration | undefined = this.#store.latest(path);
-      if (!(await diskMatches(this.#workspace.root, path, latest))) return false;
+      seen.set(path, await matchingStamp(this.#workspace.root, path, latest));
     }
-    return true;
+    return seen;
   }
 
   /** Notes what an entry may leave on disk before it is made (see `MasterState.noteApplying`). */
@@ -347,4 +397,12 @@ export class WriteBackApplier {
     // Nothing changed (the master already held exactly this): answer with the latest.
     return Math.max(0, ...paths.map((p) => this.#store.latest(p)?.sequence ?? 0));
   }
+}
+
+/**
+ * Whether a write-back's change failed because the master's disk changed after the look
+ * that decided it: to record that change and decide the entry again.
+ */
+function changedOnDisk(error: unknown): boolean {
+  return error instanceof ChangedOnDiskError || error instanceof Deno.errors.AlreadyExists;
 }

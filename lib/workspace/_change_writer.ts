@@ -2,6 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import {
   canSyncFileSystem,
+  expectStamp,
   isMissing,
   lstatOrNullSync,
   syncDir,
@@ -210,12 +211,16 @@ export class ChangeWriter {
     write: { visibleFirst: boolean; syncFile: boolean },
   ): Promise<SeenFile | null> {
     const absolute = this.#absolute(change.path);
+    // What the caller saw there is looked for again at the last moment, by the executor
+    // (a file's right before the rename that replaces it): a write landing after the
+    // caller's own look (a hash, a fetch, a batch ago) fails the change, not replaced.
+    const unchanged = change.unchangedSince ? { unchangedSince: change.unchangedSince } : {};
     if ("remove" in change) {
       if (change.onlyEmptyFolder && lstatOrNullSync(absolute)?.isDirectory) {
         await this.#removeFolderIfEmpty(change.path);
         return null;
       }
-      await this.#c.disk.remove(change.path);
+      await this.#c.disk.remove(change.path, unchanged);
       return null;
     }
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
@@ -233,6 +238,7 @@ export class ChangeWriter {
       await this.#c.disk.writeLink(change.path, target, {
         createOnly: change.createOnly ?? false,
         syncFolder: false,
+        ...unchanged,
       });
       return null;
     }
@@ -249,6 +255,9 @@ export class ChangeWriter {
         syncFolder: false,
         tempInStore: this.#c.tempInStore,
         createOnly: change.createOnly ?? false,
+        ...(change.unchangedSince
+          ? { beforeReplace: () => expectStamp(absolute, change.unchangedSince!) }
+          : {}),
         ...(change.bytes ? { bytes: change.bytes } : {}),
       });
     try {

@@ -1,5 +1,12 @@
 import { dirname } from "node:path";
-import { isMissing, lstatOrNullSync, syncDir, writeSymlinkAtomic } from "../disk/mod.ts";
+import {
+  type DiskStamp,
+  expectStamp,
+  isMissing,
+  lstatOrNullSync,
+  syncDir,
+  writeSymlinkAtomic,
+} from "../disk/mod.ts";
 import { parentOf, PathError } from "../paths/mod.ts";
 import { linkTargetProblem } from "./write_rules.ts";
 
@@ -150,20 +157,26 @@ export class WorkspaceDisk {
    * @param path A normalized workspace path.
    * @param target The link's target: relative, staying inside the workspace.
    * @param options `createOnly`: fail with `AlreadyExists` when anything is there;
-   * `syncFolder`: fsync the folder after (default true).
+   * `syncFolder`: fsync the folder after (default true); `unchangedSince`: replace only
+   * what has that stamp (see `expectStamp`).
    * @throws {ForbiddenWriteError} When the target is absolute or leaves the workspace.
    * @throws {PathError} When a parent is a link or a file.
+   * @throws {ChangedOnDiskError} When what is there no longer has `unchangedSince`.
    */
   async writeLink(
     path: string,
     target: string,
-    options: { createOnly?: boolean; syncFolder?: boolean } = {},
+    options: { createOnly?: boolean; syncFolder?: boolean; unchangedSince?: DiskStamp } = {},
   ): Promise<void> {
     await this.#hooks.beforeCheck?.(path, "link");
     const problem = linkTargetProblem(path, target);
     if (problem !== null) throw new ForbiddenWriteError(path, `a symbolic link: ${problem}`);
     this.makeParents(path);
     const absolute = this.absolute(path);
+    // RACE: a write between this last look and the rename is still replaced (microseconds).
+    if (options.unchangedSince && !options.createOnly) {
+      expectStamp(absolute, options.unchangedSince);
+    }
     if (options.createOnly) {
       Deno.symlinkSync(target, absolute);
       if (options.syncFolder ?? true) await syncDir(dirname(absolute));
@@ -203,13 +216,20 @@ export class WorkspaceDisk {
    *
    * @param path A normalized workspace path.
    * @param options `recursive` (default true): a folder with what it holds; false: only
-   * a file, a link or an empty folder.
+   * a file, a link or an empty folder. `unchangedSince`: remove a file or link only if it
+   * still has that stamp (see `expectStamp`).
    * @returns Whether something was removed.
    * @throws {PathError} When a parent is a link or a file.
+   * @throws {ChangedOnDiskError} When what is there no longer has `unchangedSince`.
    */
-  async remove(path: string, options: { recursive?: boolean } = {}): Promise<boolean> {
+  async remove(
+    path: string,
+    options: { recursive?: boolean; unchangedSince?: DiskStamp } = {},
+  ): Promise<boolean> {
     await this.#hooks.beforeCheck?.(path, "remove");
     if (!this.checkParents(path)) return false;
+    // RACE: a write between this last look and the removal is still lost (microseconds).
+    if (options.unchangedSince) expectStamp(this.absolute(path), options.unchangedSince);
     try {
       // Deno.remove never follows a final link: it unlinks it.
       await Deno.remove(this.absolute(path), { recursive: options.recursive ?? true });

@@ -1,4 +1,5 @@
 import type { Iteration } from "../store/mod.ts";
+import type { DiskStamp } from "../disk/mod.ts";
 import type { DiskHooks } from "./workspace_disk.ts";
 import type { LayoutOptions } from "./layout.ts";
 
@@ -43,14 +44,25 @@ export type WorkspaceChange =
    * regular file) fails the change with `Deno.errors.AlreadyExists` and is left as it is.
    * A mode with the folder type bits makes a folder (PROTOCOL.md §8): created if missing
    * (replacing a file or link there, unless `createOnly`), its permission bits set.
+   * With `unchangedSince`, a file or link is replaced only if the path still has that
+   * stamp (see {@linkcode DiskStamp}) right before the rename that replaces it; else the
+   * change fails with `ChangedOnDiskError` and what is there is left as it is.
    */
-  | { path: string; hash: string; mode: number; bytes?: Uint8Array; createOnly?: boolean }
+  | {
+    path: string;
+    hash: string;
+    mode: number;
+    bytes?: Uint8Array;
+    createOnly?: boolean;
+    unchangedSince?: DiskStamp;
+  }
   /**
    * `path` removed: a file, a link, or a folder with everything in it. With
    * `onlyEmptyFolder`, a folder is removed only when empty; one still holding anything
-   * fails the change with {@linkcode FolderNotEmptyError} and is left as it is.
+   * fails the change with {@linkcode FolderNotEmptyError} and is left as it is. With
+   * `unchangedSince`, a file or link is removed only if it still has that stamp.
    */
-  | { path: string; remove: true; onlyEmptyFolder?: boolean };
+  | { path: string; remove: true; onlyEmptyFolder?: boolean; unchangedSince?: DiskStamp };
 
 /** A folder to remove (`onlyEmptyFolder`) still holds something, so it was kept. */
 export class FolderNotEmptyError extends Error {
