@@ -5,6 +5,7 @@ import {
   ChangedOnDiskError,
   DEFAULT_WRITEBACK_MODE_BITS,
   maskMode,
+  type MoveOptions,
   type Workspace,
   type WorkspaceChange,
 } from "../workspace/mod.ts";
@@ -19,12 +20,14 @@ import { entryPaths, type WriteBackVerdict } from "./write_back_decision.ts";
 import { judgeWriteBack, type WriteBackFactSources } from "./writeback_facts.ts";
 import {
   acceptedPaths,
+  changedOnDisk,
   chmodded,
   contentOf,
   countDecided,
   failedReason,
   fullMode,
   keepRejected,
+  moveStamps,
   renameStates,
   report,
   sequencesByChange,
@@ -289,11 +292,14 @@ export class WriteBackApplier {
     return { path, hash, mode, ...where };
   }
 
+  /** Decides and applies a rename or mode change; decided again when the disk changed meanwhile (see #applyRun). */
   async #applyOne(
     sandboxId: string,
     entry: WriteBackEntry,
+    attempt = 0,
   ): Promise<{ outcome: WriteBackOutcome; disconnect: boolean }> {
-    const verdict = (await this.#decideRecorded(sandboxId, [entry])).verdicts[0]!;
+    const { verdicts, seen } = await this.#decideRecorded(sandboxId, [entry]);
+    const verdict = verdicts[0]!;
     if (!verdict.accept) {
       return {
         outcome: { accepted: false, masterSeq: 0, reason: verdict.message },
@@ -301,9 +307,12 @@ export class WriteBackApplier {
       };
     }
     try {
-      const masterSeq = await this.#execute(sandboxId, entry, verdict.paths);
+      const masterSeq = await this.#execute(sandboxId, entry, verdict.paths, seen);
       return { outcome: { accepted: true, masterSeq, reason: "" }, disconnect: false };
     } catch (error) {
+      if (attempt < 2 && changedOnDisk(error)) {
+        return await this.#applyOne(sandboxId, entry, attempt + 1);
+      }
       return {
         outcome: { accepted: false, masterSeq: 0, reason: failedReason(error) },
         disconnect: false,
@@ -341,10 +350,10 @@ export class WriteBackApplier {
   async #moveUnlessMoved(
     source: string,
     target: string,
-    origin: { origin: string },
+    options: MoveOptions,
   ): Promise<(Iteration | undefined)[]> {
     try {
-      return await this.#workspace.move(source, target, origin);
+      return await this.#workspace.move(source, target, options);
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound) || !this.#wasMoved(source, target)) throw error;
       return [];
@@ -360,8 +369,18 @@ export class WriteBackApplier {
       !there.deleted && there.hash === content.hash;
   }
 
-  /** Applies an accepted rename or mode change; returns the master sequence it became. */
-  async #execute(sandboxId: string, entry: WriteBackEntry, paths: string[]): Promise<number> {
+  /**
+   * Applies an accepted rename or mode change; returns the master sequence it became. A
+   * rename moves and replaces only what was `seen` when it was decided.
+   *
+   * @throws {ChangedOnDiskError} When either path changed on disk since.
+   */
+  async #execute(
+    sandboxId: string,
+    entry: WriteBackEntry,
+    paths: string[],
+    seen: Map<string, SeenStamp | false>,
+  ): Promise<number> {
     const origin = { origin: sandboxId };
     const workspace = this.#workspace;
     const mode = fullMode(maskMode(Number(entry.permissions), this.#allowedModeBits));
@@ -371,7 +390,10 @@ export class WriteBackApplier {
       case "Rename": {
         const target = paths[1]!;
         this.#noteStates(sandboxId, entry, renameStates(this.#store.latest(path), target, mode));
-        recorded = await this.#moveUnlessMoved(path, target, origin);
+        recorded = await this.#moveUnlessMoved(path, target, {
+          ...origin,
+          ...moveStamps(path, target, seen, this.#store.latest(target)),
+        });
         const moved = this.#store.latest(target);
         if (moved && !moved.deleted && (moved.mode & 0o7777) !== (mode & 0o7777)) {
           recorded.push(await workspace.chmod(target, mode, origin));
@@ -397,12 +419,4 @@ export class WriteBackApplier {
     // Nothing changed (the master already held exactly this): answer with the latest.
     return Math.max(0, ...paths.map((p) => this.#store.latest(p)?.sequence ?? 0));
   }
-}
-
-/**
- * Whether a write-back's change failed because the master's disk changed after the look
- * that decided it: to record that change and decide the entry again.
- */
-function changedOnDisk(error: unknown): boolean {
-  return error instanceof ChangedOnDiskError || error instanceof Deno.errors.AlreadyExists;
 }

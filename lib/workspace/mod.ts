@@ -19,6 +19,7 @@ export {
   type ApplyChangesResult,
   type CaptureResult,
   FolderNotEmptyError,
+  type MoveOptions,
   type ScanOptions,
   type ScanResult,
   type WatchOptions,

@@ -11,7 +11,7 @@ import { parentOf, PathError } from "../paths/mod.ts";
 import { linkTargetProblem } from "./write_rules.ts";
 
 /** What a {@linkcode WorkspaceDisk} is about to do to a path (see {@linkcode DiskHooks}). */
-export type DiskOperation = "write" | "link" | "chmod" | "remove" | "mkdir";
+export type DiskOperation = "write" | "link" | "chmod" | "remove" | "mkdir" | "rename";
 
 /**
  * Test hooks: each runs before the operation's checks, so a test can change the disk
@@ -238,6 +238,34 @@ export class WorkspaceDisk {
       if (isMissing(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Moves a file, link or folder, never through a link (the hook runs with the source's
+   * path). Stamps given are looked for at the last moment (see `expectStamp`): a source
+   * or target changed since its caller looked is left as it is.
+   *
+   * @param from A normalized workspace path.
+   * @param to A normalized workspace path, not inside `from`.
+   * @param options `sourceUnchangedSince`: the file or link seen at `from`;
+   * `targetUnchangedSince`: the file or link seen at `to`, `null` for nothing there.
+   * @throws {PathError} When a parent is a link or a file.
+   * @throws {ChangedOnDiskError} When either path no longer has its stamp.
+   */
+  async rename(
+    from: string,
+    to: string,
+    options: { sourceUnchangedSince?: DiskStamp; targetUnchangedSince?: DiskStamp | null } = {},
+  ): Promise<void> {
+    await this.#hooks.beforeCheck?.(from, "rename");
+    this.checkParents(from);
+    this.makeParents(to);
+    // RACE: a write between these last looks and the rename is still moved or replaced
+    // (microseconds); a folder's stamp is never given (its time changes with what it holds).
+    const { sourceUnchangedSince: source, targetUnchangedSince: target } = options;
+    if (source) expectStamp(this.absolute(from), source);
+    if (target !== undefined) expectStamp(this.absolute(to), target);
+    Deno.renameSync(this.absolute(from), this.absolute(to));
   }
 
   /**

@@ -23,6 +23,17 @@ export interface WriteOptions {
   origin?: string;
 }
 
+/** Options for {@linkcode Workspace.move}. */
+export interface MoveOptions extends WriteOptions {
+  /** The file or link the caller saw at the source: moved only if still there. @default {undefined} */
+  sourceUnchangedSince?: DiskStamp;
+  /**
+   * The file or link the caller saw at the target (`null`: nothing), replaced only if
+   * still there. @default {undefined}
+   */
+  targetUnchangedSince?: DiskStamp | null;
+}
+
 /** Options for {@linkcode Workspace.applyChanges}. */
 export interface ApplyChangesOptions extends WriteOptions {
   /**

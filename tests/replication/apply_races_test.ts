@@ -19,18 +19,22 @@ import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
-/** A hook writing `content` to `root/path` in place once, when `armed()`, just before the executor changes `path`. */
+/**
+ * A hook writing `content` in place to `root/edited` once, when `armed()`, just before
+ * the executor changes `changed` (a rename's hook names its source).
+ */
 function writeOnceBefore(
   root: string,
-  path: string,
+  changed: string,
+  edited: string,
   content: string,
   armed: () => boolean,
 ): NonNullable<DiskHooks["beforeCheck"]> {
   let done = false;
-  return async (changed, operation) => {
-    if (done || changed !== path || operation === "mkdir" || !armed()) return;
+  return async (path, operation) => {
+    if (done || path !== changed || operation === "mkdir" || !armed()) return;
     done = true;
-    await Deno.writeTextFile(`${root}/${path}`, content); // in place: truncate, then write
+    await Deno.writeTextFile(`${root}/${edited}`, content); // in place: truncate, then write
   };
 }
 
@@ -53,22 +57,35 @@ Deno.test("the write-back applier records a master write landing after its check
   const cases = [
     {
       description: "a write-back write",
-      input: entry("agent.txt", { type: "Write" }, "the sandbox's", 0),
+      input: {
+        entry: entry("agent.txt", { type: "Write" }, "the sandbox's", 0),
+        changed: "agent.txt",
+      },
     },
     {
       description: "a write-back deletion",
-      input: entry("agent.txt", { type: "Delete" }, null, 0),
+      input: { entry: entry("agent.txt", { type: "Delete" }, null, 0), changed: "agent.txt" },
+    },
+    {
+      description: "a write-back rename over it",
+      input: {
+        entry: entry("other.txt", { type: "Rename", new_path: "agent.txt" }, null, 0),
+        changed: "other.txt",
+      },
     },
   ];
   for (const { description, input } of cases) {
     await t.step(description, () =>
       withTempDir(async (root) => {
         await put(root, "agent.txt", "the agent's");
+        await put(root, "other.txt", "another file");
         const edit = "the agent's edit, after the check";
         let armed = false;
         const workspace = await Workspace.open({
           root,
-          hooks: { beforeCheck: writeOnceBefore(root, "agent.txt", edit, () => armed) },
+          hooks: {
+            beforeCheck: writeOnceBefore(root, input.changed, "agent.txt", edit, () => armed),
+          },
         });
         try {
           await workspace.scan();
@@ -81,7 +98,7 @@ Deno.test("the write-back applier records a master write landing after its check
           });
           armed = true;
           // The sandbox saw the agent's first version: without the edit, accepted.
-          const sent = { ...input, master_rowid_seen: BigInt(workspace.store.sequence()) };
+          const sent = { ...input.entry, master_rowid_seen: BigInt(workspace.store.sequence()) };
           const result = await applier.apply("sandbox-1", [sent]);
           assert.deepEqual(result.accepted, []);
           assert.equal(result.rejected.length, 1);
@@ -89,10 +106,11 @@ Deno.test("the write-back applier records a master write landing after its check
           assert.equal(await readText(`${root}/agent.txt`), edit, "the edit is left on disk");
           const history = workspace.store.history("agent.txt").map((it) => it.hash);
           assert.deepEqual(history, [sha256OfText("the agent's"), sha256OfText(edit)]);
-          if (input.content_hash) {
+          if (input.entry.content_hash) {
             const kept = new MasterConflicts(workspace.store.db).list().map((c) => c.keptHash);
-            assert.deepEqual(kept, [input.content_hash], "the sandbox's write kept");
+            assert.deepEqual(kept, [input.entry.content_hash], "the sandbox's write kept");
           }
+          assert.equal(await readText(`${root}/other.txt`), "another file", "nothing moved");
         } finally {
           await workspace.close();
         }
@@ -113,7 +131,9 @@ Deno.test("the replica's apply records a local write landing after its check, an
     // Never scanned nor watched: only the apply would record the edit.
     const replicaSide = await Workspace.open({
       root: `${root}/r`,
-      hooks: { beforeCheck: writeOnceBefore(`${root}/r`, "shared.txt", edit, () => armed) },
+      hooks: {
+        beforeCheck: writeOnceBefore(`${root}/r`, "shared.txt", "shared.txt", edit, () => armed),
+      },
     });
     const replica = await startReplica({ workspace: replicaSide, connect: socket });
     try {
