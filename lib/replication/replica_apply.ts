@@ -320,7 +320,9 @@ export class VersionApplier {
           }
       ),
       // A replica's files are copies: visible before their fsync (recorded after it).
-      { origin: ORIGINS.master, visibleFirst: true },
+      // What a local change replaced right after (a file written where one was removed,
+      // a folder's mode changed) is not the master's: taken, recorded as local, weighed.
+      { origin: ORIGINS.master, visibleFirst: true, onlyOwnChanges: true },
     );
     const byPath = new Map(items.map((item) => [item.path, item]));
     const out: MadeChanges = { made: items.length - failed.length, taken: [], corrupt: [] };

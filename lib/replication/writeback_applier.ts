@@ -207,7 +207,10 @@ export class WriteBackApplier {
       },
     );
     this.#state.noteApplying(sandboxId, applying);
-    const { recorded, failed } = await this.#workspace.applyChanges(changes, { origin: sandboxId });
+    const { recorded, failed } = await this.#workspace.applyChanges(changes, {
+      origin: sandboxId,
+      onlyOwnChanges: true, // the agent's change right after is its own, not the sandbox's
+    });
     for (const failure of failed) failures.set(failure.path, failure.error);
     const sequences = sequencesByChange(changes, recorded);
     const again = attempt < 2

@@ -21,6 +21,12 @@ export type DiskOperation = "write" | "link" | "chmod" | "remove" | "mkdir" | "r
 export interface DiskHooks {
   /** Called with the workspace path and the operation, before any check. @default {undefined} */
   beforeCheck?: (path: string, operation: DiskOperation) => void | Promise<void>;
+  /**
+   * Called with the workspace path once a change of `Workspace.applyChanges` is made and
+   * before it is recorded, where someone else's change right after it would land.
+   * @default {undefined}
+   */
+  afterChange?: (path: string) => void | Promise<void>;
 }
 
 /** Options for {@linkcode WorkspaceDisk}. */
@@ -98,6 +104,15 @@ export class WorkspaceDisk {
    */
   absolute(path: string): string {
     return path === "" ? this.#root : `${this.#root}/${path}`;
+  }
+
+  /**
+   * Runs the `afterChange` hook (see {@linkcode DiskHooks}), if any.
+   *
+   * @param path The workspace path changed.
+   */
+  async changed(path: string): Promise<void> {
+    await this.#hooks.afterChange?.(path);
   }
 
   /**

@@ -44,6 +44,16 @@ export interface ApplyChangesOptions extends WriteOptions {
    * @default {false}
    */
   visibleFirst?: boolean;
+  /**
+   * Record with `origin` only what these changes made: a path someone else changed right
+   * after its change was made (a file written where one was removed, a folder's mode
+   * changed after ours) fails with `ChangedOnDiskError` and is not recorded, for the next
+   * look to record it as theirs. For writers whose origin is not the local user's (a
+   * replica applying the master's versions, the master applying a sandbox's): recorded
+   * with that origin, a local change would never be written back, or be taken for the
+   * sandbox's. @default {false}
+   */
+  onlyOwnChanges?: boolean;
 }
 
 /** One change for {@linkcode Workspace.applyChanges}. */

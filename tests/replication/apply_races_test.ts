@@ -9,6 +9,7 @@ import { sha256Hex } from "../../lib/cas/mod.ts";
 import {
   MasterConflicts,
   MasterState,
+  type ReplicaHandle,
   startMaster,
   startReplica,
 } from "../../lib/replication/mod.ts";
@@ -161,4 +162,91 @@ Deno.test("the replica's apply records a local write landing after its check, an
       await replicaSide.close();
       await masterSide.close();
     }
+  }));
+
+/**
+ * Runs `work` with a master on `root/m` and a replica on `root/r` whose workspace has
+ * `hooks` (set up by `makeHooks` with the replica's root), in process; the replica's
+ * workspace is watched, as a daemon's is.
+ */
+async function withHookedReplica(
+  root: string,
+  makeHooks: (replicaRoot: string) => DiskHooks,
+  work: (masterSide: Workspace, replicaSide: Workspace, replica: ReplicaHandle) => Promise<void>,
+): Promise<void> {
+  await Deno.mkdir(`${root}/r`, { recursive: true });
+  const socket = `${root}/m.sock`;
+  const masterSide = await Workspace.open({ root: `${root}/m` });
+  await masterSide.scan();
+  const master = await startMaster({ workspace: masterSide, socketPath: socket });
+  const replicaSide = await Workspace.open({ root: `${root}/r`, hooks: makeHooks(`${root}/r`) });
+  const replica = await startReplica({ workspace: replicaSide, connect: socket });
+  try {
+    await work(masterSide, replicaSide, replica);
+  } finally {
+    await replica.close();
+    await master.close();
+    await replicaSide.close();
+    await masterSide.close();
+  }
+}
+
+Deno.test("a folder's mode changed on the replica right after it applied the master's is the replica's, written back: the sides agree", () =>
+  withTempDir(async (root) => {
+    await Deno.mkdir(`${root}/m/d`, { recursive: true, mode: 0o755 });
+    await Deno.chmod(`${root}/m/d`, 0o755);
+    await put(root, "m/d/a.txt", "inside");
+    let armed = false;
+    await withHookedReplica(root, (r) => ({
+      afterChange: async (path) => {
+        if (!armed || path !== "d") return;
+        armed = false;
+        await Deno.chmod(`${r}/d`, 0o700); // the sandbox's own chmod, right after the apply
+      },
+    }), async (masterSide, replicaSide) => {
+      await waitFor("d/a.txt on the replica", () => replicaSide.store.latest("d/a.txt"));
+      armed = true;
+      await masterSide.chmod("d", 0o40750);
+      const modeOf = (side: string) => (Deno.lstatSync(`${root}/${side}/d`).mode ?? 0) & 0o777;
+      // Not the master's on the replica: recorded as local, written back, then the
+      // master's answer decides, the same on both sides.
+      await waitFor(
+        "the replica's own chmod recorded as local",
+        () => replicaSide.store.history("d").some((it) => it.origin === "local"),
+      );
+      await waitFor("both sides with one mode", () => modeOf("m") === modeOf("r"));
+    });
+  }));
+
+Deno.test("a file written on the replica right where it removed one for the master is the replica's, and kept", () =>
+  withTempDir(async (root) => {
+    await put(root, "m/f.txt", "the master's");
+    const theirs = "the sandbox's new file, right after the removal";
+    let armed = false;
+    await withHookedReplica(root, (r) => ({
+      afterChange: async (path) => {
+        if (!armed || path !== "f.txt") return;
+        armed = false;
+        await Deno.writeTextFile(`${r}/f.txt`, theirs);
+      },
+    }), async (masterSide, replicaSide, replica) => {
+      await waitFor("f.txt on the replica", () => replicaSide.store.latest("f.txt"));
+      armed = true;
+      await masterSide.remove("f.txt");
+      const hash = sha256OfText(theirs);
+      await waitFor(
+        "the sandbox's file in the master's history or kept in a conflict",
+        () =>
+          masterSide.store.history("f.txt").some((it) => it.hash === hash) ||
+          replica.status().conflicts.some((c) => c.keptHash === hash),
+      );
+      assert.ok(
+        replicaSide.store.history("f.txt").every((it) => it.hash !== hash || it.origin === "local"),
+        "never recorded as the master's",
+      );
+      await waitFor(
+        "both sides alike",
+        async () => await readText(`${root}/m/f.txt`) === await readText(`${root}/r/f.txt`),
+      );
+    });
   }));

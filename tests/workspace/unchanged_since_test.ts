@@ -10,6 +10,7 @@ import { type DiskStamp, stampOf } from "../../lib/disk/mod.ts";
 import {
   ChangedOnDiskError,
   type DiskOperation,
+  FOLDER_HASH,
   Workspace,
   type WorkspaceChange,
 } from "../../lib/workspace/mod.ts";
@@ -93,6 +94,66 @@ Deno.test("Workspace.applyChanges() with unchangedSince replaces only what its c
           assert.ok(failed[0]!.error instanceof ChangedOnDiskError, String(failed[0]!.error));
           assert.equal(await readText(`${root}/f.txt`), theirs, "left as it is");
           assert.ok(Deno.lstatSync(`${root}/f.txt`).isFile);
+        } finally {
+          await workspace.close();
+        }
+      }));
+  }
+});
+
+Deno.test("Workspace.applyChanges() with onlyOwnChanges leaves someone else's change right after ours unrecorded, and reports it", async (t) => {
+  const folder = { path: "f.txt", hash: FOLDER_HASH, mode: 0o40750 };
+  const cases = [
+    {
+      description: "a file written where one was removed",
+      input: { change: { path: "f.txt", remove: true as const }, onlyOwnChanges: true },
+      expected: { failed: true },
+    },
+    {
+      description: "a folder's mode changed right after ours",
+      input: { change: folder, onlyOwnChanges: true },
+      expected: { failed: true },
+    },
+    {
+      description: "without onlyOwnChanges, what is there is recorded with the change's origin",
+      input: { change: { path: "f.txt", remove: true as const }, onlyOwnChanges: false },
+      expected: { failed: false },
+    },
+  ];
+  for (const { description, input, expected } of cases) {
+    await t.step(description, () =>
+      withTempDir(async (root) => {
+        await put(root, "f.txt", "recorded");
+        const workspace = await Workspace.open({
+          root,
+          hooks: {
+            // Someone else's change, right after ours and before it is recorded.
+            afterChange: async (path) => {
+              if (path !== "f.txt") return;
+              if ("remove" in input.change) await Deno.writeTextFile(`${root}/f.txt`, "theirs");
+              else await Deno.chmod(`${root}/f.txt`, 0o755);
+            },
+          },
+        });
+        try {
+          await workspace.scan();
+          const before = workspace.store.latest("f.txt")!;
+          const { failed, recorded } = await workspace.applyChanges([input.change], {
+            origin: "master",
+            onlyOwnChanges: input.onlyOwnChanges,
+          });
+          if (!expected.failed) {
+            assert.deepEqual(failed, []);
+            assert.equal(recorded[0]?.origin, "master");
+            return;
+          }
+          assert.equal(failed.length, 1);
+          assert.ok(failed[0]!.error instanceof ChangedOnDiskError, String(failed[0]!.error));
+          assert.deepEqual(recorded, [], "nothing recorded as the master's");
+          assert.deepEqual(workspace.store.latest("f.txt"), before);
+          // The next look records it, as the local change it is.
+          await workspace.scan({ keepRecorded: false });
+          assert.equal(workspace.store.latest("f.txt")?.origin, "local");
         } finally {
           await workspace.close();
         }
