@@ -12,6 +12,7 @@ import {
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
+import { isMissing } from "../disk/mod.ts";
 import { PathSet } from "../paths/mod.ts";
 import { MasterConflicts } from "./master_conflicts.ts";
 import { matchingStamp, type SeenStamp } from "./disk_check.ts";
@@ -220,6 +221,7 @@ export class WriteBackApplier {
       : [];
     const decidedAgain = new Map<bigint, WriteBackOutcome>();
     if (again.length > 0) {
+      for (const entry of again) this.#state.forgetApplying(sandboxId, entry.local_seq);
       const outcomes = await this.#applyRun(sandboxId, again, attempt + 1);
       again.forEach((entry, i) => decidedAgain.set(entry.local_seq, outcomes[i]!));
     }
@@ -313,7 +315,11 @@ export class WriteBackApplier {
       const masterSeq = await this.#execute(sandboxId, entry, verdict.paths, seen);
       return { outcome: { accepted: true, masterSeq, reason: "" }, disconnect: false };
     } catch (error) {
-      if (attempt < 2 && changedOnDisk(error)) {
+      // A rename's source gone since the decision (the agent removed or moved it) is a
+      // change on disk too: recorded, then decided again (a conflict, which the sandbox
+      // undoes, rather than a failure, which it keeps).
+      if (attempt < 2 && (changedOnDisk(error) || isMissing(error))) {
+        this.#state.forgetApplying(sandboxId, entry.local_seq); // not made: not its own result
         return await this.#applyOne(sandboxId, entry, attempt + 1);
       }
       return {

@@ -250,3 +250,40 @@ Deno.test("a file written on the replica right where it removed one for the mast
       );
     });
   }));
+
+Deno.test("a write-back rename whose source the agent removed after the decision is a conflict (which the sandbox undoes), not a failure", () =>
+  withTempDir(async (root) => {
+    await put(root, "from.txt", "the content");
+    let armed = false;
+    const workspace = await Workspace.open({
+      root,
+      hooks: {
+        beforeCheck: async (path, operation) => {
+          if (!armed || path !== "from.txt" || operation !== "rename") return;
+          armed = false;
+          await Deno.remove(`${root}/from.txt`); // the agent's, right after the decision
+        },
+      },
+    });
+    try {
+      await workspace.scan();
+      const applier = new WriteBackApplier({
+        workspace,
+        store: workspace.store,
+        cas: workspace.cas,
+        filter: workspace.filter,
+        state: new MasterState(workspace.store.db),
+      });
+      armed = true;
+      const seen = workspace.store.sequence();
+      const rename = entry("from.txt", { type: "Rename", new_path: "to.txt" }, null, seen);
+      const result = await applier.apply("sandbox-1", [rename]);
+      assert.equal(result.rejected.length, 1);
+      // Only a conflict makes the sandbox take the master's version of both paths back.
+      assert.match(result.rejected[0]![1], /^conflict/);
+      assert.equal(workspace.store.latest("from.txt")?.deleted, true, "the removal recorded");
+      assert.equal(await readText(`${root}/to.txt`), undefined);
+    } finally {
+      await workspace.close();
+    }
+  }));
