@@ -12,7 +12,6 @@ import {
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
-import { isMissing } from "../disk/mod.ts";
 import { PathSet } from "../paths/mod.ts";
 import { MasterConflicts } from "./master_conflicts.ts";
 import { matchingStamp, type SeenStamp } from "./disk_check.ts";
@@ -222,6 +221,7 @@ export class WriteBackApplier {
     const decidedAgain = new Map<bigint, WriteBackOutcome>();
     if (again.length > 0) {
       for (const entry of again) this.#state.forgetApplying(sandboxId, entry.local_seq);
+      await this.#recordDisk(); // what changed there (inside a folder too) is weighed
       const outcomes = await this.#applyRun(sandboxId, again, attempt + 1);
       again.forEach((entry, i) => decidedAgain.set(entry.local_seq, outcomes[i]!));
     }
@@ -318,8 +318,9 @@ export class WriteBackApplier {
       // A rename's source gone since the decision (the agent removed or moved it) is a
       // change on disk too: recorded, then decided again (a conflict, which the sandbox
       // undoes, rather than a failure, which it keeps).
-      if (attempt < 2 && (changedOnDisk(error) || isMissing(error))) {
+      if (attempt < 2 && changedOnDisk(error)) {
         this.#state.forgetApplying(sandboxId, entry.local_seq); // not made: not its own result
+        await this.#recordDisk();
         return await this.#applyOne(sandboxId, entry, attempt + 1);
       }
       return {
@@ -331,6 +332,12 @@ export class WriteBackApplier {
 
   #keep(sandboxId: string, entry: WriteBackEntry, outcome: WriteBackOutcome): Promise<void> {
     return keepRejected({ cas: this.#cas, conflicts: this.#conflicts }, sandboxId, entry, outcome);
+  }
+
+  /** Records what changed on disk, before an entry the disk changed under is decided again. */
+  async #recordDisk(): Promise<void> {
+    await this.#workspace.settled();
+    await this.#workspace.scan({ keepRecorded: false });
   }
 
   /** What is on disk at each path, or `false` where it differs from what is recorded. */

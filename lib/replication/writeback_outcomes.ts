@@ -2,11 +2,13 @@ import { type Cas, sha256Hex } from "../cas/mod.ts";
 import { type Iteration, S_IFMT, S_IFREG } from "../store/mod.ts";
 import {
   ChangedOnDiskError,
+  FolderNotEmptyError,
   ForbiddenWriteError,
   type MoveOptions,
   type WorkspaceChange,
 } from "../workspace/mod.ts";
 import type { WriteBackEntry } from "../wire/mod.ts";
+import { isMissing } from "../disk/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { parentOf, PathError } from "../paths/mod.ts";
@@ -167,7 +169,10 @@ export function fullMode(mode: number): number {
  * that decided it: that change is to be recorded, and the entry decided again.
  */
 export function changedOnDisk(error: unknown): boolean {
-  return error instanceof ChangedOnDiskError || error instanceof Deno.errors.AlreadyExists;
+  // A folder to remove that someone filled, or a folder on the way someone removed, too:
+  // decided again, they are conflicts, which a sandbox undoes (a failure it keeps).
+  return error instanceof ChangedOnDiskError || error instanceof Deno.errors.AlreadyExists ||
+    error instanceof FolderNotEmptyError || isMissing(error);
 }
 
 /**

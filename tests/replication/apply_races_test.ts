@@ -287,3 +287,38 @@ Deno.test("a write-back rename whose source the agent removed after the decision
       await workspace.close();
     }
   }));
+
+Deno.test("a write-back folder deletion the agent fills after the decision is a conflict (which the sandbox undoes), not a failure", () =>
+  withTempDir(async (root) => {
+    await Deno.mkdir(`${root}/d`);
+    let armed = false;
+    const workspace = await Workspace.open({
+      root,
+      hooks: {
+        beforeCheck: async (path, operation) => {
+          if (!armed || path !== "d" || operation !== "remove") return;
+          armed = false;
+          await Deno.writeTextFile(`${root}/d/new.txt`, "the agent's"); // right after the decision
+        },
+      },
+    });
+    try {
+      await workspace.scan();
+      const applier = new WriteBackApplier({
+        workspace,
+        store: workspace.store,
+        cas: workspace.cas,
+        filter: workspace.filter,
+        state: new MasterState(workspace.store.db),
+      });
+      armed = true;
+      const result = await applier.apply("sandbox-1", [
+        entry("d", { type: "Delete" }, null, workspace.store.sequence()),
+      ]);
+      assert.equal(result.rejected.length, 1);
+      assert.match(result.rejected[0]![1], /^conflict/);
+      assert.equal(await readText(`${root}/d/new.txt`), "the agent's");
+    } finally {
+      await workspace.close();
+    }
+  }));

@@ -8,8 +8,8 @@
  * - `CHRONICLE_SOAK_SEED=N` repeats a failed run's changes (its message names the seed).
  * - `CHRONICLE_SOAK_RACING=0.33` also makes that share of the changes in `shared/` while
  *   both sides run, racing the replication of the same paths. It stays out of CI until
- *   seeds 1 to 30 pass three runs each on one commit (the last round, before the last
- *   fix, failed seeds 15 and 18 once each, the cause fixed since). Fixed, each with a
+ *   seeds 1 to 30 pass three runs each on one commit (the last full round, before the
+ *   last two fixes, failed seeds 11 and 19 once each, the causes fixed since). Fixed, each with a
  *   test: a sandbox's conflict answered on a connection that ended before its release
  *   kept the rejected version; a folder the master removed stayed, empty, when what it
  *   held was released after it; an accepted rename's source kept a stale master version
@@ -19,8 +19,9 @@
  *   between the disk check and the write, removal or rename it guards was replaced
  *   unseen; a side's own change right after an apply (a file where one was removed, a
  *   folder's mode) was recorded as the other side's, so never written back; a rename
- *   whose source the agent removed after the decision failed, and a failure is not
- *   undone by the sandbox (all in `apply_races_test.ts`). Left (documented `RACE`s):
+ *   whose source the agent removed, a write whose folder it removed, a folder deletion
+ *   whose folder it filled after the decision failed, and a failure is not undone by the
+ *   sandbox (all in `apply_races_test.ts`). Left (documented `RACE`s):
  *   microseconds between the executor's last look and the call it guards, and a
  *   same-size rewrite in place within the millisecond of the look.
  */
