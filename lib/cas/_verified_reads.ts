@@ -157,6 +157,7 @@ export async function writeContentTo(
         visibleFirst: options.visibleFirst ?? false,
         syncFile: options.syncFile ?? true,
         createOnly: options.createOnly ?? false,
+        ...(options.beforeReplace ? { beforeReplace: options.beforeReplace } : {}),
       },
     );
   const written = options.tempInStore

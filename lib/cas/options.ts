@@ -50,6 +50,12 @@ export interface WriteToOptions {
    */
   createOnly?: boolean;
   /**
+   * Called right before `dest` is replaced, to refuse the write by throwing when `dest`
+   * changed since the caller looked (see `AtomicWriteOptions.beforeReplace`).
+   * @default {undefined}
+   */
+  beforeReplace?: () => void;
+  /**
    * The content's bytes, when the caller holds them (a small content that came inline):
    * checked against the hash, written without reading the store, then stored too (made
    * durable by the next {@linkcode Cas.syncDeferred}).

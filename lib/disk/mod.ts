@@ -93,6 +93,13 @@ export interface AtomicWriteOptions {
    * @default {false}
    */
   createOnly?: boolean;
+  /**
+   * Called right before `dest` is replaced (after the temp file is written and flushed,
+   * the slow part), so a caller can refuse the write if `dest` changed since it looked:
+   * it throws (see {@linkcode expectStamp}) and the temp file is removed. Not called with
+   * `createOnly`, which replaces nothing. @default {undefined}
+   */
+  beforeReplace?: () => void;
 }
 
 /**
@@ -156,7 +163,10 @@ export async function writeFileAtomic(
       file.close();
     }
     if (options.createOnly) linkIntoPlace(tempPath, dest);
-    else Deno.renameSync(tempPath, dest);
+    else {
+      options.beforeReplace?.();
+      Deno.renameSync(tempPath, dest);
+    }
   } catch (error) {
     reader?.close();
     try {
@@ -338,4 +348,67 @@ export function lstatOrNullSync(path: string): Deno.FileInfo | null {
     if (isMissing(error)) return null;
     throw error;
   }
+}
+
+/**
+ * What a path's status says of what is there, to tell later whether it changed: its
+ * inode, size, modification time (milliseconds, what Deno gives), mode and type. A write
+ * in place changes the time or the size; a file renamed over it changes the inode.
+ */
+export interface DiskStamp {
+  /** Inode number (`null` where the platform has none). */
+  ino: number | null;
+  /** Size in bytes. */
+  size: number;
+  /** Modification time in milliseconds (`null` where unknown). */
+  mtimeMs: number | null;
+  /** Full `st_mode` (`null` where unknown). */
+  mode: number | null;
+}
+
+/**
+ * The stamp of a status (see {@linkcode DiskStamp}).
+ *
+ * @param info A status from `lstat`.
+ * @returns Its stamp.
+ */
+export function stampOf(info: Deno.FileInfo): DiskStamp {
+  return {
+    ino: info.ino,
+    size: info.size,
+    mtimeMs: info.mtime?.getTime() ?? null,
+    mode: info.mode,
+  };
+}
+
+/** A path changed on disk since its caller looked at it: the change that needed it unchanged was not made. */
+export class ChangedOnDiskError extends Error {
+  /**
+   * Makes the error.
+   *
+   * @param path The path (absolute).
+   */
+  constructor(path: string) {
+    super(`"${path}" changed on disk since it was checked, so it was left as it is`);
+    this.name = "ChangedOnDiskError";
+  }
+}
+
+/**
+ * Checks that `path` still has `stamp` (nothing there when `stamp` is `null`), looking
+ * once, without following a link: the last look before a change that must not replace
+ * what someone else just wrote.
+ *
+ * @param path The absolute path.
+ * @param stamp What the caller saw there.
+ * @throws {ChangedOnDiskError} When what is there differs.
+ */
+export function expectStamp(path: string, stamp: DiskStamp | null): void {
+  const info = lstatOrNullSync(path);
+  const now = info === null ? null : stampOf(info);
+  const same = now === null || stamp === null
+    ? now === stamp
+    : now.ino === stamp.ino && now.size === stamp.size && now.mtimeMs === stamp.mtimeMs &&
+      now.mode === stamp.mode;
+  if (!same) throw new ChangedOnDiskError(path);
 }

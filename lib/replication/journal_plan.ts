@@ -35,8 +35,8 @@ export interface JournalPlanContext {
  *
  * `master_rowid_seen` is the path's applied master sequence; for a rename it is the
  * larger of the two paths' (every master change of either path up to it was applied, as
- * notifications apply in order), or the smaller when either path holds a deferred master
- * version (which the replica has not applied).
+ * notifications apply in order), or, when a path holds a deferred master version (which
+ * the replica has not applied), that path's (the smaller of the two when both do).
  *
  * @param changes The batch, in recording order.
  * @param context Per-path facts.
@@ -113,7 +113,9 @@ export function planJournalEntries(
     const from = removal.current.path;
     const to = target.current.path;
     const both = [seen(from), seen(to)];
-    const anyDeferred = context.deferred.has(from) || context.deferred.has(to);
+    // Below a deferred version's path's own seen: that version is not applied. Not below
+    // the other's: a new target's 0 would make every past change of the source a conflict.
+    const deferredSeen = [from, to].filter((path) => context.deferred.has(path)).map(seen);
     planned.push({
       sourceSeq: Math.max(removal.current.sequence, target.current.sequence),
       path: from,
@@ -123,7 +125,7 @@ export function planJournalEntries(
       size: target.current.size,
       mode: target.current.mode,
       deleted: false,
-      masterSeen: anyDeferred ? Math.min(...both) : Math.max(...both),
+      masterSeen: deferredSeen.length > 0 ? Math.min(...deferredSeen) : Math.max(...both),
     });
   }
   for (const creation of unpaired) {

@@ -163,6 +163,19 @@ export class MasterState {
     });
   }
 
+  /**
+   * Forgets what an entry noted it may leave on disk (see {@linkcode MasterState.noteApplying}):
+   * it was not made, and is decided again. Else the decision would take a change someone
+   * else made since (the rename's source removed) for the entry's own result.
+   *
+   * @param sandboxId The sending replica.
+   * @param localSeq The entry's local sequence.
+   */
+  forgetApplying(sandboxId: string, localSeq: bigint): void {
+    this.#statement("DELETE FROM master_applying WHERE sandbox_id = ? AND local_seq = ?")
+      .run(sandboxId, localSeq);
+  }
+
   /** The states noted for an entry by {@linkcode MasterState.noteApplying}, while it is undecided. */
   applying(sandboxId: string, localSeq: bigint): AppliedContent[] {
     const rows = this.#statement(

@@ -3,12 +3,12 @@ import { forEachLimited } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { ancestorsOf, PathError, PathSet } from "../paths/mod.ts";
-import { isMissing } from "../disk/mod.ts";
+import { ChangedOnDiskError, type DiskStamp, isMissing } from "../disk/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS } from "../store/mod.ts";
 import { FolderNotEmptyError } from "../workspace/mod.ts";
 import { type ApplyAction, decideApply } from "./apply_decision.ts";
 import { type ContentFetcher, ContentUnavailableError } from "./content_fetcher.ts";
-import { diskMatches } from "./disk_check.ts";
+import { diskMatches, matchingStamp, type SeenStamp } from "./disk_check.ts";
 import type { MasterVersion, ReplicaPathState } from "./replica_paths.ts";
 import type { ReplicaCore } from "./replica_core.ts";
 import { byLevel, pathDepth } from "./_path_levels.ts";
@@ -67,8 +67,16 @@ export interface PendingVersion {
   inline: Uint8Array | null;
 }
 
-/** A version to write or remove on disk; `createOnly` writes refuse anything found there. */
-export type ChangeToMake = PendingVersion & { action: "write" | "remove"; createOnly?: boolean };
+/**
+ * A version to write or remove on disk; `createOnly` writes refuse anything found there;
+ * with `unchangedSince`, the file or link checked there is replaced or removed only if it
+ * still has that stamp at the last moment.
+ */
+export type ChangeToMake = PendingVersion & {
+  action: "write" | "remove";
+  createOnly?: boolean;
+  unchangedSince?: DiskStamp;
+};
 
 /** What {@linkcode VersionApplier.makeChanges} did with a batch. */
 export interface MadeChanges {
@@ -205,14 +213,16 @@ export class VersionApplier {
       // Where nothing is recorded the write itself refuses whatever it finds on disk, with
       // no window between a look and the write (and no look at all for a new path).
       const createOnly = item.action === "write" && (item.local?.deleted ?? true);
-      if (!createOnly && !(await diskMatches(workspace.root, item.path, item.local))) {
+      // What is there is checked again right before it is replaced (see ChangeToMake).
+      const seen = createOnly ? {} : await matchingStamp(workspace.root, item.path, item.local);
+      if (seen === false) {
         changedOnDisk.push(item);
       } else if (item.action === "remove" || item.inline !== null) {
         // Inline content is written straight from the notification; the write checks it.
-        ready.push({ ...item, createOnly });
+        ready.push({ ...item, createOnly, ...unchangedSince(seen) });
       } else if (await this.#holdContent(item)) {
         // A fetch that fails with the connection throws: the position must not pass it.
-        ready.push({ ...item, inline: null, createOnly });
+        ready.push({ ...item, inline: null, createOnly, ...unchangedSince(seen) });
       }
     });
     const made = await this.makeChanges(ready);
@@ -284,25 +294,35 @@ export class VersionApplier {
   async #makeUnrelatedChanges(items: ChangeToMake[]): Promise<MadeChanges> {
     if (items.length === 0) return { made: 0, taken: [], corrupt: [] };
     const { core } = this.#c;
-    // RACE: a local write to a recorded path, landing between the disk check and the
-    // rename, is replaced; the window is short and the watcher still records the write's
-    // event (while it is paused for a large catch-up, nothing does). Create-only writes
-    // have no such window.
+    // A local write to a recorded path, landing after the disk check, makes the change
+    // fail (ChangedOnDiskError, taken: recorded, then weighed again), not replaced:
+    // `unchangedSince` is checked right before the rename (RACE: but for the microseconds
+    // between that look and the rename). Create-only writes have no window at all.
     const intent = core.tables.intents.begin(items);
     const { failed } = await core.workspace.applyChanges(
-      items.map(({ path, action, version, inline, createOnly }) =>
+      items.map(({ path, action, version, inline, createOnly, unchangedSince }) =>
         // A folder is removed only when empty: what is left in it (a filtered path, a
         // local file not written back yet) is never lost (PROTOCOL.md §8).
-        action === "remove" ? { path, remove: true, onlyEmptyFolder: true } : {
-          path,
-          hash: version.hash,
-          mode: version.mode,
-          createOnly: createOnly ?? false,
-          ...(inline ? { bytes: inline } : {}),
-        }
+        action === "remove"
+          ? {
+            path,
+            remove: true,
+            onlyEmptyFolder: true,
+            ...(unchangedSince ? { unchangedSince } : {}),
+          }
+          : {
+            path,
+            hash: version.hash,
+            mode: version.mode,
+            createOnly: createOnly ?? false,
+            ...(unchangedSince ? { unchangedSince } : {}),
+            ...(inline ? { bytes: inline } : {}),
+          }
       ),
       // A replica's files are copies: visible before their fsync (recorded after it).
-      { origin: ORIGINS.master, visibleFirst: true },
+      // What a local change replaced right after (a file written where one was removed,
+      // a folder's mode changed) is not the master's: taken, recorded as local, weighed.
+      { origin: ORIGINS.master, visibleFirst: true, onlyOwnChanges: true },
     );
     const byPath = new Map(items.map((item) => [item.path, item]));
     const out: MadeChanges = { made: items.length - failed.length, taken: [], corrupt: [] };
@@ -314,7 +334,10 @@ export class VersionApplier {
         // Kept with what it holds: the version is applied as far as it goes.
         log("info", "folder kept: it holds paths the master did not remove", { path });
         byPath.set(path, item);
-      } else if (error instanceof Deno.errors.AlreadyExists || changedAbove(error)) {
+      } else if (
+        error instanceof Deno.errors.AlreadyExists || error instanceof ChangedOnDiskError ||
+        changedAbove(error)
+      ) {
         out.taken.push(item); // the disk changed under it: recorded, then weighed again
       } else if (error instanceof CorruptContentError && item.inline !== null) {
         out.corrupt.push(item);
@@ -379,6 +402,11 @@ export class VersionApplier {
       throw error;
     }
   }
+}
+
+/** The `unchangedSince` of a change made over what was seen (nothing for a folder or nothing). */
+function unchangedSince(seen: SeenStamp): { unchangedSince?: DiskStamp } {
+  return seen.stamp ? { unchangedSince: seen.stamp } : {};
 }
 
 /**

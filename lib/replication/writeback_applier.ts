@@ -2,8 +2,10 @@ import { type Cas, CHUNKING_THRESHOLD } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import type { Iteration, Store } from "../store/mod.ts";
 import {
+  ChangedOnDiskError,
   DEFAULT_WRITEBACK_MODE_BITS,
   maskMode,
+  type MoveOptions,
   type Workspace,
   type WorkspaceChange,
 } from "../workspace/mod.ts";
@@ -12,18 +14,20 @@ import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { PathSet } from "../paths/mod.ts";
 import { MasterConflicts } from "./master_conflicts.ts";
-import { diskMatches } from "./disk_check.ts";
+import { matchingStamp, type SeenStamp } from "./disk_check.ts";
 import type { AppliedContent, MasterState, WriteBackOutcome } from "./master_state.ts";
 import { entryPaths, type WriteBackVerdict } from "./write_back_decision.ts";
 import { judgeWriteBack, type WriteBackFactSources } from "./writeback_facts.ts";
 import {
   acceptedPaths,
+  changedOnDisk,
   chmodded,
   contentOf,
   countDecided,
   failedReason,
   fullMode,
   keepRejected,
+  moveStamps,
   renameStates,
   report,
   sequencesByChange,
@@ -172,9 +176,18 @@ export class WriteBackApplier {
     return run;
   }
 
-  /** Decides each entry of a run, then applies the accepted ones at once. */
-  async #applyRun(sandboxId: string, run: WriteBackEntry[]): Promise<WriteBackOutcome[]> {
-    const verdicts = await this.#decideRecorded(sandboxId, run);
+  /**
+   * Decides each entry of a run, then applies the accepted ones at once. One whose path
+   * changed on disk after the look that decided it (someone on the master wrote it) is
+   * not made: that change is recorded, and the entry decided again (twice at most; then
+   * it fails, and its content is kept as a conflict).
+   */
+  async #applyRun(
+    sandboxId: string,
+    run: WriteBackEntry[],
+    attempt = 0,
+  ): Promise<WriteBackOutcome[]> {
+    const { verdicts, seen } = await this.#decideRecorded(sandboxId, run);
     const failures = new Map<string, unknown>();
     const changes: WorkspaceChange[] = [];
     const applying: Array<{ localSeq: bigint } & AppliedContent> = [];
@@ -185,7 +198,7 @@ export class WriteBackApplier {
         if (!verdict.accept) return;
         const path = verdict.paths[0]!;
         try {
-          const change = await this.#change(entry, path);
+          const change = await this.#change(entry, path, seen.get(path));
           changes.push(change);
           applying.push({ localSeq: entry.local_seq, ...contentOf(change) });
         } catch (error) {
@@ -194,10 +207,27 @@ export class WriteBackApplier {
       },
     );
     this.#state.noteApplying(sandboxId, applying);
-    const { recorded, failed } = await this.#workspace.applyChanges(changes, { origin: sandboxId });
+    const { recorded, failed } = await this.#workspace.applyChanges(changes, {
+      origin: sandboxId,
+      onlyOwnChanges: true, // the agent's change right after is its own, not the sandbox's
+    });
     for (const failure of failed) failures.set(failure.path, failure.error);
     const sequences = sequencesByChange(changes, recorded);
-    return verdicts.map((verdict): WriteBackOutcome => {
+    const again = attempt < 2
+      ? run.filter((_, i) =>
+        verdicts[i]!.accept && changedOnDisk(failures.get(verdicts[i]!.paths[0]!))
+      )
+      : [];
+    const decidedAgain = new Map<bigint, WriteBackOutcome>();
+    if (again.length > 0) {
+      for (const entry of again) this.#state.forgetApplying(sandboxId, entry.local_seq);
+      await this.#recordDisk(); // what changed there (inside a folder too) is weighed
+      const outcomes = await this.#applyRun(sandboxId, again, attempt + 1);
+      again.forEach((entry, i) => decidedAgain.set(entry.local_seq, outcomes[i]!));
+    }
+    return verdicts.map((verdict, i): WriteBackOutcome => {
+      const redone = decidedAgain.get(run[i]!.local_seq);
+      if (redone) return redone;
       if (!verdict.accept) return { accepted: false, masterSeq: 0, reason: verdict.message };
       const path = verdict.paths[0]!;
       if (failures.has(path)) {
@@ -214,38 +244,67 @@ export class WriteBackApplier {
    * ones is recorded: a change the watcher has not recorded yet is recorded first and
    * then weighed, never overwritten unseen.
    */
-  async #decideRecorded(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackVerdict[]> {
+  async #decideRecorded(
+    sandboxId: string,
+    entries: WriteBackEntry[],
+  ): Promise<{ verdicts: WriteBackVerdict[]; seen: Map<string, SeenStamp | false> }> {
     const decideAll = () =>
       Promise.all(entries.map((entry) => judgeWriteBack(this.#facts, sandboxId, entry)));
-    const verdicts = await decideAll();
-    if (await this.#diskIsRecorded(acceptedPaths(verdicts))) return verdicts;
+    let verdicts = await decideAll();
+    let seen = await this.#seenOnDisk(acceptedPaths(verdicts));
+    if (![...seen.values()].includes(false)) return { verdicts, seen };
     await this.#workspace.settled();
-    if (!(await this.#diskIsRecorded(acceptedPaths(verdicts)))) {
+    if ([...(await this.#seenOnDisk(acceptedPaths(verdicts))).values()].includes(false)) {
       await this.#workspace.scan({ keepRecorded: false });
     }
-    return await decideAll();
+    verdicts = await decideAll();
+    // What each write then replaces is what was seen here (a path still differing from
+    // what is recorded, changing all along, is not written: see #change).
+    seen = await this.#seenOnDisk(acceptedPaths(verdicts));
+    return { verdicts, seen };
   }
 
-  /** The workspace change an accepted write or deletion makes. */
-  async #change(entry: WriteBackEntry, path: string): Promise<WorkspaceChange> {
+  /**
+   * The workspace change an accepted write or deletion makes, replacing only what was
+   * seen on disk when it was decided (`seen`): nothing there (create only), or that file
+   * or link, checked again right before it is replaced.
+   *
+   * @throws {ChangedOnDiskError} When the disk differed from the record even then.
+   */
+  async #change(
+    entry: WriteBackEntry,
+    path: string,
+    seen: SeenStamp | false | undefined,
+  ): Promise<WorkspaceChange> {
+    if (seen === false || seen === undefined) throw new ChangedOnDiskError(path);
+    const unchanged = seen.stamp ? { unchangedSince: seen.stamp } : {};
     // A folder goes only once empty: what it holds that the replica did not remove (a
     // filtered path, a file not recorded yet) is kept, and the entry fails.
-    if (entry.operation.type === "Delete") return { path, remove: true, onlyEmptyFolder: true };
+    if (entry.operation.type === "Delete") {
+      return { path, remove: true, onlyEmptyFolder: true, ...unchanged };
+    }
     const hash = entry.content_hash!;
     const mode = fullMode(maskMode(Number(entry.permissions), this.#allowedModeBits));
     const bytes = entry.content_bytes;
+    const latest = this.#store.latest(path);
+    const where = { createOnly: latest === undefined || latest.deleted, ...unchanged };
     // Small content is written from the entry and stored by the write; large content is
     // stored chunked first, so that replicas fetch it in pieces.
-    if (bytes !== null && bytes.length < CHUNKING_THRESHOLD) return { path, hash, mode, bytes };
+    if (bytes !== null && bytes.length < CHUNKING_THRESHOLD) {
+      return { path, hash, mode, bytes, ...where };
+    }
     if (bytes !== null) await this.#cas.putBytes(bytes);
-    return { path, hash, mode };
+    return { path, hash, mode, ...where };
   }
 
+  /** Decides and applies a rename or mode change; decided again when the disk changed meanwhile (see #applyRun). */
   async #applyOne(
     sandboxId: string,
     entry: WriteBackEntry,
+    attempt = 0,
   ): Promise<{ outcome: WriteBackOutcome; disconnect: boolean }> {
-    const verdict = (await this.#decideRecorded(sandboxId, [entry]))[0]!;
+    const { verdicts, seen } = await this.#decideRecorded(sandboxId, [entry]);
+    const verdict = verdicts[0]!;
     if (!verdict.accept) {
       return {
         outcome: { accepted: false, masterSeq: 0, reason: verdict.message },
@@ -253,9 +312,17 @@ export class WriteBackApplier {
       };
     }
     try {
-      const masterSeq = await this.#execute(sandboxId, entry, verdict.paths);
+      const masterSeq = await this.#execute(sandboxId, entry, verdict.paths, seen);
       return { outcome: { accepted: true, masterSeq, reason: "" }, disconnect: false };
     } catch (error) {
+      // A rename's source gone since the decision (the agent removed or moved it) is a
+      // change on disk too: recorded, then decided again (a conflict, which the sandbox
+      // undoes, rather than a failure, which it keeps).
+      if (attempt < 2 && changedOnDisk(error)) {
+        this.#state.forgetApplying(sandboxId, entry.local_seq); // not made: not its own result
+        await this.#recordDisk();
+        return await this.#applyOne(sandboxId, entry, attempt + 1);
+      }
       return {
         outcome: { accepted: false, masterSeq: 0, reason: failedReason(error) },
         disconnect: false,
@@ -267,12 +334,20 @@ export class WriteBackApplier {
     return keepRejected({ cas: this.#cas, conflicts: this.#conflicts }, sandboxId, entry, outcome);
   }
 
-  async #diskIsRecorded(paths: Iterable<string>): Promise<boolean> {
+  /** Records what changed on disk, before an entry the disk changed under is decided again. */
+  async #recordDisk(): Promise<void> {
+    await this.#workspace.settled();
+    await this.#workspace.scan({ keepRecorded: false });
+  }
+
+  /** What is on disk at each path, or `false` where it differs from what is recorded. */
+  async #seenOnDisk(paths: Iterable<string>): Promise<Map<string, SeenStamp | false>> {
+    const seen = new Map<string, SeenStamp | false>();
     for (const path of paths) {
       const latest: Iteration | undefined = this.#store.latest(path);
-      if (!(await diskMatches(this.#workspace.root, path, latest))) return false;
+      seen.set(path, await matchingStamp(this.#workspace.root, path, latest));
     }
-    return true;
+    return seen;
   }
 
   /** Notes what an entry may leave on disk before it is made (see `MasterState.noteApplying`). */
@@ -291,10 +366,10 @@ export class WriteBackApplier {
   async #moveUnlessMoved(
     source: string,
     target: string,
-    origin: { origin: string },
+    options: MoveOptions,
   ): Promise<(Iteration | undefined)[]> {
     try {
-      return await this.#workspace.move(source, target, origin);
+      return await this.#workspace.move(source, target, options);
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound) || !this.#wasMoved(source, target)) throw error;
       return [];
@@ -310,8 +385,18 @@ export class WriteBackApplier {
       !there.deleted && there.hash === content.hash;
   }
 
-  /** Applies an accepted rename or mode change; returns the master sequence it became. */
-  async #execute(sandboxId: string, entry: WriteBackEntry, paths: string[]): Promise<number> {
+  /**
+   * Applies an accepted rename or mode change; returns the master sequence it became. A
+   * rename moves and replaces only what was `seen` when it was decided.
+   *
+   * @throws {ChangedOnDiskError} When either path changed on disk since.
+   */
+  async #execute(
+    sandboxId: string,
+    entry: WriteBackEntry,
+    paths: string[],
+    seen: Map<string, SeenStamp | false>,
+  ): Promise<number> {
     const origin = { origin: sandboxId };
     const workspace = this.#workspace;
     const mode = fullMode(maskMode(Number(entry.permissions), this.#allowedModeBits));
@@ -321,7 +406,10 @@ export class WriteBackApplier {
       case "Rename": {
         const target = paths[1]!;
         this.#noteStates(sandboxId, entry, renameStates(this.#store.latest(path), target, mode));
-        recorded = await this.#moveUnlessMoved(path, target, origin);
+        recorded = await this.#moveUnlessMoved(path, target, {
+          ...origin,
+          ...moveStamps(path, target, seen, this.#store.latest(target)),
+        });
         const moved = this.#store.latest(target);
         if (moved && !moved.deleted && (moved.mode & 0o7777) !== (mode & 0o7777)) {
           recorded.push(await workspace.chmod(target, mode, origin));

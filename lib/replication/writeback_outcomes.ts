@@ -1,10 +1,18 @@
 import { type Cas, sha256Hex } from "../cas/mod.ts";
 import { type Iteration, S_IFMT, S_IFREG } from "../store/mod.ts";
-import { ForbiddenWriteError, type WorkspaceChange } from "../workspace/mod.ts";
+import {
+  ChangedOnDiskError,
+  FolderNotEmptyError,
+  ForbiddenWriteError,
+  type MoveOptions,
+  type WorkspaceChange,
+} from "../workspace/mod.ts";
 import type { WriteBackEntry } from "../wire/mod.ts";
+import { isMissing } from "../disk/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import { parentOf, PathError } from "../paths/mod.ts";
+import type { SeenStamp } from "./disk_check.ts";
 import type { MasterConflicts } from "./master_conflicts.ts";
 import type { AppliedContent, WriteBackOutcome } from "./master_state.ts";
 import { reasonWord, type WriteBackVerdict } from "./write_back_decision.ts";
@@ -154,4 +162,42 @@ const KEPT_REASONS = new Set(["conflict", "forbidden", "filtered", "failed"]);
 /** A write-back's mode as a full `st_mode`: a regular file when it carries no file type. */
 export function fullMode(mode: number): number {
   return (mode & S_IFMT) === 0 ? S_IFREG | (mode & 0o7777) : mode;
+}
+
+/**
+ * Whether a write-back's change failed because the master's disk changed after the look
+ * that decided it: that change is to be recorded, and the entry decided again.
+ */
+export function changedOnDisk(error: unknown): boolean {
+  // A folder to remove that someone filled, or a folder on the way someone removed, too:
+  // decided again, they are conflicts, which a sandbox undoes (a failure it keeps).
+  return error instanceof ChangedOnDiskError || error instanceof Deno.errors.AlreadyExists ||
+    error instanceof FolderNotEmptyError || isMissing(error);
+}
+
+/**
+ * What an accepted rename may move and replace: what was seen at each path when it was
+ * decided, and nothing at a target recorded absent.
+ *
+ * @throws {ChangedOnDiskError} When a path differed from its record even then.
+ */
+export function moveStamps(
+  source: string,
+  target: string,
+  seen: Map<string, SeenStamp | false>,
+  targetLatest: Iteration | undefined,
+): Pick<MoveOptions, "sourceUnchangedSince" | "targetUnchangedSince"> {
+  const from = seen.get(source);
+  const to = seen.get(target);
+  if (from === false || from === undefined) throw new ChangedOnDiskError(source);
+  if (to === false || to === undefined) throw new ChangedOnDiskError(target);
+  const absent = targetLatest === undefined || targetLatest.deleted;
+  return {
+    ...(from.stamp ? { sourceUnchangedSince: from.stamp } : {}),
+    ...(to.stamp
+      ? { targetUnchangedSince: to.stamp }
+      : absent
+      ? { targetUnchangedSince: null }
+      : {}),
+  };
 }

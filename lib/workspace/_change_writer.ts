@@ -2,6 +2,8 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import {
   canSyncFileSystem,
+  ChangedOnDiskError,
+  expectStamp,
   isMissing,
   lstatOrNullSync,
   syncDir,
@@ -127,6 +129,7 @@ export class ChangeWriter {
           try {
             const file = await this.#makeChange(change, parents, write);
             madeHere.push(change);
+            await this.#c.disk.changed(change.path);
             if (file && "hash" in change) {
               written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
             }
@@ -149,10 +152,29 @@ export class ChangeWriter {
       for (const change of made) failed.push({ path: change.path, error: flushFailure.reason });
       made = [];
     }
+    // A path someone else changed right after our change (a file written where we
+    // removed one, a folder's mode changed after ours) holds their change, not ours: with
+    // `onlyOwnChanges` it is not recorded with this origin (that would make it the
+    // master's on a replica, so never written back) but reported, for the next look to
+    // record it as theirs.
+    // RACE: a change between this look and the capture's (microseconds) is still taken.
+    const changedSince = new Set(
+      options.onlyOwnChanges
+        ? made.filter((change) => !written.has(change.path) && !this.#holdsMade(change))
+        : [],
+    );
+    for (const change of changedSince) {
+      failed.push({
+        path: change.path,
+        error: new ChangedOnDiskError(this.#absolute(change.path)),
+      });
+    }
+    made = made.filter((change) => !changedSince.has(change));
     // Content put with a deferred sync is made durable by #capture, before it records.
-    // RACE: a write by someone else after our rename is not seen here; its own watcher
-    // event re-hashes the file, because the state remembered for a fresh mtime is marked
-    // untrustworthy (see stateToRemember).
+    // A write by someone else after our rename of a file is not seen here (the file is
+    // recorded as written, from its handle); its own watcher event re-hashes the file,
+    // because the state remembered for a fresh mtime is marked untrustworthy (see
+    // stateToRemember).
     const { recorded } = await this.#c.capture(made.map((change) => change.path), {
       origin: options.origin,
       written,
@@ -162,6 +184,17 @@ export class ChangeWriter {
       ),
     });
     return { recorded, failed };
+  }
+
+  /** Whether the disk still holds what a change not written as a file made (see applyChanges). */
+  #holdsMade(change: WorkspaceChange): boolean {
+    const info = lstatOrNullSync(this.#absolute(change.path));
+    if ("remove" in change) return info === null;
+    if (isFolderMode(change.mode)) {
+      return info?.isDirectory === true && ((info.mode ?? 0) & 0o7777) === (change.mode & 0o7777);
+    }
+    if ((change.mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true;
+    return info?.isFile === true;
   }
 
   /**
@@ -210,12 +243,16 @@ export class ChangeWriter {
     write: { visibleFirst: boolean; syncFile: boolean },
   ): Promise<SeenFile | null> {
     const absolute = this.#absolute(change.path);
+    // What the caller saw there is looked for again at the last moment, by the executor
+    // (a file's right before the rename that replaces it): a write landing after the
+    // caller's own look (a hash, a fetch, a batch ago) fails the change, not replaced.
+    const unchanged = change.unchangedSince ? { unchangedSince: change.unchangedSince } : {};
     if ("remove" in change) {
       if (change.onlyEmptyFolder && lstatOrNullSync(absolute)?.isDirectory) {
         await this.#removeFolderIfEmpty(change.path);
         return null;
       }
-      await this.#c.disk.remove(change.path);
+      await this.#c.disk.remove(change.path, unchanged);
       return null;
     }
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
@@ -233,6 +270,7 @@ export class ChangeWriter {
       await this.#c.disk.writeLink(change.path, target, {
         createOnly: change.createOnly ?? false,
         syncFolder: false,
+        ...unchanged,
       });
       return null;
     }
@@ -249,6 +287,9 @@ export class ChangeWriter {
         syncFolder: false,
         tempInStore: this.#c.tempInStore,
         createOnly: change.createOnly ?? false,
+        ...(change.unchangedSince
+          ? { beforeReplace: () => expectStamp(absolute, change.unchangedSince!) }
+          : {}),
         ...(change.bytes ? { bytes: change.bytes } : {}),
       });
     try {
@@ -258,8 +299,8 @@ export class ChangeWriter {
       if (!isFolderInTheWay(error, absolute)) throw error;
     }
     this.#removeEmptyFolder(change.path);
-    await writeFile();
-    return null; // the capture also records what the folder held as deleted
+    // The capture also records what the folder held as deleted.
+    return observeFile(change.path, await writeFile());
   }
 
   /**

@@ -19,6 +19,7 @@ export {
   type ApplyChangesResult,
   type CaptureResult,
   FolderNotEmptyError,
+  type MoveOptions,
   type ScanOptions,
   type ScanResult,
   type WatchOptions,
@@ -40,6 +41,7 @@ export {
   type SeenFile,
 } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
+export { ChangedOnDiskError, type DiskStamp } from "../disk/mod.ts";
 export type { Observation } from "./file_observation.ts";
 export {
   type DiskHooks,

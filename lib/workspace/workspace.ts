@@ -17,6 +17,7 @@ import type {
   ApplyChangesOptions,
   ApplyChangesResult,
   CaptureResult,
+  MoveOptions,
   ScanOptions,
   ScanResult,
   WatchOptions,
@@ -325,17 +326,24 @@ export class Workspace {
     return this.#queue.run(() => this.#writer.applyChanges(changes, options));
   }
 
-  /** Moves a file, link or folder and records both sides in one transaction. */
-  move(from: string, to: string, options: WriteOptions = {}): Promise<Iteration[]> {
+  /**
+   * Moves a file, link or folder and records both sides in one transaction; with stamps
+   * (`MoveOptions`), only if the disk still holds what the caller saw.
+   *
+   * @throws {ChangedOnDiskError} When a path no longer has the stamp given for it.
+   */
+  move(from: string, to: string, options: MoveOptions = {}): Promise<Iteration[]> {
     return this.#queue.run(async () => {
       const source = this.checkPath(from);
       const target = this.checkPath(to);
       if (isInside(target, source)) {
         throw new PathError(to, `cannot move "${source}" into itself`);
       }
-      this.#disk.checkParents(source);
-      this.#disk.makeParents(target);
-      await Deno.rename(this.#disk.absolute(source), this.#disk.absolute(target));
+      const { sourceUnchangedSince, targetUnchangedSince } = options;
+      await this.#disk.rename(source, target, {
+        ...(sourceUnchangedSince ? { sourceUnchangedSince } : {}),
+        ...(targetUnchangedSince !== undefined ? { targetUnchangedSince } : {}),
+      });
       this.#carryFileStates(source, target);
       const { recorded } = await this.#recorder.capture([source, target], {
         origin: options.origin,

@@ -1,10 +1,17 @@
 import { dirname } from "node:path";
-import { isMissing, lstatOrNullSync, syncDir, writeSymlinkAtomic } from "../disk/mod.ts";
+import {
+  type DiskStamp,
+  expectStamp,
+  isMissing,
+  lstatOrNullSync,
+  syncDir,
+  writeSymlinkAtomic,
+} from "../disk/mod.ts";
 import { parentOf, PathError } from "../paths/mod.ts";
 import { linkTargetProblem } from "./write_rules.ts";
 
 /** What a {@linkcode WorkspaceDisk} is about to do to a path (see {@linkcode DiskHooks}). */
-export type DiskOperation = "write" | "link" | "chmod" | "remove" | "mkdir";
+export type DiskOperation = "write" | "link" | "chmod" | "remove" | "mkdir" | "rename";
 
 /**
  * Test hooks: each runs before the operation's checks, so a test can change the disk
@@ -14,6 +21,12 @@ export type DiskOperation = "write" | "link" | "chmod" | "remove" | "mkdir";
 export interface DiskHooks {
   /** Called with the workspace path and the operation, before any check. @default {undefined} */
   beforeCheck?: (path: string, operation: DiskOperation) => void | Promise<void>;
+  /**
+   * Called with the workspace path once a change of `Workspace.applyChanges` is made and
+   * before it is recorded, where someone else's change right after it would land.
+   * @default {undefined}
+   */
+  afterChange?: (path: string) => void | Promise<void>;
 }
 
 /** Options for {@linkcode WorkspaceDisk}. */
@@ -94,6 +107,15 @@ export class WorkspaceDisk {
   }
 
   /**
+   * Runs the `afterChange` hook (see {@linkcode DiskHooks}), if any.
+   *
+   * @param path The workspace path changed.
+   */
+  async changed(path: string): Promise<void> {
+    await this.#hooks.afterChange?.(path);
+  }
+
+  /**
    * Refuses a path beyond a link (or a file): a linked folder could lead out of the
    * workspace.
    *
@@ -150,20 +172,26 @@ export class WorkspaceDisk {
    * @param path A normalized workspace path.
    * @param target The link's target: relative, staying inside the workspace.
    * @param options `createOnly`: fail with `AlreadyExists` when anything is there;
-   * `syncFolder`: fsync the folder after (default true).
+   * `syncFolder`: fsync the folder after (default true); `unchangedSince`: replace only
+   * what has that stamp (see `expectStamp`).
    * @throws {ForbiddenWriteError} When the target is absolute or leaves the workspace.
    * @throws {PathError} When a parent is a link or a file.
+   * @throws {ChangedOnDiskError} When what is there no longer has `unchangedSince`.
    */
   async writeLink(
     path: string,
     target: string,
-    options: { createOnly?: boolean; syncFolder?: boolean } = {},
+    options: { createOnly?: boolean; syncFolder?: boolean; unchangedSince?: DiskStamp } = {},
   ): Promise<void> {
     await this.#hooks.beforeCheck?.(path, "link");
     const problem = linkTargetProblem(path, target);
     if (problem !== null) throw new ForbiddenWriteError(path, `a symbolic link: ${problem}`);
     this.makeParents(path);
     const absolute = this.absolute(path);
+    // RACE: a write between this last look and the rename is still replaced (microseconds).
+    if (options.unchangedSince && !options.createOnly) {
+      expectStamp(absolute, options.unchangedSince);
+    }
     if (options.createOnly) {
       Deno.symlinkSync(target, absolute);
       if (options.syncFolder ?? true) await syncDir(dirname(absolute));
@@ -203,13 +231,20 @@ export class WorkspaceDisk {
    *
    * @param path A normalized workspace path.
    * @param options `recursive` (default true): a folder with what it holds; false: only
-   * a file, a link or an empty folder.
+   * a file, a link or an empty folder. `unchangedSince`: remove a file or link only if it
+   * still has that stamp (see `expectStamp`).
    * @returns Whether something was removed.
    * @throws {PathError} When a parent is a link or a file.
+   * @throws {ChangedOnDiskError} When what is there no longer has `unchangedSince`.
    */
-  async remove(path: string, options: { recursive?: boolean } = {}): Promise<boolean> {
+  async remove(
+    path: string,
+    options: { recursive?: boolean; unchangedSince?: DiskStamp } = {},
+  ): Promise<boolean> {
     await this.#hooks.beforeCheck?.(path, "remove");
     if (!this.checkParents(path)) return false;
+    // RACE: a write between this last look and the removal is still lost (microseconds).
+    if (options.unchangedSince) expectStamp(this.absolute(path), options.unchangedSince);
     try {
       // Deno.remove never follows a final link: it unlinks it.
       await Deno.remove(this.absolute(path), { recursive: options.recursive ?? true });
@@ -218,6 +253,34 @@ export class WorkspaceDisk {
       if (isMissing(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Moves a file, link or folder, never through a link (the hook runs with the source's
+   * path). Stamps given are looked for at the last moment (see `expectStamp`): a source
+   * or target changed since its caller looked is left as it is.
+   *
+   * @param from A normalized workspace path.
+   * @param to A normalized workspace path, not inside `from`.
+   * @param options `sourceUnchangedSince`: the file or link seen at `from`;
+   * `targetUnchangedSince`: the file or link seen at `to`, `null` for nothing there.
+   * @throws {PathError} When a parent is a link or a file.
+   * @throws {ChangedOnDiskError} When either path no longer has its stamp.
+   */
+  async rename(
+    from: string,
+    to: string,
+    options: { sourceUnchangedSince?: DiskStamp; targetUnchangedSince?: DiskStamp | null } = {},
+  ): Promise<void> {
+    await this.#hooks.beforeCheck?.(from, "rename");
+    this.checkParents(from);
+    this.makeParents(to);
+    // RACE: a write between these last looks and the rename is still moved or replaced
+    // (microseconds); a folder's stamp is never given (its time changes with what it holds).
+    const { sourceUnchangedSince: source, targetUnchangedSince: target } = options;
+    if (source) expectStamp(this.absolute(from), source);
+    if (target !== undefined) expectStamp(this.absolute(to), target);
+    Deno.renameSync(this.absolute(from), this.absolute(to));
   }
 
   /**

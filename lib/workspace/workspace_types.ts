@@ -1,4 +1,5 @@
 import type { Iteration } from "../store/mod.ts";
+import type { DiskStamp } from "../disk/mod.ts";
 import type { DiskHooks } from "./workspace_disk.ts";
 import type { LayoutOptions } from "./layout.ts";
 
@@ -22,6 +23,17 @@ export interface WriteOptions {
   origin?: string;
 }
 
+/** Options for {@linkcode Workspace.move}. */
+export interface MoveOptions extends WriteOptions {
+  /** The file or link the caller saw at the source: moved only if still there. @default {undefined} */
+  sourceUnchangedSince?: DiskStamp;
+  /**
+   * The file or link the caller saw at the target (`null`: nothing), replaced only if
+   * still there. @default {undefined}
+   */
+  targetUnchangedSince?: DiskStamp | null;
+}
+
 /** Options for {@linkcode Workspace.applyChanges}. */
 export interface ApplyChangesOptions extends WriteOptions {
   /**
@@ -32,6 +44,16 @@ export interface ApplyChangesOptions extends WriteOptions {
    * @default {false}
    */
   visibleFirst?: boolean;
+  /**
+   * Record with `origin` only what these changes made: a path someone else changed right
+   * after its change was made (a file written where one was removed, a folder's mode
+   * changed after ours) fails with `ChangedOnDiskError` and is not recorded, for the next
+   * look to record it as theirs. For writers whose origin is not the local user's (a
+   * replica applying the master's versions, the master applying a sandbox's): recorded
+   * with that origin, a local change would never be written back, or be taken for the
+   * sandbox's. @default {false}
+   */
+  onlyOwnChanges?: boolean;
 }
 
 /** One change for {@linkcode Workspace.applyChanges}. */
@@ -43,14 +65,25 @@ export type WorkspaceChange =
    * regular file) fails the change with `Deno.errors.AlreadyExists` and is left as it is.
    * A mode with the folder type bits makes a folder (PROTOCOL.md §8): created if missing
    * (replacing a file or link there, unless `createOnly`), its permission bits set.
+   * With `unchangedSince`, a file or link is replaced only if the path still has that
+   * stamp (see {@linkcode DiskStamp}) right before the rename that replaces it; else the
+   * change fails with `ChangedOnDiskError` and what is there is left as it is.
    */
-  | { path: string; hash: string; mode: number; bytes?: Uint8Array; createOnly?: boolean }
+  | {
+    path: string;
+    hash: string;
+    mode: number;
+    bytes?: Uint8Array;
+    createOnly?: boolean;
+    unchangedSince?: DiskStamp;
+  }
   /**
    * `path` removed: a file, a link, or a folder with everything in it. With
    * `onlyEmptyFolder`, a folder is removed only when empty; one still holding anything
-   * fails the change with {@linkcode FolderNotEmptyError} and is left as it is.
+   * fails the change with {@linkcode FolderNotEmptyError} and is left as it is. With
+   * `unchangedSince`, a file or link is removed only if it still has that stamp.
    */
-  | { path: string; remove: true; onlyEmptyFolder?: boolean };
+  | { path: string; remove: true; onlyEmptyFolder?: boolean; unchangedSince?: DiskStamp };
 
 /** A folder to remove (`onlyEmptyFolder`) still holds something, so it was kept. */
 export class FolderNotEmptyError extends Error {

@@ -156,11 +156,15 @@ async function soak(
     const outside = new Map([...tree].filter(([path]) => !inShared(path)));
     const difference = describeDifference(model, outside);
     if (difference !== "identical") {
+      const paths = differing(model, outside);
+      // Why the write-backs of those paths were rejected, when they were.
+      const conflicts = (await replica!.command<Conflict[]>("conflicts"))
+        .filter((c) => paths.some((path) => c.path === path || c.path.startsWith(`${path}/`)));
       throw new Error(
         `the trees outside "${SHARED}/" differ from the changes made (model vs trees):\n${difference}\n${await histories(
           [master, replica!],
-          differing(model, outside),
-        )}`,
+          paths,
+        )}\nreplica conflicts there: ${JSON.stringify(conflicts.slice(0, 10))}`,
       );
     }
     for (const [path, state] of tree) {
@@ -238,15 +242,26 @@ async function noWriteLost(
   const replicaConflicts = await replica.command<Conflict[]>("conflicts");
   const kept = new Set([...masterConflicts, ...replicaConflicts].map((c) => c.keptHash));
   const lost = notInHistory.filter((hash) => !kept.has(hash));
-  check(
-    lost.length === 0,
-    () =>
-      `${lost.length} writes lost (in no history and no conflict): ${
-        lost.slice(0, 10).map((hash) => `${written.get(hash)} (${hash.slice(0, 12)})`).join(", ")
-      }\nmaster conflicts: ${JSON.stringify(masterConflicts.slice(0, 10))}\nreplica status: ${
-        JSON.stringify(status)
-      }\n--- master ---\n${master.logs()}\n--- replica ---\n${replica.logs()}`,
-  );
+  if (lost.length > 0) {
+    // The histories of the paths written (where the write was, and what came after it).
+    const paths = lost.map((hash) => /at "(.*)"$/.exec(written.get(hash) ?? "")?.[1] ?? "");
+    const folders = paths.map((path) => path.slice(0, Math.max(0, path.lastIndexOf("/"))));
+    const said = await histories(
+      [master, replica],
+      [...new Set([...paths, ...folders])].filter((path) => path !== ""),
+    );
+    check(
+      false,
+      () =>
+        `${lost.length} writes lost (in no history and no conflict): ${
+          lost.slice(0, 10).map((hash) => `${written.get(hash)} (${hash.slice(0, 12)})`).join(", ")
+        }\n${said}\nmaster conflicts: ${
+          JSON.stringify(masterConflicts.slice(0, 10))
+        }\nreplica status: ${
+          JSON.stringify(status)
+        }\n--- master ---\n${master.logs()}\n--- replica ---\n${replica.logs()}`,
+    );
+  }
   const both = (c: { path: string }) => c.path === `${SHARED}/both.txt`;
   check(masterConflicts.some(both), () => `the master kept no conflict for "${SHARED}/both.txt"`);
   check(replicaConflicts.some(both), () => `the replica kept no conflict for "${SHARED}/both.txt"`);

@@ -18,6 +18,7 @@
  * @module
  */
 import { sha256Hex } from "../../lib/cas/mod.ts";
+import type { Iteration } from "../../lib/store/mod.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import type { Peer } from "./_harness.ts";
 import { Prng } from "../_helpers/prng.ts";
@@ -85,9 +86,26 @@ export class Captures {
     await waitFor(`${peer.name} to capture its own writes`, async () => {
       missing = await peer.command<string[]>(`missing ${[...this.#pending.keys()].join(" ")}`);
       return missing.length === 0;
-    }, { timeoutMs: 60_000 }).catch((error) => {
+    }, { timeoutMs: 60_000 }).catch(async (error) => {
       const lost = missing.map((hash) => `"${this.#pending.get(hash)}" (${hash.slice(0, 12)})`);
-      throw new Error(`${error.message}: ${lost.join(", ")}\n--- ${peer.name} ---\n${peer.logs()}`);
+      // What the side recorded at those paths instead.
+      const histories: string[] = [];
+      for (const path of new Set(missing.map((hash) => this.#pending.get(hash)!))) {
+        const history = await peer.command<Iteration[]>(`history ${path}`).catch(() => []);
+        histories.push(`${peer.name} history of "${path}":`);
+        for (const it of history) {
+          histories.push(
+            `  #${it.iteration} seq ${it.sequence} ${it.origin} ${
+              it.deleted ? "deleted" : `${it.mode.toString(8)} ${it.hash.slice(0, 12)}`
+            }`,
+          );
+        }
+      }
+      throw new Error(
+        `${error.message}: ${lost.join(", ")}\n${
+          histories.join("\n")
+        }\n--- ${peer.name} ---\n${peer.logs()}`,
+      );
     });
     this.#pending.clear();
     return true;

@@ -395,6 +395,31 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
       expected: [["rename", "a", "b", 1]],
     },
     {
+      // Its own write's answer deferred at the source; the target new (seen 0). With the
+      // smaller of the two, every past master change of the source was a conflict (the
+      // racing soak's seeds 11 and 22: a folder renamed in a sandbox's own part, rejected).
+      description: "a rename from a deferred path to a new one takes the deferred path's seen",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h") },
+        { current: it("b", 6, "h"), previous: undefined },
+      ],
+      context: { seen: new Map([["a", 3]]), deferred: new Set(["a"]), filtered: new Set() },
+      expected: [["rename", "a", "b", 3]],
+    },
+    {
+      description: "a rename between two deferred paths takes the smaller seen",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h") },
+        { current: it("b", 6, "h"), previous: undefined },
+      ],
+      context: {
+        seen: new Map([["a", 3], ["b", 1]]),
+        deferred: new Set(["a", "b"]),
+        filtered: new Set(),
+      },
+      expected: [["rename", "a", "b", 1]],
+    },
+    {
       description: "different content is a delete and a write, not a rename",
       changes: [
         { current: it("a", 5, ""), previous: it("a", 3, "h") },

@@ -7,18 +7,23 @@
  *
  * - `CHRONICLE_SOAK_SEED=N` repeats a failed run's changes (its message names the seed).
  * - `CHRONICLE_SOAK_RACING=0.33` also makes that share of the changes in `shared/` while
- *   both sides run, racing the replication of the same paths. It stays out of CI: with
- *   this round's fixes seeds 1 to 22 and 99 passed, but not every run (seed 7 once left a
- *   folder's mode differing, not explained yet). Fixed, each with a test: a sandbox's
- *   conflict answered on a connection that ended before its release kept the rejected
- *   version; a folder the master removed stayed, empty, when what it held was released
- *   after it; an accepted rename's source kept a stale master version, so that a later
- *   conflict at that path kept the sandbox's version (all in `replica_apply_test.ts`); a
- *   file replacing a folder was written back before a rename out of it
- *   (`decisions_test.ts`). Left: a side's own write can still be replaced before its
- *   capture in the window between a disk check and the write it guards (the master's
- *   write-back applier writes and moves without `createOnly`; the replica writes over a
- *   recorded file), seen as a capture that never comes.
+ *   both sides run, racing the replication of the same paths. It stays out of CI until
+ *   seeds 1 to 30 pass three runs each on one commit (the last full round, before the
+ *   last two fixes, failed seeds 11 and 19 once each, the causes fixed since). Fixed, each with a
+ *   test: a sandbox's conflict answered on a connection that ended before its release
+ *   kept the rejected version; a folder the master removed stayed, empty, when what it
+ *   held was released after it; an accepted rename's source kept a stale master version
+ *   (all in `replica_apply_test.ts`); a file replacing a folder was written back before a
+ *   rename out of it; a rename from a path holding a deferred version to a new path was
+ *   journaled as seen at 0, so rejected (`decisions_test.ts`); a side's own write landing
+ *   between the disk check and the write, removal or rename it guards was replaced
+ *   unseen; a side's own change right after an apply (a file where one was removed, a
+ *   folder's mode) was recorded as the other side's, so never written back; a rename
+ *   whose source the agent removed, a write whose folder it removed, a folder deletion
+ *   whose folder it filled after the decision failed, and a failure is not undone by the
+ *   sandbox (all in `apply_races_test.ts`). Left (documented `RACE`s):
+ *   microseconds between the executor's last look and the call it guards, and a
+ *   same-size rewrite in place within the millisecond of the look.
  */
 import { assert } from "./_assert.ts";
 import { runSoak } from "./_soak.ts";
