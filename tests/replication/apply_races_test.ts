@@ -5,20 +5,17 @@
  * again; neither replaces it unseen (what the racing soak found as a lost write).
  */
 import assert from "node:assert/strict";
-import { sha256Hex } from "../../lib/cas/mod.ts";
 import {
   MasterConflicts,
-  MasterState,
   type ReplicaHandle,
   startMaster,
   startReplica,
 } from "../../lib/replication/mod.ts";
-import { WriteBackApplier } from "../../lib/replication/writeback_applier.ts";
-import type { WriteBackEntry, WriteOperation } from "../../lib/wire/mod.ts";
 import { type DiskHooks, Workspace } from "../../lib/workspace/mod.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+import { applierOf, entry } from "./_writeback_applier.ts";
 
 /**
  * A hook writing `content` in place to `root/edited` once, when `armed()`, just before
@@ -37,21 +34,6 @@ function writeOnceBefore(
     done = true;
     await Deno.writeTextFile(`${root}/${edited}`, content); // in place: truncate, then write
   };
-}
-
-function entry(path: string, operation: WriteOperation, content: string | null, seen: number) {
-  const bytes = content === null ? null : new TextEncoder().encode(content);
-  return {
-    local_seq: 1n,
-    filepath: path,
-    operation,
-    content_hash: bytes === null ? null : sha256Hex(bytes),
-    content_bytes: bytes,
-    size: BigInt(bytes?.length ?? 0),
-    permissions: 0o100644n,
-    is_deletion: operation.type === "Delete",
-    master_rowid_seen: BigInt(seen),
-  } satisfies WriteBackEntry;
 }
 
 Deno.test("the write-back applier records a master write landing after its check, and rejects the entry as a conflict", async (t) => {
@@ -90,13 +72,7 @@ Deno.test("the write-back applier records a master write landing after its check
         });
         try {
           await workspace.scan();
-          const applier = new WriteBackApplier({
-            workspace,
-            store: workspace.store,
-            cas: workspace.cas,
-            filter: workspace.filter,
-            state: new MasterState(workspace.store.db),
-          });
+          const applier = applierOf(workspace);
           armed = true;
           // The sandbox saw the agent's first version: without the edit, accepted.
           const sent = { ...input.entry, master_rowid_seen: BigInt(workspace.store.sequence()) };
@@ -267,13 +243,7 @@ Deno.test("a write-back rename whose source the agent removed after the decision
     });
     try {
       await workspace.scan();
-      const applier = new WriteBackApplier({
-        workspace,
-        store: workspace.store,
-        cas: workspace.cas,
-        filter: workspace.filter,
-        state: new MasterState(workspace.store.db),
-      });
+      const applier = applierOf(workspace);
       armed = true;
       const seen = workspace.store.sequence();
       const rename = entry("from.txt", { type: "Rename", new_path: "to.txt" }, null, seen);
@@ -304,13 +274,7 @@ Deno.test("a write-back folder deletion the agent fills after the decision is a 
     });
     try {
       await workspace.scan();
-      const applier = new WriteBackApplier({
-        workspace,
-        store: workspace.store,
-        cas: workspace.cas,
-        filter: workspace.filter,
-        state: new MasterState(workspace.store.db),
-      });
+      const applier = applierOf(workspace);
       armed = true;
       const result = await applier.apply("sandbox-1", [
         entry("d", { type: "Delete" }, null, workspace.store.sequence()),

@@ -3,46 +3,13 @@
  * writes and deletions applied together, in order, each entry answered once.
  */
 import assert from "node:assert/strict";
-import { sha256Hex } from "../../lib/cas/mod.ts";
 import { metrics } from "../../lib/metrics/mod.ts";
 import { MasterState } from "../../lib/replication/mod.ts";
-import { WriteBackApplier } from "../../lib/replication/writeback_applier.ts";
-import type { WriteBackEntry, WriteOperation } from "../../lib/wire/mod.ts";
+import type { WriteBackApplier } from "../../lib/replication/writeback_applier.ts";
+import type { WriteBackEntry } from "../../lib/wire/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
-
-let nextSeq = 1n;
-
-function entry(
-  path: string,
-  operation: WriteOperation,
-  content: string | null = null,
-  seen = 0,
-): WriteBackEntry {
-  const bytes = content === null ? null : new TextEncoder().encode(content);
-  return {
-    local_seq: nextSeq++,
-    filepath: path,
-    operation,
-    content_hash: bytes === null ? null : sha256Hex(bytes),
-    content_bytes: bytes,
-    size: BigInt(bytes?.length ?? 0),
-    permissions: 0o100644n,
-    is_deletion: operation.type === "Delete",
-    master_rowid_seen: BigInt(seen),
-  };
-}
-
-/** A master's applier over `workspace`, as a master (re)started on it makes one. */
-function applierOf(workspace: Workspace): WriteBackApplier {
-  return new WriteBackApplier({
-    workspace,
-    store: workspace.store,
-    cas: workspace.cas,
-    filter: workspace.filter,
-    state: new MasterState(workspace.store.db),
-  });
-}
+import { applierOf, entry } from "./_writeback_applier.ts";
 
 /** Opens and scans the workspace at `root`, as a master starting on it. */
 async function openScanned(root: string): Promise<Workspace> {
