@@ -41,10 +41,11 @@ zpty -w z 'print READY'
 out=""
 until [[ $out == *$'\\n'READY* ]]; do zpty -r -t z chunk && out+=$chunk; done
 zpty -w -n z ${JSON.stringify(line)}$'\\t'
-# End the line with a marker, so the shell's redraw is read back whole.
+# End the line with a marker, so the shell's redraw is read back whole. A loaded machine
+# can take seconds to complete: wait up to a minute for the marker.
 zpty -w -n z '#END'
 out=""
-for i in {1..200}; do
+for i in {1..1200}; do
   zpty -r -t z chunk && out+=$chunk
   [[ $out == *'#END'* ]] && break
   sleep 0.05
