@@ -5,16 +5,12 @@
  * again; neither replaces it unseen (what the racing soak found as a lost write).
  */
 import assert from "node:assert/strict";
-import {
-  MasterConflicts,
-  type ReplicaHandle,
-  startMaster,
-  startReplica,
-} from "../../lib/replication/mod.ts";
+import { MasterConflicts, startMaster, startReplica } from "../../lib/replication/mod.ts";
 import { type DiskHooks, Workspace } from "../../lib/workspace/mod.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+import { withMasterAndReplica } from "./_in_process_pair.ts";
 import { applierOf, entry } from "./_writeback_applier.ts";
 
 /**
@@ -140,46 +136,21 @@ Deno.test("the replica's apply records a local write landing after its check, an
     }
   }));
 
-/**
- * Runs `work` with a master on `root/m` and a replica on `root/r` whose workspace has
- * `hooks` (set up by `makeHooks` with the replica's root), in process; the replica's
- * workspace is watched, as a daemon's is.
- */
-async function withHookedReplica(
-  root: string,
-  makeHooks: (replicaRoot: string) => DiskHooks,
-  work: (masterSide: Workspace, replicaSide: Workspace, replica: ReplicaHandle) => Promise<void>,
-): Promise<void> {
-  await Deno.mkdir(`${root}/r`, { recursive: true });
-  const socket = `${root}/m.sock`;
-  const masterSide = await Workspace.open({ root: `${root}/m` });
-  await masterSide.scan();
-  const master = await startMaster({ workspace: masterSide, socketPath: socket });
-  const replicaSide = await Workspace.open({ root: `${root}/r`, hooks: makeHooks(`${root}/r`) });
-  const replica = await startReplica({ workspace: replicaSide, connect: socket });
-  try {
-    await work(masterSide, replicaSide, replica);
-  } finally {
-    await replica.close();
-    await master.close();
-    await replicaSide.close();
-    await masterSide.close();
-  }
-}
-
 Deno.test("a folder's mode changed on the replica right after it applied the master's is the replica's, written back: the sides agree", () =>
   withTempDir(async (root) => {
     await Deno.mkdir(`${root}/m/d`, { recursive: true, mode: 0o755 });
     await Deno.chmod(`${root}/m/d`, 0o755);
     await put(root, "m/d/a.txt", "inside");
     let armed = false;
-    await withHookedReplica(root, (r) => ({
-      afterChange: async (path) => {
-        if (!armed || path !== "d") return;
-        armed = false;
-        await Deno.chmod(`${r}/d`, 0o700); // the sandbox's own chmod, right after the apply
-      },
-    }), async (masterSide, replicaSide) => {
+    await withMasterAndReplica(root, {
+      replicaHooks: (r) => ({
+        afterChange: async (path) => {
+          if (!armed || path !== "d") return;
+          armed = false;
+          await Deno.chmod(`${r}/d`, 0o700); // the sandbox's own chmod, right after the apply
+        },
+      }),
+    }, async ({ masterSide, replicaSide }) => {
       await waitFor("d/a.txt on the replica", () => replicaSide.store.latest("d/a.txt"));
       armed = true;
       await masterSide.chmod("d", 0o40750);
@@ -199,13 +170,15 @@ Deno.test("a file written on the replica right where it removed one for the mast
     await put(root, "m/f.txt", "the master's");
     const theirs = "the sandbox's new file, right after the removal";
     let armed = false;
-    await withHookedReplica(root, (r) => ({
-      afterChange: async (path) => {
-        if (!armed || path !== "f.txt") return;
-        armed = false;
-        await Deno.writeTextFile(`${r}/f.txt`, theirs);
-      },
-    }), async (masterSide, replicaSide, replica) => {
+    await withMasterAndReplica(root, {
+      replicaHooks: (r) => ({
+        afterChange: async (path) => {
+          if (!armed || path !== "f.txt") return;
+          armed = false;
+          await Deno.writeTextFile(`${r}/f.txt`, theirs);
+        },
+      }),
+    }, async ({ masterSide, replicaSide, replica }) => {
       await waitFor("f.txt on the replica", () => replicaSide.store.latest("f.txt"));
       armed = true;
       await masterSide.remove("f.txt");

@@ -7,40 +7,16 @@
 import { ManualClock } from "../_helpers/manual_clock.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
+import { connectRawPeer, type RawPeer } from "./_raw_peer.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { sha256Hex } from "../../lib/cas/mod.ts";
-import { connectUnix, type MasterHandle, startMaster } from "../../lib/replication/mod.ts";
-import type { Transport } from "../../lib/replication/mod.ts";
+import { type MasterHandle, startMaster } from "../../lib/replication/mod.ts";
 import type { WireMessage } from "../../lib/wire/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 
 const HANDSHAKE_MS = 3_600_000;
 const HEARTBEAT_MS = 600_000;
 const BARRIER_MS = 900_000;
-
-/** A replica connection speaking raw messages, with what it received. */
-interface Peer {
-  transport: Transport;
-  received: WireMessage[];
-  /** Whether the connection ended. */
-  closed(): boolean;
-  ended: Promise<void>;
-}
-
-async function connect(socket: string): Promise<Peer> {
-  const transport = await connectUnix(socket);
-  const received: WireMessage[] = [];
-  let closed = false;
-  const ended = (async () => {
-    try {
-      for await (const message of transport.messages()) received.push(message);
-    } catch {
-      // a connection closed under a read ends the same way
-    }
-    closed = true;
-  })();
-  return { transport, received, ended, closed: () => closed };
-}
 
 interface Setup {
   master: MasterHandle;
@@ -80,17 +56,17 @@ async function armed(clock: ManualClock, ms: number, what: string): Promise<void
   await waitFor(what, () => clock.pending().includes(ms));
 }
 
-function heartbeats(peer: Peer): bigint[] {
+function heartbeats(peer: RawPeer): bigint[] {
   return peer.received.flatMap((m) => m.type === "Heartbeat" ? [m.agent_sequence] : []);
 }
 
-function confirmations(peer: Peer): WireMessage[] {
+function confirmations(peer: RawPeer): WireMessage[] {
   return peer.received.filter((m) => m.type === "BarrierConfirmation");
 }
 
 Deno.test("a master on a manual clock closes a silent connection only when its timeout passes", async () => {
   await withClockedMaster(async ({ socket, clock }) => {
-    const silent = await connect(socket);
+    const silent = await connectRawPeer(socket);
     await armed(clock, HANDSHAKE_MS, "the handshake timer armed");
     clock.advance(HANDSHAKE_MS - 1);
     // One message before the deadline would disarm it; nothing was said, so it still waits.
@@ -101,7 +77,7 @@ Deno.test("a master on a manual clock closes a silent connection only when its t
     silent.transport.close();
 
     // A connection that speaks in time disarms its handshake timer.
-    const speaking = await connect(socket);
+    const speaking = await connectRawPeer(socket);
     await armed(clock, HANDSHAKE_MS, "the second handshake timer armed");
     await speaking.transport.send({
       type: "CatchupRequest",
@@ -121,7 +97,7 @@ Deno.test("a master on a manual clock closes a silent connection only when its t
 
 Deno.test("a master on a manual clock: heartbeats, barriers, acks and write-backs", async (t) => {
   await withClockedMaster(async ({ master, workspace, socket, clock }) => {
-    const peer = await connect(socket);
+    const peer = await connectRawPeer(socket);
     await peer.transport.send({ type: "CatchupRequest", sandbox_id: "sb-1", since_sequence: 0n });
 
     await t.step("the catch-up replays, then one heartbeat says it is caught up", async () => {

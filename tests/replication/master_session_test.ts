@@ -5,36 +5,11 @@
  */
 import { waitFor } from "../_helpers/wait_for.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
+import { connectRawPeer } from "./_raw_peer.ts";
 import { assertEquals } from "./_assert.ts";
-import { connectUnix, type MasterHandle, startMaster } from "../../lib/replication/mod.ts";
-import type { Transport } from "../../lib/replication/mod.ts";
+import { type MasterHandle, startMaster } from "../../lib/replication/mod.ts";
 import type { WireMessage } from "../../lib/wire/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
-
-/** A replica connection speaking raw messages, with what it received. */
-interface Peer {
-  transport: Transport;
-  received: WireMessage[];
-  /** Resolves once the connection ended. */
-  ended: Promise<void>;
-  /** Whether it ended. */
-  closed(): boolean;
-}
-
-async function connect(socket: string): Promise<Peer> {
-  const transport = await connectUnix(socket);
-  const received: WireMessage[] = [];
-  let closed = false;
-  const ended = (async () => {
-    try {
-      for await (const message of transport.messages()) received.push(message);
-    } catch {
-      // a connection closed under a read ends the same way
-    }
-    closed = true;
-  })();
-  return { transport, received, ended, closed: () => closed };
-}
 
 async function withMaster(
   work: (master: MasterHandle, socket: string) => Promise<void>,
@@ -99,7 +74,7 @@ Deno.test("MasterSession applies what its state machine decides, on a real conne
   await withMaster(async (master, socket) => {
     for (const { description, input, expected } of closing) {
       await t.step(description, async () => {
-        const peer = await connect(socket);
+        const peer = await connectRawPeer(socket);
         for (const message of input) await peer.transport.send(message);
         await waitFor("the master to close the connection", () => peer.closed());
         peer.transport.close();
@@ -111,7 +86,7 @@ Deno.test("MasterSession applies what its state machine decides, on a real conne
     await t.step(
       "a catch-up is answered by the replay, then a heartbeat certifying it",
       async () => {
-        const peer = await connect(socket);
+        const peer = await connectRawPeer(socket);
         await peer.transport.send(catchup("sb-replay"));
         // A heartbeat certifies what was sent before it: the file's notification comes first.
         const certified = (m: WireMessage) => m.type === "Heartbeat" && m.agent_sequence === 1n;
@@ -134,10 +109,10 @@ Deno.test("MasterSession applies what its state machine decides, on a real conne
     );
 
     await t.step("a newer connection of the same sandbox id replaces the older", async () => {
-      const older = await connect(socket);
+      const older = await connectRawPeer(socket);
       await older.transport.send(catchup("sb-twice"));
       await waitFor("the older connection served", () => older.received.length > 0);
-      const newer = await connect(socket);
+      const newer = await connectRawPeer(socket);
       await newer.transport.send(catchup("sb-twice"));
       await waitFor("the older connection closed", () => older.closed());
       await waitFor(

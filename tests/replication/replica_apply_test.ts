@@ -4,7 +4,6 @@ import {
   openReplicaTables,
   type ReplicaHandle,
   type ReplicaPaths,
-  startMaster,
   startReplica,
   type Transport,
 } from "../../lib/replication/mod.ts";
@@ -20,31 +19,7 @@ import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
-
-/**
- * Runs `work` with a master on `root/m` (scanned first) and a replica on `root/r` (never
- * scanned nor watched: only its applies and `work` record anything there), in process.
- */
-async function withMasterAndReplica(
-  root: string,
-  work: (replicaSide: Workspace, replica: ReplicaHandle) => Promise<void>,
-): Promise<void> {
-  await Deno.mkdir(`${root}/r`, { recursive: true });
-  const socket = `${root}/m.sock`;
-  const masterSide = await Workspace.open({ root: `${root}/m` });
-  await masterSide.scan();
-  const master = await startMaster({ workspace: masterSide, socketPath: socket });
-  const replicaSide = await Workspace.open({ root: `${root}/r` });
-  const replica = await startReplica({ workspace: replicaSide, connect: socket });
-  try {
-    await work(replicaSide, replica);
-  } finally {
-    await replica.close();
-    await master.close();
-    await replicaSide.close();
-    await masterSide.close();
-  }
-}
+import { withMasterAndReplica } from "./_in_process_pair.ts";
 
 Deno.test("a file found where the master's new file goes is recorded and kept, never overwritten unseen", () =>
   withTempDir(async (root) => {
@@ -52,7 +27,7 @@ Deno.test("a file found where the master's new file goes is recorded and kept, n
     await put(root, "m/other.txt", "only on the master");
     // On the replica's disk, never scanned nor watched: nothing records it but the apply.
     await put(root, "r/shared.txt", "the sandbox's own");
-    await withMasterAndReplica(root, async (replicaSide, replica) => {
+    await withMasterAndReplica(root, {}, async ({ replicaSide, replica }) => {
       // The sandbox's file goes to the master as a write-back, which conflicts; the
       // sandbox then takes the master's version and keeps its own in the conflict list.
       const conflict = await waitFor(
@@ -105,7 +80,7 @@ Deno.test("files found holding versions the replica was writing when it stopped 
 Deno.test("a write through the replica's own API is written back, like a change found on disk", () =>
   withTempDir(async (root) => {
     await put(root, "m/seed.txt", "seed");
-    await withMasterAndReplica(root, async (replicaSide) => {
+    await withMasterAndReplica(root, {}, async ({ replicaSide }) => {
       await waitFor("the seed on the replica", async () => await readText(`${root}/r/seed.txt`));
       // As `PUT /files/via-api.txt` on a replica daemon does: recorded, never captured.
       await replicaSide.writeBytes("via-api.txt", new TextEncoder().encode("through the API"));

@@ -8,6 +8,7 @@ import { ManualClock } from "../_helpers/manual_clock.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals } from "./_assert.ts";
+import { connectRawPeer, type RawPeer } from "./_raw_peer.ts";
 import {
   pseudoRandomBytes,
   startMaster as startMasterProcess,
@@ -29,26 +30,6 @@ import { Workspace } from "../../lib/workspace/mod.ts";
 const HEARTBEAT_MS = 600_000;
 const BARRIER_MS = 900_000;
 const WINDOW = 4;
-
-/** A raw replica connection, with everything it received. */
-interface RawPeer {
-  transport: Transport;
-  received: WireMessage[];
-  ended: Promise<void>;
-}
-
-async function connect(socket: string): Promise<RawPeer> {
-  const transport = await connectUnix(socket);
-  const received: WireMessage[] = [];
-  const ended = (async () => {
-    try {
-      for await (const message of transport.messages()) received.push(message);
-    } catch {
-      // a connection closed under a read ends the same way
-    }
-  })();
-  return { transport, received, ended };
-}
 
 function notifications(peer: RawPeer): NotificationMessage[] {
   return peer.received.filter((m): m is NotificationMessage => m.type === "Notification");
@@ -97,7 +78,7 @@ Deno.test("a replica that never acks gets the window and nothing more until it a
       barrierTimeoutMs: BARRIER_MS,
       windowItems: WINDOW,
     });
-    const peer = await connect(socket);
+    const peer = await connectRawPeer(socket);
     const current = workspace.store.sequence();
     try {
       await peer.transport.send({ type: "CatchupRequest", sandbox_id: "sb-w", since_sequence: 0n });
