@@ -35,7 +35,7 @@ export async function putHashed(
   deferSync = false,
 ): Promise<StoredContent> {
   if (bytes.length < CHUNKING_THRESHOLD) {
-    await store.writeObject(hash, bytes, deferSync);
+    await store.writeObject(hash, bytes, { deferSync });
     return { hash, size: bytes.length, chunked: false };
   }
   const chunks: ChunkRef[] = [];

@@ -102,14 +102,14 @@ export class LocalStore {
   /**
    * Stores one object: a small one in the table, else as a file unless a file of the same
    * size is already there. Either way a stored object is marked as just stored, so a
-   * concurrent sweep keeps it.
+   * concurrent sweep keeps it. `deferSync` and `readSoon`: see `Cas.putVerified`.
    */
   async writeObject(
     hash: string,
     bytes: Uint8Array,
-    deferSync = false,
-    readSoon = false,
+    options: { deferSync?: boolean; readSoon?: boolean } = {},
   ): Promise<void> {
+    const deferSync = options.deferSync ?? false;
     if (this.small?.writable && bytes.length < SMALL_OBJECT_LIMIT) {
       if (deferSync) this.small.hold(hash, bytes);
       else this.small.put(hash, bytes, Date.now());
@@ -128,7 +128,7 @@ export class LocalStore {
       () => writeFileAtomic(this.tempPath(), path, bytes, 0o444, { syncFolder: !deferSync }),
     );
     if (deferSync) this.#unsynced.add(dir);
-    if (readSoon) this.#keepRecent(hash, bytes);
+    if (options.readSoon) this.#keepRecent(hash, bytes);
   }
 
   /** Keeps an object's bytes for {@linkcode LocalStore.readObject}, within the bound. */

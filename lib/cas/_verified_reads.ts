@@ -169,7 +169,7 @@ export async function writeContentTo(
     })
     : await write(tempBeside(dest));
   if (bytes === undefined) return written;
-  if (bytes.length < CHUNKING_THRESHOLD) await store.writeObject(hash, bytes, true);
+  if (bytes.length < CHUNKING_THRESHOLD) await store.writeObject(hash, bytes, { deferSync: true });
   else await putHashed(store, hash, bytes); // chunked, as any large content
   return written;
 }

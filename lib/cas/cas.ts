@@ -166,12 +166,7 @@ export class Cas {
     assertContentHash(hash);
     const actual = sha256Hex(bytes);
     if (actual !== hash) throw new CorruptContentError(hash, actual);
-    await this.#store.writeObject(
-      hash,
-      bytes,
-      options.deferSync ?? false,
-      options.readSoon ?? false,
-    );
+    await this.#store.writeObject(hash, bytes, options);
   }
 
   /**
