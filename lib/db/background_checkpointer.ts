@@ -42,6 +42,8 @@ export class BackgroundCheckpointer {
   readonly #worker: Worker;
   #running = true;
   #stopped: Promise<void> | null = null;
+  /** Resolves the wait of {@linkcode BackgroundCheckpointer.stop} once the worker is done. */
+  #stoppedByWorker: () => void = () => {};
 
   private constructor(db: DatabaseSync, worker: Worker) {
     this.#db = db;
@@ -65,7 +67,8 @@ export class BackgroundCheckpointer {
     if (path === null) {
       throw new TypeError("Only a database file can be checkpointed in the background");
     }
-    // A statically written URL: `deno compile` bundles the worker's module.
+    // `deno compile` leaves a Worker's module out unless named: every compile task in
+    // deno.json has `--include lib/db/_checkpoint_worker.ts` (a deploy test checks it).
     const worker = new Worker(new URL("./_checkpoint_worker.ts", import.meta.url), {
       type: "module",
     });
@@ -105,8 +108,6 @@ export class BackgroundCheckpointer {
     }
     this.#end();
   }
-
-  #stoppedByWorker: () => void = () => {};
 
   #onMessage(message: { type: string; message?: string }): void {
     if (message.type === "failed") this.#failed(message.message ?? "unknown error");
