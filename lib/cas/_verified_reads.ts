@@ -125,7 +125,10 @@ export async function recordManifest(
   for await (const piece of chunkPieces(store, hash, clean, false)) hasher.update(piece);
   const actual = hasher.digest("hex");
   if (actual !== hash) await throwForChunks(store, hash, clean, actual, false);
-  await store.syncDeferred(); // its chunks are durable before the manifest that names them
+  // Its chunks are durable before the manifest that names them: their rows committed (not
+  // every row held: content fetched for later is read from memory until its own record).
+  store.small?.commitHeld(new Set(clean.chunks.map((chunk) => chunk.hash)));
+  await store.syncDeferred({ keepRowsHeld: true });
   await store.writeManifest(hash, clean);
 }
 

@@ -187,6 +187,8 @@ export class Cas {
    * {@linkcode Cas.syncDeferred}) until the caller, once its transaction has committed,
    * calls the returned function; a transaction rolled back loses none of them.
    *
+   * @param only Only the rows of these hashes (those the transaction references): the
+   * others stay held for their own record. Every held row when missing.
    * @returns Forgets the rows written; to be called once the transaction has committed.
    * @throws {Error} When no transaction is open on the database.
    * @example One commit for the content and its record
@@ -197,8 +199,8 @@ export class Cas {
    * forget();
    * ```
    */
-  writeHeldRows(): () => void {
-    return this.#store.small?.writable ? this.#store.small.writeHeld() : () => {};
+  writeHeldRows(only?: ReadonlySet<string>): () => void {
+    return this.#store.small?.writable ? this.#store.small.writeHeld(only) : () => {};
   }
 
   /**

@@ -120,10 +120,14 @@ export class SmallObjects {
     if (this.#heldBytes > HELD_MAX_BYTES) this.commitHeld();
   }
 
-  /** Commits every held row in one transaction, as {@linkcode SmallObjects.put} does each. */
-  commitHeld(): void {
+  /**
+   * Commits every held row in one transaction, as {@linkcode SmallObjects.put} does each.
+   *
+   * @param only Just the rows of these hashes (see {@linkcode SmallObjects.writeHeld}).
+   */
+  commitHeld(only?: ReadonlySet<string>): void {
     if (this.#held.size === 0) return;
-    inTransaction(this.#db, () => this.writeHeld())();
+    inTransaction(this.#db, () => this.writeHeld(only))();
   }
 
   /**
@@ -133,14 +137,21 @@ export class SmallObjects {
    * rows it wrote. Should the transaction roll back instead, they stay held, readable
    * and committed by a later {@linkcode SmallObjects.commitHeld}.
    *
+   * With `only`, just the held rows of those hashes are written (what the transaction
+   * references): the others stay held, read from memory until their own record commits
+   * them, rather than committed now and read back from the table moments later.
+   *
+   * @param only The hashes whose rows to write; every held row when missing.
    * @returns Forgets the rows written, once they are committed.
    * @throws {Error} When no transaction is open.
    */
-  writeHeld(): () => void {
+  writeHeld(only?: ReadonlySet<string>): () => void {
     if (!this.#db.isTransaction) throw new Error("Held rows are written inside a transaction");
     if (this.#held.size === 0) return () => {};
     const now = Date.now();
-    const written = [...this.#held];
+    const written = only === undefined
+      ? [...this.#held]
+      : [...this.#held].filter(([hash]) => only.has(hash));
     for (const [hash, bytes] of written) this.put(hash, bytes, now);
     return () => {
       for (const [hash, bytes] of written) {

@@ -164,11 +164,15 @@ export class Recorder {
     changes.sort(byDepthThenPath);
     // The content stored above is durable before it is recorded: its object files flushed
     // now, its small rows committed in the record's own transaction (one commit for all).
-    // With nothing to record they stay held, for the next commit: nothing references them.
+    // Only the rows this record references: others held (content fetched for a later
+    // batch of a replica's, say) stay in memory for their own record, not read back from
+    // the table. With nothing to record they all stay held: nothing references them.
     await this.#c.cas.syncDeferred({ keepRowsHeld: true });
     let forgetRows = () => {};
+    const referenced = new Set<string>();
+    for (const change of changes) if (change.hash !== "") referenced.add(change.hash);
     const recorded = this.#c.store.record(changes, states, {
-      alongside: () => (forgetRows = this.#c.cas.writeHeldRows()),
+      alongside: () => (forgetRows = this.#c.cas.writeHeldRows(referenced)),
     });
     forgetRows();
     if (recorded.some((iteration) => iteration.path === IGNORE_FILE)) this.#c.onIgnoreFile();

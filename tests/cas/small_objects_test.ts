@@ -217,6 +217,25 @@ Deno.test("writeHeldRows() commits held rows with the caller's transaction, and 
     assert.equal(rowCount(db), 4);
   }));
 
+Deno.test("writeHeldRows(only) commits just the rows named, and keeps the others held until their own commit", () =>
+  withDbCas(async (cas, db, root) => {
+    const bytes = (i: number) => new TextEncoder().encode(`held row ${i}`);
+    for (let i = 0; i < 3; i++) {
+      await cas.putVerified(sha256Hex(bytes(i)), bytes(i), { deferSync: true });
+    }
+    const forget = inTransaction(db, () => cas.writeHeldRows(new Set([sha256Hex(bytes(1))])));
+    forget();
+    assert.equal(rowCount(db), 1, "only the row named");
+    const other = await Cas.open(join(root, "cas"), { db });
+    assert.equal(await other.has(sha256Hex(bytes(1))), true, "committed, seen by another");
+    assert.equal(await other.has(sha256Hex(bytes(0))), false, "still held, not committed");
+    for (let i = 0; i < 3; i++) assertBytes(await cas.readBytes(sha256Hex(bytes(i))), bytes(i));
+    inTransaction(db, () => cas.writeHeldRows(new Set([sha256Hex(bytes(0))])))();
+    assert.equal(rowCount(db), 2);
+    await cas.syncDeferred();
+    assert.equal(rowCount(db), 3, "the last one with the next commit of every held row");
+  }));
+
 Deno.test("a held row is read back as put; bytes that do not hash to their name are never held", () =>
   withDbCas(async (cas, db) => {
     const a = new TextEncoder().encode("row a");
