@@ -108,6 +108,7 @@ export class ChangeWriter {
       taken.add(path);
       accepted.push({ ...change, path });
     }
+    // Folders found (or made) folders by this batch: each looked at once (see makeFolder).
     const parents = new Set<string>();
     let made: WorkspaceChange[] = [];
     const written = new Map<string, WrittenFile>();
@@ -257,7 +258,7 @@ export class ChangeWriter {
     }
     const fullMode = (change.mode & S_IFMT) === 0 ? S_IFREG | change.mode : change.mode;
     if (isFolderMode(fullMode)) {
-      await this.#makeFolder(change.path, fullMode, change.createOnly ?? false);
+      await this.#makeFolder(change.path, fullMode, change.createOnly ?? false, parents);
       return null;
     }
     if ((fullMode & S_IFMT) === S_IFLNK) {
@@ -277,7 +278,7 @@ export class ChangeWriter {
     // Siblings share one check of their folder (made again for each if it failed).
     const parent = parentOf(change.path);
     if (!parents.has(parent)) {
-      await this.#c.disk.prepareFile(change.path);
+      await this.#c.disk.prepareFile(change.path, parents);
       parents.add(parent);
     }
     const writeFile = () =>
@@ -308,14 +309,22 @@ export class ChangeWriter {
    * the executor (never through a link). A file or link in the way is replaced, unless
    * `createOnly`.
    *
+   * @param checked The batch's folders already found to be folders (see
+   * `WorkspaceDisk.makeFolder`).
    * @throws {Deno.errors.AlreadyExists} With `createOnly`, when something else is there.
    * @throws {PathError} When a parent is a link or a file.
    */
-  async #makeFolder(path: string, mode: number, createOnly: boolean): Promise<void> {
+  async #makeFolder(
+    path: string,
+    mode: number,
+    createOnly: boolean,
+    checked: Set<string>,
+  ): Promise<void> {
     // Something in the way is rare: looked for only when the folder cannot be made (an
     // lstat of every new folder first costs an error object each, in an initial sync).
     try {
-      await this.#c.disk.makeFolder(path, mode); // exactly these bits, whatever the umask
+      // Exactly these bits, whatever the umask.
+      await this.#c.disk.makeFolder(path, mode, checked);
       return;
     } catch (error) {
       if (!(error instanceof PathError)) throw error;

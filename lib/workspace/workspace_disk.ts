@@ -120,19 +120,23 @@ export class WorkspaceDisk {
    * workspace.
    *
    * @param path A normalized workspace path.
+   * @param checked Folders a batch of changes found to be folders already (see
+   * {@linkcode WorkspaceDisk.makeFolder}): not looked at again; those found now are added.
    * @returns Whether every parent folder exists.
    * @throws {PathError} When a parent is a link or a file.
    */
-  checkParents(path: string): boolean {
+  checkParents(path: string, checked?: Set<string>): boolean {
     let current = "";
     for (const segment of path.split("/").slice(0, -1)) {
       current = current === "" ? segment : `${current}/${segment}`;
+      if (checked?.has(current)) continue;
       const info = lstatOrNullSync(this.absolute(current));
       if (info === null) return false;
       if (!info.isDirectory) {
         const what = info.isSymlink ? "a symbolic link" : "not a folder";
         throw new PathError(path, `"${current}" is ${what} (links are never followed)`);
       }
+      checked?.add(current);
     }
     return true;
   }
@@ -141,15 +145,16 @@ export class WorkspaceDisk {
    * Makes the parent folders of `path`, refusing to go through a link.
    *
    * @param path A normalized workspace path.
+   * @param checked See {@linkcode WorkspaceDisk.checkParents}.
    * @throws {PathError} When a parent is a link or a file.
    */
-  makeParents(path: string): void {
+  makeParents(path: string, checked?: Set<string>): void {
     const parent = parentOf(path);
-    if (parent === "" || this.checkParents(path)) return;
+    if (parent === "" || this.checkParents(path, checked)) return;
     // RACE: a parent made by someone else meanwhile is fine (recursive); one swapped for
     // a link meanwhile is the executor's general window (see the class doc).
     Deno.mkdirSync(this.absolute(parent), { recursive: true });
-    this.checkParents(path); // what now exists on the way is a folder
+    this.checkParents(path, checked); // what now exists on the way is a folder
   }
 
   /**
@@ -157,12 +162,13 @@ export class WorkspaceDisk {
    * the way). The caller then writes through the CAS.
    *
    * @param path A normalized workspace path.
+   * @param checked See {@linkcode WorkspaceDisk.checkParents}.
    * @returns The absolute destination.
    * @throws {PathError} When a parent is a link or a file.
    */
-  async prepareFile(path: string): Promise<string> {
+  async prepareFile(path: string, checked?: Set<string>): Promise<string> {
     await this.#hooks.beforeCheck?.(path, "write");
-    this.makeParents(path);
+    this.makeParents(path, checked);
     return this.absolute(path);
   }
 
@@ -290,13 +296,20 @@ export class WorkspaceDisk {
    * chmod when the bits are already right), since a replica makes thousands of folders
    * in an initial sync.
    *
+   * A batch making many folders passes one `checked` set to every call: a parent found to
+   * be a folder (or made one) by an earlier call of the batch is not looked at again, as
+   * siblings' files share one check of their folder (an initial sync makes thousands of
+   * folders, each deeper than the last; each walk of its parents is an lstat per level).
+   *
    * @param path A normalized workspace path.
    * @param mode The mode; only its permission bits (0o7777) are used.
+   * @param checked Folders of the batch found to be folders (see
+   * {@linkcode WorkspaceDisk.checkParents}); `path` is added once it is one.
    * @throws {PathError} When a parent is a link or a file, or `path` is not a folder.
    */
-  async makeFolder(path: string, mode: number): Promise<void> {
+  async makeFolder(path: string, mode: number, checked?: Set<string>): Promise<void> {
     await this.#hooks.beforeCheck?.(path, "mkdir");
-    this.makeParents(path);
+    this.makeParents(path, checked);
     const absolute = this.absolute(path);
     const bits = mode & 0o7777;
     try {
@@ -309,6 +322,7 @@ export class WorkspaceDisk {
     if (!info?.isDirectory) throw new PathError(path, "not a folder (links are never followed)");
     // RACE: see the class doc (a link put here since the lstat would be followed).
     if (((info.mode ?? 0) & 0o7777) !== bits) Deno.chmodSync(absolute, bits);
+    checked?.add(path);
   }
 
   /**

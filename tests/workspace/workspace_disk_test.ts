@@ -204,6 +204,20 @@ Deno.test("WorkspaceDisk.makeFolder() leaves a folder with exactly the mode's bi
   }
 });
 
+Deno.test("WorkspaceDisk.makeFolder() with a batch's set notes the folders it found or made, and never one behind a link", () =>
+  withRoots(async (root, outside) => {
+    await Deno.symlink(outside, `${root}/l`);
+    const disk = new WorkspaceDisk(root);
+    const checked = new Set<string>();
+    await disk.makeFolder("a/b/c", 0o755, checked);
+    await disk.makeFolder("a/b/d", 0o755, checked);
+    assert.deepEqual([...checked].sort(), ["a", "a/b", "a/b/c", "a/b/d"]);
+    await assert.rejects(() => disk.makeFolder("l/x", 0o755, checked), PathError);
+    await assert.rejects(() => disk.makeFolder("l", 0o755, checked), PathError);
+    assert.equal(checked.has("l"), false, "a link is never noted as a folder");
+    assert.equal(lstatOrNullSync(`${outside}/x`), null, "nothing made through the link");
+  }));
+
 Deno.test("WorkspaceDisk: a file swapped for a link just before a chmod is refused", () =>
   withRoots(async (root, outside) => {
     const disk = new WorkspaceDisk(root, {
