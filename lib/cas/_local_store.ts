@@ -96,7 +96,9 @@ export class LocalStore {
 
   /** Whether an object is stored whole (in the table or as a file); a manifest does not count. */
   async hasObject(hash: string): Promise<boolean> {
-    return this.small?.size(hash) != null || await isFile(this.objectPath(hash));
+    // One kept in memory is stored (see #recent): no query and no look at the disk.
+    return this.#recent.has(hash) || this.small?.size(hash) != null ||
+      await isFile(this.objectPath(hash));
   }
 
   /**
