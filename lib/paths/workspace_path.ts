@@ -49,6 +49,9 @@ export function normalizeWorkspacePath(path: string, options: NormalizeOptions =
   if (normalized === "" && !options.allowRoot) throw new PathError(path, "empty path");
   if (normalized.length > 4096) throw new PathError(path, "longer than 4096 characters");
   for (const segment of segments) {
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8: a short name needs no encoding
+    // (a path is normalized for every change a replica applies: no copy made for each).
+    if (segment.length * 3 <= NAME_MAX_BYTES) continue;
     if (UTF8.encode(segment).length > NAME_MAX_BYTES) {
       throw new PathError(path, `a name is longer than ${NAME_MAX_BYTES} bytes`);
     }

@@ -9,6 +9,8 @@ Deno.test("normalizeWorkspacePath() normalizes safe paths", () => {
     { input: "名前/ç.txt", expected: "名前/ç.txt" },
     { input: ".chronicleignore", expected: ".chronicleignore" },
     { input: "n".repeat(255), expected: "n".repeat(255) },
+    { input: `d/${"€".repeat(85)}`, expected: `d/${"€".repeat(85)}` }, // 255 bytes
+    { input: "é".repeat(127), expected: "é".repeat(127) }, // 254 bytes
   ];
   for (const { input, expected } of table) {
     assert.deepEqual(normalizeWorkspacePath(input, { dataDir: ".chronicle" }), expected);
@@ -29,6 +31,8 @@ Deno.test("normalizeWorkspacePath() refuses unsafe paths with a reason", () => {
     { input: ".chronicle", reason: "data folder" },
     { input: `d/${"n".repeat(256)}`, reason: "longer than 255 bytes" },
     { input: "é".repeat(128), reason: "longer than 255 bytes" },
+    { input: `d/${"€".repeat(86)}`, reason: "longer than 255 bytes" }, // 258 bytes
+    { input: "😀".repeat(64), reason: "longer than 255 bytes" }, // 256 bytes, 128 code units
   ];
   for (const { input, reason } of table) {
     assert.throws(
