@@ -1,4 +1,4 @@
-import type { Cas } from "../cas/mod.ts";
+import { type Cas, EMPTY_HASH } from "../cas/mod.ts";
 import type { PathFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
 import type { Iteration } from "../store/mod.ts";
@@ -6,6 +6,9 @@ import { encodeFrame, type NotificationMessage } from "../wire/mod.ts";
 
 /** Content below this many bytes travels inside the notification (PROTOCOL.md §2). */
 export const INLINE_LIMIT = 4096;
+
+/** The content of the empty content's hash, inlined without a lookup. */
+const NO_BYTES = new Uint8Array(0);
 
 /**
  * The `Notification` for an iteration. Pure.
@@ -60,7 +63,10 @@ export class NotificationSource {
   async frame(iteration: Iteration): Promise<Uint8Array | null> {
     if (this.#filtered(iteration.path)) return null;
     let inline: Uint8Array | null = null;
-    if (!iteration.deleted && iteration.size < INLINE_LIMIT) {
+    if (!iteration.deleted && iteration.hash === EMPTY_HASH) {
+      // No content (a folder, an empty file): nothing to read, nor to hash.
+      inline = NO_BYTES;
+    } else if (!iteration.deleted && iteration.size < INLINE_LIMIT) {
       try {
         // One lookup, size and bytes at once; a size noted by a capture racing its writer
         // can be stale, so the stored size decides. Not stored whole here (only in the
