@@ -64,20 +64,26 @@ function anchoredPrefix(
 
 /**
  * Whether a fast matcher excludes `path` (normalized, relative). `isDir` says whether
- * `path` itself is a folder.
+ * `path` itself is a folder. `segments`, `path` split at `/`, lets a caller trying many
+ * matchers on one path split it once.
  */
-export function fastMatches(matcher: FastMatcher, path: string, isDir: boolean): boolean {
+export function fastMatches(
+  matcher: FastMatcher,
+  path: string,
+  isDir: boolean,
+  segments?: readonly string[],
+): boolean {
   if (matcher.kind === "contents") return path.startsWith(matcher.prefix + "/");
   if (matcher.kind === "prefix") {
     if (path.startsWith(matcher.prefix + "/")) return true;
     return path === matcher.prefix && (!matcher.dirOnly || isDir);
   }
-  const segments = path.split("/");
-  const last = segments.length - 1;
+  const parts = segments ?? path.split("/");
+  const last = parts.length - 1;
   for (let index = 0; index <= last; index++) {
     // A dir-only pattern matches the final segment only when the path is a folder.
     if (matcher.dirOnly && index === last && !isDir) break;
-    if (segmentMatches(matcher, segments[index]!)) return true;
+    if (segmentMatches(matcher, parts[index]!)) return true;
   }
   return false;
 }

@@ -40,8 +40,11 @@ export class PathFilter {
   ignores(path: string, isDir = false): boolean {
     if (path === "") return false;
     const { fast, full } = this.#compile();
+    // Split once for all the matchers, not once each: every path a sync writes is tried.
+    let segments: string[] | undefined;
     for (const matcher of fast) {
-      if (fastMatches(matcher, path, isDir)) return true;
+      if (matcher.kind !== "contents" && matcher.kind !== "prefix") segments ??= path.split("/");
+      if (fastMatches(matcher, path, isDir, segments)) return true;
     }
     return full ? full.ignores(isDir ? path + "/" : path) : false;
   }
