@@ -2,7 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { isInside, parentOf, PathSet } from "../paths/mod.ts";
+import { ancestorsOf, isInside, parentOf, PathSet } from "../paths/mod.ts";
 import {
   type FileState,
   type FileStateChange,
@@ -79,10 +79,10 @@ export class Recorder {
        */
       shallow?: ReadonlySet<string>;
       /**
-       * Paths the caller's change removed: anything found there is not that change's
-       * but someone else's, landing after the caller's last look, and is recorded with
-       * the workspace's own origin, not `origin` (on a replica: a local change, written
-       * back, not taken for the master's).
+       * Paths the caller's change removed: anything found there (or inside) is not that
+       * change's but someone else's, landing after the caller's last look, and is recorded
+       * with the workspace's own origin, not `origin` (on a replica: a local change,
+       * written back, not taken for the master's).
        */
       removed?: ReadonlySet<string>;
     } = {},
@@ -132,7 +132,13 @@ export class Recorder {
     const changes: NewIteration[] = [];
     const states: FileStateChange[] = [];
     const origin = options.origin ?? this.#c.origin;
-    const originOf = (path: string) => options.removed?.has(path) ? this.#c.origin : origin;
+    // A path removed, or inside one (a folder put there, with what it holds), found holding
+    // something: not the change's.
+    const removed = options.removed ?? new Set<string>();
+    const originOf = (path: string) =>
+      removed.size > 0 && [path, ...ancestorsOf(path)].some((p) => removed.has(p))
+        ? this.#c.origin
+        : origin;
     for (const { file, hash } of plan.unchanged) {
       // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
       // large tree then takes no write lock and queries nothing per file).
