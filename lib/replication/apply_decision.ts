@@ -76,3 +76,30 @@ export function decideApply(facts: ApplyFacts): ApplyAction {
   if (!local.deleted && local.hash === version.hash && local.mode === version.mode) return "noop";
   return "write";
 }
+
+/** The first wait before versions held back because their paths kept changing are weighed again. */
+export const UNSETTLED_RETRY_MIN_MS = 100;
+/** The longest such wait: a path rewritten without end costs one more look this often. */
+export const UNSETTLED_RETRY_MAX_MS = 5000;
+
+/**
+ * How long a replica waits before it weighs again the master versions it held back
+ * because their paths kept changing on disk (`VersionApplier`): twice the last wait while
+ * they keep changing (asked again within twice the last wait of the last retry), the
+ * shortest again once they settled for longer, never more than
+ * {@linkcode UNSETTLED_RETRY_MAX_MS}. Pure.
+ *
+ * @param lastWaitMs The last wait, 0 when none.
+ * @param sinceLastRetryMs Milliseconds since the last retry ran (`Infinity` when none).
+ * @returns The wait in milliseconds.
+ *
+ * @example A path rewritten again right after its retry: the wait doubles
+ * ```ts
+ * import { unsettledRetryDelay } from "./apply_decision.ts";
+ * if (unsettledRetryDelay(200, 5) !== 400) throw new Error("not doubled");
+ * ```
+ */
+export function unsettledRetryDelay(lastWaitMs: number, sinceLastRetryMs: number): number {
+  if (lastWaitMs <= 0 || sinceLastRetryMs > 2 * lastWaitMs) return UNSETTLED_RETRY_MIN_MS;
+  return Math.min(2 * lastWaitMs, UNSETTLED_RETRY_MAX_MS);
+}

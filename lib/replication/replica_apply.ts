@@ -25,6 +25,12 @@ import { TransportClosedError } from "./transports/mod.ts";
 export const APPLY_BATCH = 2048;
 /** Paths whose disk state is checked, and content gathered, at once. */
 const APPLY_CONCURRENCY = 16;
+/**
+ * Attempts made again at a version whose path changed on disk under it, each once the
+ * workspace settled and what changed is recorded, before the version is held back until
+ * the path settles (see `VersionApplier.#applyAfterLocalChanges`).
+ */
+const SETTLE_ATTEMPTS = 2;
 
 /**
  * Takes the notifications queued right behind `first` in `queue`, for paths unrelated to each other
@@ -100,6 +106,11 @@ export interface ApplierContext {
   closing(): boolean;
   /** The master's address, for the error a lost fetch of a release throws. */
   remote: string;
+  /**
+   * Asks for the versions held back because their paths kept changing on disk to be
+   * weighed again later, once (the session backs off while they keep changing).
+   */
+  retryUnsettled(): void;
 }
 
 /**
@@ -195,18 +206,9 @@ export class VersionApplier {
           toMake.push({ ...item, action, local });
       }
     }
-    // The deferred contents' files are flushed before anything remembers them; their rows
-    // commit in the same transaction that remembers them (one commit, not two).
-    if (deferred.length > 0) await core.cas.syncDeferred({ keepRowsHeld: true });
     // Already held here (a resync finds most files so): remembered in one transaction, with
     // the versions deferred behind a local change.
-    let forgetHeldRows = () => {};
-    inTransaction(core.store.db, () => {
-      if (deferred.length > 0) forgetHeldRows = core.cas.writeHeldRows();
-      for (const item of held) tables.paths.setApplied(item.path, item.version);
-      for (const item of deferred) tables.paths.defer(item.path, item.version);
-    });
-    forgetHeldRows();
+    await this.#remember(held, deferred);
     const ready: ChangeToMake[] = [];
     const changedOnDisk: PendingVersion[] = [];
     await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
@@ -352,16 +354,52 @@ export class VersionApplier {
   }
 
   /**
+   * Remembers `held` as applied and holds `deferred` back (`ReplicaPaths.defer`), in one
+   * transaction. The deferred contents' files are flushed before anything remembers
+   * them; their rows commit in that same transaction (one commit, not two).
+   */
+  async #remember(held: PendingVersion[], deferred: PendingVersion[]): Promise<void> {
+    const { core } = this.#c;
+    if (deferred.length > 0) await core.cas.syncDeferred({ keepRowsHeld: true });
+    let forgetHeldRows = () => {};
+    inTransaction(core.store.db, () => {
+      if (deferred.length > 0) forgetHeldRows = core.cas.writeHeldRows();
+      for (const item of held) core.tables.paths.setApplied(item.path, item.version);
+      for (const item of deferred) core.tables.paths.defer(item.path, item.version);
+    });
+    forgetHeldRows();
+  }
+
+  /**
    * Some files changed on disk without being recorded yet: record them first (they are
-   * then journaled and these versions deferred), never overwrite them unseen.
+   * then journaled and these versions deferred), never overwrite them unseen. A path
+   * still changing after {@linkcode SETTLE_ATTEMPTS} more attempts has its version held
+   * back like one behind a local change: durably, so the position acknowledged may pass
+   * it, and weighed again later (the session's retry of unsettled paths, backing off
+   * while they keep changing; or the next connection's release of what is held back),
+   * until it is applied or superseded. Never left unapplied.
    */
   async #applyAfterLocalChanges(items: PendingVersion[], attempt: number): Promise<void> {
     const { core } = this.#c;
     const { workspace, store } = core;
-    if (attempt >= 2) {
+    if (attempt >= SETTLE_ATTEMPTS) {
+      const deferred: PendingVersion[] = [];
       for (const item of items) {
-        core.noteProblem(item.path, "the file keeps changing on disk; left as it is");
+        // Content unavailable is noted (as for any version); a lost fetch is carried.
+        if (item.version.deleted || await this.#holdContent(item)) deferred.push(item);
       }
+      await this.#remember([], deferred);
+      for (const { path, version } of deferred) {
+        log(
+          "info",
+          "the path keeps changing on disk; the master's version waits until it settles",
+          {
+            path,
+            sequence: version.sequence,
+          },
+        );
+      }
+      if (deferred.length > 0) this.#c.retryUnsettled();
       return;
     }
     await workspace.settled();

@@ -81,7 +81,13 @@ export class ReplicaPaths {
     ).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
   }
 
-  /** Holds back the master's `version` of `path` (it replaces an older deferral). */
+  /**
+   * Holds back the master's `version` of `path` (it replaces an older deferral); not one
+   * at or below the version applied, nor one below this replica's own accepted write: a
+   * write-back answer read while the version was decided may have moved the path past it,
+   * and such a stale deferral would stand in for the version applied when a conflict's
+   * release takes the master's version back.
+   */
   defer(path: string, version: MasterVersion): void {
     this.#statement(
       `INSERT INTO replica_paths (path, deferred_seq, deferred_hash, deferred_mode, deferred_deleted)
@@ -89,7 +95,8 @@ export class ReplicaPaths {
        ON CONFLICT (path) DO UPDATE SET deferred_seq = excluded.deferred_seq,
          deferred_hash = excluded.deferred_hash, deferred_mode = excluded.deferred_mode,
          deferred_deleted = excluded.deferred_deleted
-       WHERE deferred_seq IS NULL OR deferred_seq < excluded.deferred_seq`,
+       WHERE (deferred_seq IS NULL OR deferred_seq < excluded.deferred_seq)
+         AND master_seq < excluded.deferred_seq AND accepted_seq <= excluded.deferred_seq`,
     ).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
   }
 

@@ -1,6 +1,7 @@
 import { errorMessage, log } from "../log/mod.ts";
 import { type Clock, SYSTEM_CLOCK } from "../concurrency/mod.ts";
 import type { NotificationMessage, WireMessage } from "../wire/mod.ts";
+import { unsettledRetryDelay } from "./apply_decision.ts";
 import { carriedNotifications, splitCutBatch } from "./carry_decision.ts";
 import { ContentFetcher } from "./content_fetcher.ts";
 import { followingNotifications, VersionApplier } from "./replica_apply.ts";
@@ -80,6 +81,11 @@ export class ReplicaSession {
   #applyFailed = false;
   /** Inline-content bytes of the notifications queued for the applier. */
   #queuedBytes = 0;
+  /** The armed retry of versions held back because their paths kept changing, if any. */
+  #unsettledTimer: unknown = undefined;
+  /** That retry's last wait (it doubles while they keep changing), and when it last ran. */
+  #unsettledWaitMs = 0;
+  #unsettledRanAt = -Infinity;
 
   /**
    * @param core The replica.
@@ -116,6 +122,7 @@ export class ReplicaSession {
       releasing: (path) => this.#state.releasing.has(path),
       closing: () => this.#closing,
       remote: transport.remote,
+      retryUnsettled: () => this.#retryUnsettled(),
     });
     this.#resync = new ResyncSweep(core);
     this.#executor = new ReplicaExecutor({
@@ -218,15 +225,9 @@ export class ReplicaSession {
         : carriedNotifications(core.carried, core.applied, MAX_CARRIED);
       core.carried = [];
       // Versions held back behind write-backs a past connection had answered when it
-      // ended, before their release ran: nothing else would release them.
-      const { paths, journal } = core.tables;
-      const answered = paths.deferredPaths().filter((path) => !journal.hasOpen(path));
-      if (answered.length > 0) {
-        this.#items.push({
-          type: "Release",
-          paths: answered.map((path) => ({ path, restore: false })),
-        });
-      }
+      // ended, before their release ran, or because their paths kept changing on disk:
+      // nothing else would release them.
+      this.#releaseHeldBack();
       if (carried.length === 0) await this.step({ type: "catchup" });
       else {
         // What the last connection carried is applied first, its content fetched now,
@@ -268,6 +269,7 @@ export class ReplicaSession {
       this.#closeReason ??= errorMessage(error);
     } finally {
       this.#clock.clear(watchdog);
+      this.#clock.clear(this.#unsettledTimer);
       this.#closing = true;
       this.#transport.close();
       this.#fetcher.fail(new Error("connection closed"));
@@ -305,6 +307,40 @@ export class ReplicaSession {
       });
       this.step({ type: "barrier", id }); // its send is not waited for
     });
+  }
+
+  /**
+   * Queues a release of the versions held back whose paths wait for no write-back answer
+   * (none open, none answered with its release still queued): each is weighed again.
+   */
+  #releaseHeldBack(): void {
+    const { paths, journal } = this.#core.tables;
+    const free = paths.deferredPaths().filter((path) =>
+      !journal.hasOpen(path) && !this.#state.releasing.has(path)
+    );
+    if (free.length === 0) return;
+    this.#items.push({ type: "Release", paths: free.map((path) => ({ path, restore: false })) });
+  }
+
+  /**
+   * Arms one retry of the versions the applier held back because their paths kept
+   * changing on disk, after a wait that doubles while they keep changing
+   * (`unsettledRetryDelay`): a path rewritten without end costs a few looks at it a
+   * second at most, and nothing grows (what is held back is in the store). The retry
+   * queues a release behind what is queued.
+   */
+  #retryUnsettled(): void {
+    if (this.#unsettledTimer !== undefined || this.#closing) return;
+    const wait = unsettledRetryDelay(
+      this.#unsettledWaitMs,
+      this.#clock.now() - this.#unsettledRanAt,
+    );
+    this.#unsettledWaitMs = wait;
+    this.#unsettledTimer = this.#clock.set(() => {
+      this.#unsettledTimer = undefined;
+      this.#unsettledRanAt = this.#clock.now();
+      if (!this.#closing) this.#releaseHeldBack();
+    }, wait);
   }
 
   #settle(id: number, result: BarrierResult | null): void {

@@ -59,6 +59,8 @@ export interface ChangeWriterContext {
       written?: Map<string, WrittenFile>;
       /** Folders looked at alone, not with what they hold (see `Recorder.capture`). */
       shallow?: ReadonlySet<string>;
+      /** Paths removed: what is found there is someone else's (see `Recorder.capture`). */
+      removed?: ReadonlySet<string>;
     },
   ) => Promise<CaptureResult>;
 }
@@ -171,6 +173,7 @@ export class ChangeWriter {
       });
     }
     made = made.filter((change) => !changedSince.has(change));
+    await this.#c.disk.recording(made.map((change) => change.path));
     // Content put with a deferred sync is made durable by #capture, before it records.
     // A write by someone else after our rename of a file is not seen here (the file is
     // recorded as written, from its handle); its own watcher event re-hashes the file,
@@ -183,6 +186,11 @@ export class ChangeWriter {
       shallow: new Set(
         made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
       ),
+      // RACE narrowed: a file put where we removed one after the look above (microseconds)
+      // is not ours, whatever its origin would be: recorded as the workspace's own.
+      ...(options.onlyOwnChanges
+        ? { removed: new Set(made.filter((change) => "remove" in change).map((c) => c.path)) }
+        : {}),
     });
     return { recorded, failed };
   }

@@ -2,7 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { isInside, parentOf, PathSet } from "../paths/mod.ts";
+import { ancestorsOf, isInside, parentOf, PathSet } from "../paths/mod.ts";
 import {
   type FileState,
   type FileStateChange,
@@ -78,6 +78,13 @@ export class Recorder {
        * not yet recorded, must not be recorded with this change's origin).
        */
       shallow?: ReadonlySet<string>;
+      /**
+       * Paths the caller's change removed: anything found there (or inside) is not that
+       * change's but someone else's, landing after the caller's last look, and is recorded
+       * with the workspace's own origin, not `origin` (on a replica: a local change,
+       * written back, not taken for the master's).
+       */
+      removed?: ReadonlySet<string>;
     } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
@@ -125,11 +132,18 @@ export class Recorder {
     const changes: NewIteration[] = [];
     const states: FileStateChange[] = [];
     const origin = options.origin ?? this.#c.origin;
+    // A path removed, or inside one (a folder put there, with what it holds), found holding
+    // something: not the change's.
+    const removed = options.removed ?? new Set<string>();
+    const originOf = (path: string) =>
+      removed.size > 0 && [path, ...ancestorsOf(path)].some((p) => removed.has(p))
+        ? this.#c.origin
+        : origin;
     for (const { file, hash } of plan.unchanged) {
       // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
       // large tree then takes no write lock and queries nothing per file).
       if (recordsOtherwise(live.get(file.path), file, hash)) {
-        changes.push(toChange(file, hash, origin));
+        changes.push(toChange(file, hash, originOf(file.path)));
       }
     }
     await forEachLimited(plan.toHash, HASH_CONCURRENCY, async (file) => {
@@ -143,7 +157,7 @@ export class Recorder {
           ? await this.#storeContent(file, known.get(file.path)?.hash)
           : { hash: given, size: file.size };
         const read = { ...file, size: stored.size };
-        changes.push(toChange(read, stored.hash, origin));
+        changes.push(toChange(read, stored.hash, originOf(file.path)));
         // Racy or not as of when the file was seen: for one we wrote, when it was written.
         states.push(stateToRemember(read, stored.hash, mine?.seenAt ?? now));
       } catch (error) {

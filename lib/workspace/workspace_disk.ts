@@ -27,6 +27,12 @@ export interface DiskHooks {
    * @default {undefined}
    */
   afterChange?: (path: string) => void | Promise<void>;
+  /**
+   * Called with the workspace paths of `Workspace.applyChanges`'s changes once it looked
+   * at them a last time, right before it records them: someone else's change landing
+   * there is recorded as theirs. @default {undefined}
+   */
+  beforeRecord?: (paths: string[]) => void | Promise<void>;
 }
 
 /** Options for {@linkcode WorkspaceDisk}. */
@@ -113,6 +119,15 @@ export class WorkspaceDisk {
    */
   async changed(path: string): Promise<void> {
     await this.#hooks.afterChange?.(path);
+  }
+
+  /**
+   * Runs the `beforeRecord` hook (see {@linkcode DiskHooks}), if any.
+   *
+   * @param paths The workspace paths about to be recorded.
+   */
+  async recording(paths: string[]): Promise<void> {
+    await this.#hooks.beforeRecord?.(paths);
   }
 
   /**

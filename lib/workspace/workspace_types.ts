@@ -51,7 +51,8 @@ export interface ApplyChangesOptions extends WriteOptions {
    * look to record it as theirs. For writers whose origin is not the local user's (a
    * replica applying the master's versions, the master applying a sandbox's): recorded
    * with that origin, a local change would never be written back, or be taken for the
-   * sandbox's. @default {false}
+   * sandbox's. What lands where a change removed a path after that last look, before the
+   * record, is recorded with the workspace's own origin. @default {false}
    */
   onlyOwnChanges?: boolean;
 }

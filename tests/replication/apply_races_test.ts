@@ -259,3 +259,50 @@ Deno.test("a write-back folder deletion the agent fills after the decision is a 
       await workspace.close();
     }
   }));
+
+Deno.test("what the replica puts where it removed a file for the master, after its last look and before the record, is the replica's, and kept", async (t) => {
+  const cases = [
+    { description: "a file", input: { made: "f.txt", file: "f.txt" } },
+    { description: "a folder holding a file", input: { made: "f.txt", file: "f.txt/inner.txt" } },
+  ];
+  for (const { description, input } of cases) {
+    await t.step(description, () =>
+      withTempDir(async (root) => {
+        await put(root, "m/f.txt", "the master's");
+        const theirs = "the sandbox's, right before the removal is recorded";
+        let armed = false;
+        await withMasterAndReplica(root, {
+          replicaHooks: (r) => ({
+            beforeRecord: async (paths) => {
+              if (!armed || !paths.includes(input.made)) return;
+              armed = false;
+              await put(r, input.file, theirs);
+            },
+          }),
+        }, async ({ masterSide, replicaSide, replica }) => {
+          await waitFor("f.txt on the replica", () => replicaSide.store.latest("f.txt"));
+          armed = true;
+          await masterSide.remove("f.txt");
+          const hash = sha256OfText(theirs);
+          await waitFor(
+            "the sandbox's file in the master's history or kept in a conflict",
+            () =>
+              masterSide.store.history(input.file).some((it) => it.hash === hash) ||
+              replica.status().conflicts.some((c) => c.keptHash === hash),
+          );
+          assert.ok(
+            replicaSide.store.history(input.file).every((it) =>
+              it.hash !== hash || it.origin === "local"
+            ),
+            "never recorded as the master's",
+          );
+          await waitFor(
+            "both sides alike",
+            async () =>
+              await readText(`${root}/m/${input.file}`) ===
+                await readText(`${root}/r/${input.file}`),
+          );
+        });
+      }));
+  }
+});

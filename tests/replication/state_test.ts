@@ -105,6 +105,30 @@ Deno.test("ReplicaPaths remembers applied, accepted and deferred master versions
   });
 });
 
+Deno.test("ReplicaPaths holds back no version the path has moved past (a write-back answer read while it was decided)", async () => {
+  await withDatabase((path) => {
+    const db = openDatabase(path);
+    const { paths } = openReplicaTables(db);
+    const removal = (sequence: number) => ({ sequence, hash: "", mode: 0, deleted: true });
+    // A rename's accepted answer sets its source removed as of the sequence it answered.
+    paths.setAccepted("from", 1145);
+    paths.setApplied("from", removal(1145));
+    paths.defer("from", removal(1144)); // decided before that answer was read
+    assertEquals(paths.get("from").deferred, null, "not below the version applied");
+    paths.defer("from", removal(1145));
+    assertEquals(paths.get("from").deferred, null, "nor the version applied itself");
+    paths.setAccepted("written", 20);
+    paths.defer("written", { sequence: 19, hash: "h19", mode: 0o100644, deleted: false });
+    assertEquals(paths.get("written").deferred, null, "nor below an accepted write");
+    paths.defer("written", { sequence: 21, hash: "h21", mode: 0o100644, deleted: false });
+    assertEquals(paths.get("written").deferred?.sequence, 21, "a later one is held back");
+    // Taking the applied version back for a conflict still holds it back.
+    paths.deferApplied("from");
+    assertEquals(paths.get("from").deferred, removal(1145));
+    db.close();
+  });
+});
+
 Deno.test("ReplicaPaths forgets accepted and deferred sequences for a full resync, keeps what was applied", async () => {
   await withDatabase((path) => {
     const db = openDatabase(path);
