@@ -191,11 +191,13 @@ export const BINARY_PERMISSIONS: readonly string[] = [
  * The V8 flags the compiled binaries run with (every `compile:*` task and the `start` task
  * in deno.json pass exactly these), and so a detached Chronicle started through `deno run`.
  *
- * Semi-spaces of 1 MiB instead of V8's default of up to 16 MiB: a scan or an initial sync
- * allocates short-lived objects (file stats, rows, frames) fast, and the default young
- * generation grows to its largest and stays resident. Measured on 30,000 files
- * (`bench/scale_bench.ts`): a replica's peak during its initial sync about 240 to 180 MiB,
- * the master's idle RSS after its scan about 250 to 210 MiB, for no more CPU time.
+ * Semi-spaces of 1 MiB instead of V8's default of up to 16 MiB on 64-bit: a scan or an
+ * initial sync allocates short-lived objects (file stats, rows, frames) fast, and the
+ * default young generation grows to its largest and stays resident. Measured on 30,000
+ * files (`bench/scale_bench.ts`): a replica's peak during its initial sync about 240 to
+ * 180 MiB, the master's idle RSS after its scan about 250 to 210 MiB, with no CPU time
+ * difference above the noise. `--optimize-for-size` and `--heap-growing-percent` cut more
+ * but cost a quarter to a half more CPU time in an initial sync.
  */
 export const BINARY_V8_FLAGS: readonly string[] = ["--v8-flags=--max-semi-space-size=1"];
 
