@@ -18,7 +18,9 @@
  * file-backed; the V8 heap reserved and in use; array buffers) from `/proc/PID/smaps`.
  * `CHRONICLE_SCALE_FILES=N` and `CHRONICLE_SCALE_REPLICAS=N` set those counts (0 copies skips
  * that phase: only the scan and the first replica's initial sync, and its memory).
- * `CHRONICLE_SCALE_V8_FLAGS` gives every `chronicle` process V8 flags (for example
+ * Every `chronicle` process runs with the V8 flags the binaries ship with (`BINARY_V8_FLAGS`,
+ * as `deno task start` and the compile tasks pass them); `CHRONICLE_SCALE_V8_FLAGS` gives
+ * others instead, comma-separated (empty for V8's defaults; for example
  * `--optimize-for-size`, which bounds the heap's growth), to compare their memory and time.
  *
  * Run: `deno run -A bench/scale_bench.ts`
@@ -37,6 +39,7 @@ import {
   syncDisks,
 } from "./_lib/mod.ts";
 import { readMemorySample } from "./_lib/memory_probe.ts";
+import { BINARY_V8_FLAGS } from "../lib/cli/mod.ts";
 import { waitFor } from "../tests/_helpers/wait_for.ts";
 import { controlFetch, controlJson } from "../tests/_helpers/control_socket.ts";
 import { type Child, spawnChronicle } from "../tests/_helpers/processes.ts";
@@ -71,7 +74,7 @@ interface MemoryFigure {
  * @returns Printable result lines.
  */
 export async function run(quick: boolean): Promise<string[]> {
-  const v8Flags = Deno.env.get("CHRONICLE_SCALE_V8_FLAGS") ?? "";
+  const v8Flags = Deno.env.get("CHRONICLE_SCALE_V8_FLAGS") ?? shippedV8Flags();
   const files = countFromEnv("CHRONICLE_SCALE_FILES") ?? (quick ? 2_000 : 100_000);
   const replicas = countFromEnv("CHRONICLE_SCALE_REPLICAS") ?? (quick ? 3 : 10);
   const base = await Deno.makeTempDir({ prefix: "chronicle-scale-bench-" });
@@ -189,6 +192,11 @@ export async function run(quick: boolean): Promise<string[]> {
     await Promise.all(children.map((child) => child.stop()));
     await discard(base);
   }
+}
+
+/** The V8 flags the binaries ship with, as one `--v8-flags=` value. */
+function shippedV8Flags(): string {
+  return BINARY_V8_FLAGS.map((flag) => flag.replace(/^--v8-flags=/, "")).join(",");
 }
 
 /** A count from the environment variable `name`, or `undefined` when it is not set. */

@@ -10,3 +10,4 @@ export { CliError, UsageError } from "./errors.ts";
 export { unknownCommand } from "./help_command.ts";
 export { type CommandTable, renderCommandHelp } from "./help.ts";
 export { USAGE } from "./usage.ts";
+export { BINARY_PERMISSIONS, BINARY_V8_FLAGS } from "./sync_commands.ts";

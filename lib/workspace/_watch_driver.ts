@@ -67,7 +67,9 @@ export class WatchDriver {
     if (this.#options || this.#c.closed()) return;
     this.#options = options;
     await this.#start(options);
-    this.#scheduleRescan(options.rescanMs ?? 10_000, 0);
+    // What changed before the watches existed: a scan at once (in slices; the watcher does
+    // not report the folders it starts on), then the safety rescans.
+    this.#scheduleRescan(options.rescanMs ?? 10_000, 0, 0);
   }
 
   /** Stops the watcher (rescans go on) and hands the events it had to the queue. */
@@ -127,13 +129,17 @@ export class WatchDriver {
     await watcher.start();
   }
 
-  #scheduleRescan(minimumMs: number, lastScanMs: number): void {
+  #scheduleRescan(
+    minimumMs: number,
+    lastScanMs: number,
+    delayMs = Math.max(minimumMs, lastScanMs * 10),
+  ): void {
     if (this.#c.closed()) return;
     this.#rescanTimer = setTimeout(async () => {
       const started = Date.now();
       await this.#c.scan().catch((error) => log("error", "safety rescan failed", { error }));
       this.#scheduleRescan(minimumMs, Date.now() - started);
-    }, Math.max(minimumMs, lastScanMs * 10));
+    }, delayMs);
   }
 
   /**

@@ -36,11 +36,15 @@ export class TreeWatcher {
     this.#onEvent = onEvent;
   }
 
-  /** Starts watching the root and every top-level folder. */
+  /**
+   * Starts watching the root and every top-level folder. The folders already there are not
+   * reported: what changed in them before their watch existed is the caller's to find by a
+   * scan after this (a report of each would have it captured whole, a large tree at once).
+   */
   async start(): Promise<void> {
     this.#watch("", false);
     for await (const entry of Deno.readDir(this.#root)) {
-      if (entry.isDirectory) this.#syncFolder(entry.name);
+      if (entry.isDirectory) this.#syncFolder(entry.name, false);
     }
   }
 
@@ -92,7 +96,7 @@ export class TreeWatcher {
     }
   }
 
-  #syncFolder(name: string): void {
+  #syncFolder(name: string, report = true): void {
     if (this.#excluded(name)) return;
     let isDirectory = false;
     try {
@@ -102,7 +106,7 @@ export class TreeWatcher {
     if (isDirectory && !existing) {
       this.#watch(name, true);
       // Files created before the watch existed would go unseen: report the folder itself.
-      this.#onEvent({ kind: "create", paths: [`${this.#root}/${name}`] } as TreeEvent);
+      if (report) this.#onEvent({ kind: "create", paths: [`${this.#root}/${name}`] } as TreeEvent);
     } else if (!isDirectory && existing) {
       existing.close();
       this.#watchers.delete(name);

@@ -5,7 +5,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { BINARY_PERMISSIONS } from "../../lib/cli/sync_commands.ts";
+import { BINARY_PERMISSIONS, BINARY_V8_FLAGS } from "../../lib/cli/sync_commands.ts";
 import { PROJECT_ROOT } from "../_helpers/processes.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
@@ -33,11 +33,14 @@ function exists(path: string): boolean {
   }
 }
 
-Deno.test("./chronicle grants exactly the compiled binaries' permissions", async () => {
+Deno.test("./chronicle grants exactly the compiled binaries' permissions and V8 flags", async () => {
   const text = await Deno.readTextFile(SCRIPT);
   const line = /^PERMISSIONS=\(([^)]*)\)$/m.exec(text);
   ok(line, "the script names its permissions in one PERMISSIONS=(…) line");
   strictEqual(line[1]!.trim().split(/\s+/).join(" "), BINARY_PERMISSIONS.join(" "));
+  const flags = /^V8_FLAGS=\(([^)]*)\)$/m.exec(text);
+  ok(flags, "the script names its V8 flags in one V8_FLAGS=(…) line");
+  strictEqual(flags[1]!.trim().split(/\s+/).join(" "), BINARY_V8_FLAGS.join(" "));
   ok(/^exec "\$deno_bin" run /m.test(text), "the script execs Deno, so signals reach Chronicle");
   ok(((await Deno.stat(SCRIPT)).mode! & 0o111) !== 0, "the script is executable");
 });

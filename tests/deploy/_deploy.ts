@@ -18,6 +18,18 @@ export function permissionFlags(task: string): string[] {
   return task.split(/\s+/).filter((word) => word.startsWith("--allow-") || word === "-A");
 }
 
+/** The `--v8-flags=…` of a task, in order. */
+export function v8Flags(task: string): string[] {
+  return task.split(/\s+/).filter((word) => word.startsWith("--v8-flags="));
+}
+
+/** The V8 flags `deno task compile:agent` embeds: what the binaries run with. */
+export function binaryV8Flags(): string[] {
+  const task = compileTasks().get("compile:agent");
+  if (!task) throw new Error("deno.json has no compile:agent task");
+  return v8Flags(task);
+}
+
 /** The permission flags `deno task compile:agent` grants: what the binaries run with. */
 export function binaryPermissions(): string[] {
   const task = compileTasks().get("compile:agent");
@@ -55,7 +67,14 @@ export function binaryCommand(
   stdin: "piped" | "null" = "null",
 ): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...binaryPermissions(), join(ROOT, "bin", `${role}.ts`), ...args],
+    args: [
+      "run",
+      "--quiet",
+      ...binaryV8Flags(),
+      ...binaryPermissions(),
+      join(ROOT, "bin", `${role}.ts`),
+      ...args,
+    ],
     cwd: ROOT,
     env: { ...toolchainEnv(), NO_COLOR: "1", ...env },
     clearEnv: true,

@@ -1,7 +1,14 @@
 import { deepStrictEqual as assertEquals, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { BINARY_PERMISSIONS } from "../../lib/cli/sync_commands.ts";
-import { binaryPermissions, compileTasks, permissionFlags, ROOT } from "./_deploy.ts";
+import { BINARY_PERMISSIONS, BINARY_V8_FLAGS } from "../../lib/cli/sync_commands.ts";
+import {
+  binaryPermissions,
+  binaryV8Flags,
+  compileTasks,
+  permissionFlags,
+  ROOT,
+  v8Flags,
+} from "./_deploy.ts";
 
 /** One Dockerfile instruction, continuation lines joined, comments dropped. */
 interface Instruction {
@@ -165,8 +172,11 @@ Deno.test("the compile tasks grant the same explicit, minimal permissions and co
     "--allow-env",
     "--allow-run=sync",
   ]);
-  // What a detached Chronicle started through `deno run` gets too.
+  // What a detached Chronicle started through `deno run` gets too, and `deno task start`.
   assertEquals(expected, [...BINARY_PERMISSIONS]);
+  assertEquals(binaryV8Flags(), [...BINARY_V8_FLAGS]);
+  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
+  assertEquals(v8Flags(config.tasks.start), [...BINARY_V8_FLAGS], "deno task start");
   for (const role of ROLES) {
     for (const suffix of ["", ":x86_64", ":aarch64"]) {
       const name = `compile:${role}${suffix}`;
@@ -174,6 +184,7 @@ Deno.test("the compile tasks grant the same explicit, minimal permissions and co
       ok(task, `deno.json has ${name}`);
       ok(task.startsWith("deno compile "), name);
       assertEquals(permissionFlags(task), expected, name);
+      assertEquals(v8Flags(task), [...BINARY_V8_FLAGS], `${name} embeds the binaries' V8 flags`);
       ok(!/\s(-A|--allow-all)\b/.test(task), `${name} does not grant everything`);
       ok(task.endsWith(` bin/${role}.ts`), `${name} compiles bin/${role}.ts`);
       const target = suffix === "" ? undefined : `${suffix.slice(1)}-unknown-linux-gnu`;

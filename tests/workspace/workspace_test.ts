@@ -317,6 +317,32 @@ Deno.test("Workspace safety rescan records a change the watcher never heard of",
     }
   }));
 
+Deno.test("Workspace.watch() records at once what changed between the last scan and the watch", () =>
+  withTempDir(async (root) => {
+    await put(root, "src/a.txt", "a");
+    const workspace = await open(root);
+    try {
+      await workspace.scan();
+      // Before any watch exists: no event will ever tell of these (the safety rescan is far).
+      await put(root, "src/b.txt", "b");
+      await put(root, "src/deep/c.txt", "c");
+      await workspace.watch({ debounceMs: 20, rescanMs: 600_000 });
+      await waitFor(
+        "the scan that watch() starts",
+        () =>
+          workspace.store.latest("src/b.txt")?.deleted === false &&
+          workspace.store.latest("src/deep/c.txt")?.deleted === false,
+      );
+      assert.equal(
+        workspace.store.latest("src/a.txt")?.iteration,
+        1,
+        "unchanged: not recorded again",
+      );
+    } finally {
+      await workspace.close();
+    }
+  }));
+
 Deno.test("Workspace watching suspended: changes wait for the resume, whose scan records them", () =>
   withTempDir(async (root) => {
     const workspace = await open(root);
