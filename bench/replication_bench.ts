@@ -16,6 +16,8 @@
  * from their start until synced); `--profile=DIR` also keeps the `.cpuprofile` files in
  * DIR. `--corpus NAME` (synthetic, realistic, npm) keeps one corpus.
  *
+ * Master and replicas run with the binaries' V8 flags (`BINARY_V8_FLAGS`).
+ *
  * Run: `deno run -A bench/replication_bench.ts [--quick] [--profile[=DIR]] [--corpus NAME]`
  *
  * @module
@@ -53,6 +55,20 @@ import {
   waitForSameTrees,
 } from "../tests/replication/_harness.ts";
 import type { MasterStatus } from "../lib/replication/mod.ts";
+import { BINARY_V8_FLAGS } from "../lib/cli/mod.ts";
+
+/**
+ * Starts a test runner as the binaries run: with their V8 flags (`BINARY_V8_FLAGS`), which
+ * change how much memory V8 keeps and how often it collects.
+ */
+function startPeer(
+  name: string,
+  script: string,
+  args: string[],
+  denoFlags: readonly string[] = [],
+): Promise<Peer> {
+  return Peer.start(name, script, args, [...BINARY_V8_FLAGS, ...denoFlags]);
+}
 
 /** How long the initial sync of the full-size tree may take before the run fails. */
 const INITIAL_SYNC_TIMEOUT_MS = 300_000;
@@ -182,7 +198,7 @@ async function initialSync(
   let tarOk = true;
   let rsyncOk = true;
   // The master scans the tree before it listens: that is not part of the sync.
-  const master = await Peer.start(
+  const master = await startPeer(
     "master",
     "_master.ts",
     masterArgs(source, `${base}/sync.sock`),
@@ -273,7 +289,7 @@ async function replicaSync(
 ): Promise<{ ms: number; startMs: number; nextWriteMs: number; cpuMs: number }> {
   const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
-  const replica = await Peer.start(
+  const replica = await startPeer(
     "replica",
     "_replica.ts",
     ["--root", target, "--connect", `${base}/sync.sock`],
@@ -332,7 +348,7 @@ async function latency(
   const r = await fresh(base, `lat-r-${transport}`);
   const socket = `${base}/lat-${transport}.sock`;
   const ws = transport === "websocket" ? ["--ws", "127.0.0.1:0"] : [];
-  const master = await Peer.start(
+  const master = await startPeer(
     "master",
     "_master.ts",
     masterArgs(m, socket, ["--debounce", "1", ...ws]),
@@ -340,7 +356,7 @@ async function latency(
   const connect = transport === "websocket"
     ? ["--ws-connect", `ws://127.0.0.1:${master.info.wsPort}/`]
     : ["--connect", socket];
-  const replica = await Peer.start("replica", "_replica.ts", ["--root", r, ...connect]);
+  const replica = await startPeer("replica", "_replica.ts", ["--root", r, ...connect]);
   try {
     await replica.command("sync-wait 20000");
     // Data earlier benchmarks left unwritten would slow every fsync measured here.
@@ -360,7 +376,7 @@ async function oneByteChange(base: string, sizes: Sizes): Promise<string[]> {
   const content = pseudoRandomBytes(sizes.bigFileBytes, 99);
   await Deno.writeFile(`${m}/big.bin`, content);
   const socket = `${base}/big.sock`;
-  const master = await Peer.start("master", "_master.ts", masterArgs(m, socket));
+  const master = await startPeer("master", "_master.ts", masterArgs(m, socket));
   const proxy = CuttingProxy.start({
     listen: `${base}/big-proxy.sock`,
     upstream: socket,
@@ -368,7 +384,7 @@ async function oneByteChange(base: string, sizes: Sizes): Promise<string[]> {
     maxBytes: 1,
   });
   proxy.cutting = false;
-  const replica = await Peer.start("replica", "_replica.ts", [
+  const replica = await startPeer("replica", "_replica.ts", [
     "--root",
     r,
     "--connect",
@@ -400,14 +416,14 @@ async function masterMemory(base: string, sizes: Sizes): Promise<string[]> {
   const m = await fresh(base, "mem-m");
   await makeTree(m, { files: Math.min(sizes.treeFiles, 1000), seed: 3, maxSize: 8192 });
   const socket = `${base}/mem.sock`;
-  const master = await Peer.start("master", "_master.ts", masterArgs(m, socket));
+  const master = await startPeer("master", "_master.ts", masterArgs(m, socket));
   const replicas: Peer[] = [];
   try {
     const idle = await rssBytes(master);
     for (let i = 0; i < sizes.replicas; i++) {
       const r = await fresh(base, `mem-r${i}`);
       replicas.push(
-        await Peer.start(`replica-${i}`, "_replica.ts", ["--root", r, "--connect", socket]),
+        await startPeer(`replica-${i}`, "_replica.ts", ["--root", r, "--connect", socket]),
       );
     }
     await Promise.all(replicas.map((replica) => replica.command("sync-wait 120000", 180_000)));
