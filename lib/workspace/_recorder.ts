@@ -80,9 +80,9 @@ export class Recorder {
       shallow?: ReadonlySet<string>;
       /**
        * Paths the caller's change removed: anything found there (or inside) is not that
-       * change's but someone else's, landing after the caller's last look, and is recorded
-       * with the workspace's own origin, not `origin` (on a replica: a local change,
-       * written back, not taken for the master's).
+       * change's but someone else's, landing after the removal, and is recorded with the
+       * workspace's own origin, not `origin` (on a replica: a local change, written back,
+       * not taken for the master's), after the removal itself (with `origin`).
        */
       removed?: ReadonlySet<string>;
     } = {},
@@ -139,10 +139,21 @@ export class Recorder {
       removed.size > 0 && [path, ...ancestorsOf(path)].some((p) => removed.has(p))
         ? this.#c.origin
         : origin;
+    // The removal itself happened first: recorded with the change's origin, before what
+    // was put there after it (even the very content removed, put back), so the history
+    // says which came first (a replica journals what was put there as made on top of
+    // the master's removal, not as a conflict with it).
+    const refilled = new Set<string>();
+    const found = [...removed].filter((path) => seen.has(path));
+    for (const [path, before] of this.#c.store.latestOf(found)) {
+      if (before.deleted) continue;
+      refilled.add(path);
+      changes.push({ path, hash: "", size: 0, mode: 0, deleted: true, origin });
+    }
     for (const { file, hash } of plan.unchanged) {
       // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
       // large tree then takes no write lock and queries nothing per file).
-      if (recordsOtherwise(live.get(file.path), file, hash)) {
+      if (recordsOtherwise(live.get(file.path), file, hash) || refilled.has(file.path)) {
         changes.push(toChange(file, hash, originOf(file.path)));
       }
     }
