@@ -61,6 +61,8 @@ export interface ChangeWriterContext {
       shallow?: ReadonlySet<string>;
       /** Paths removed: what is found there is someone else's (see `Recorder.capture`). */
       removed?: ReadonlySet<string>;
+      /** Folders given a mode someone changed since (see `Recorder.capture`). */
+      overtaken?: ReadonlyMap<string, number>;
     },
   ) => Promise<CaptureResult>;
 }
@@ -155,18 +157,25 @@ export class ChangeWriter {
       for (const change of made) failed.push({ path: change.path, error: flushFailure.reason });
       made = [];
     }
-    // A path someone else changed right after our change (a folder's mode changed after
-    // ours, a link replaced) holds their change, not ours: with `onlyOwnChanges` it is
-    // not recorded with this origin (that would make it the master's on a replica, so
-    // never written back) but reported, for the next look to record it as theirs. Not a
+    // A path someone else changed right after our change (a link replaced, a folder
+    // removed or replaced) holds their change, not ours: with `onlyOwnChanges` it is not
+    // recorded with this origin (that would make it the master's on a replica, so never
+    // written back) but reported, for the next look to record it as theirs. Not a
     // removal: what is put where we removed something came after the removal, which is
-    // recorded, then what is there as theirs (see the capture's `removed`).
+    // recorded, then what is there as theirs (see the capture's `removed`). Nor a folder
+    // whose mode was changed after ours: ours is recorded, then theirs (`overtaken`).
     // RACE: a change between this look and the capture's (microseconds) is still taken.
+    const overtaken = new Map<string, number>();
     const changedSince = new Set(
       options.onlyOwnChanges
-        ? made.filter((change) =>
-          !("remove" in change) && !written.has(change.path) && !this.#holdsMade(change)
-        )
+        ? made.filter((change) => {
+          if ("remove" in change || written.has(change.path) || this.#holdsMade(change)) {
+            return false;
+          }
+          if (!isFolderMode(change.mode) || !this.#isFolder(change.path)) return true;
+          overtaken.set(change.path, change.mode);
+          return false;
+        })
         : [],
     );
     for (const change of changedSince) {
@@ -193,10 +202,18 @@ export class ChangeWriter {
       // whatever its origin would be: the removal is recorded, then that as the
       // workspace's own.
       ...(options.onlyOwnChanges
-        ? { removed: new Set(made.filter((change) => "remove" in change).map((c) => c.path)) }
+        ? {
+          removed: new Set(made.filter((change) => "remove" in change).map((c) => c.path)),
+          overtaken,
+        }
         : {}),
     });
     return { recorded, failed };
+  }
+
+  /** Whether a folder is at `path` now. */
+  #isFolder(path: string): boolean {
+    return lstatOrNullSync(this.#absolute(path))?.isDirectory === true;
   }
 
   /** Whether the disk still holds what a change not written as a file made (see applyChanges). */

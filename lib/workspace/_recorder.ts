@@ -13,6 +13,7 @@ import {
 } from "../store/mod.ts";
 import { observePath } from "./file_observation.ts";
 import {
+  FOLDER_HASH,
   planCapture,
   sameStat,
   type ScanVerdict,
@@ -85,6 +86,12 @@ export class Recorder {
        * not taken for the master's), after the removal itself (with `origin`).
        */
       removed?: ReadonlySet<string>;
+      /**
+       * Folders the caller's change made or gave a mode (the full mode, by path) whose
+       * mode someone else changed right after: the caller's change is recorded with
+       * `origin`, then the folder as it is now with the workspace's own.
+       */
+      overtaken?: ReadonlyMap<string, number>;
     } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
@@ -135,8 +142,10 @@ export class Recorder {
     // A path removed, or inside one (a folder put there, with what it holds), found holding
     // something: not the change's.
     const removed = options.removed ?? new Set<string>();
+    const overtaken = options.overtaken ?? new Map<string, number>();
     const originOf = (path: string) =>
-      removed.size > 0 && [path, ...ancestorsOf(path)].some((p) => removed.has(p))
+      overtaken.has(path) ||
+        (removed.size > 0 && [path, ...ancestorsOf(path)].some((p) => removed.has(p)))
         ? this.#c.origin
         : origin;
     // The removal itself happened first: recorded with the change's origin, before what
@@ -149,6 +158,12 @@ export class Recorder {
       if (before.deleted) continue;
       refilled.add(path);
       changes.push({ path, hash: "", size: 0, mode: 0, deleted: true, origin });
+    }
+    // Likewise a folder's mode set by the change, then changed by someone else.
+    for (const [path, mode] of overtaken) {
+      if (seen.get(path)?.kind !== "dir") continue; // gone since: the next look records it
+      refilled.add(path);
+      changes.push({ path, hash: FOLDER_HASH, size: 0, mode, deleted: false, origin });
     }
     for (const { file, hash } of plan.unchanged) {
       // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a

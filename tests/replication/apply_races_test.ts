@@ -136,7 +136,7 @@ Deno.test("the replica's apply records a local write landing after its check, an
     }
   }));
 
-Deno.test("a folder's mode changed on the replica right after it applied the master's is the replica's, written back: the sides agree", () =>
+Deno.test("a folder's mode changed on the replica right after it applied the master's is the replica's, on top of the master's: accepted, no conflict", () =>
   withTempDir(async (root) => {
     await Deno.mkdir(`${root}/m/d`, { recursive: true, mode: 0o755 });
     await Deno.chmod(`${root}/m/d`, 0o755);
@@ -150,7 +150,7 @@ Deno.test("a folder's mode changed on the replica right after it applied the mas
           await Deno.chmod(`${r}/d`, 0o700); // the sandbox's own chmod, right after the apply
         },
       }),
-    }, async ({ masterSide, replicaSide }) => {
+    }, async ({ masterSide, replicaSide, replica }) => {
       await waitFor("d/a.txt on the replica", () => replicaSide.store.latest("d/a.txt"));
       armed = true;
       await masterSide.chmod("d", 0o40750);
@@ -162,6 +162,13 @@ Deno.test("a folder's mode changed on the replica right after it applied the mas
         () => replicaSide.store.history("d").some((it) => it.origin === "local"),
       );
       await waitFor("both sides with one mode", () => modeOf("m") === modeOf("r"));
+      // Made on top of the master's mode (set before it): accepted, no conflict.
+      assert.deepEqual(replica.status().conflicts, [], "written back as having seen it");
+      assert.equal(modeOf("m"), 0o700, "the sandbox's mode accepted");
+      const history = replicaSide.store.history("d");
+      const master = history.findIndex((it) => it.origin === "master" && it.mode === 0o40750);
+      assert.ok(master > 0, "the master's mode recorded");
+      assert.equal(history[master + 1]?.origin, "local", "then the sandbox's own");
     });
   }));
 

@@ -103,21 +103,36 @@ Deno.test("Workspace.applyChanges() with unchangedSince replaces only what its c
 
 Deno.test("Workspace.applyChanges() with onlyOwnChanges never records someone else's change right after ours as ours", async (t) => {
   const folder = { path: "f.txt", hash: FOLDER_HASH, mode: 0o40750 };
+  const removal = { path: "f.txt", remove: true as const };
+  const writeTheirs = (root: string) => Deno.writeTextFile(`${root}/f.txt`, "theirs");
   const cases = [
     {
       // It came after the removal: the removal is recorded, then it, as local.
       description: "a file written where one was removed: recorded after the removal, as local",
-      input: { change: { path: "f.txt", remove: true as const }, onlyOwnChanges: true },
+      input: { change: removal, onlyOwnChanges: true, theirs: writeTheirs },
       expected: { failed: false, recorded: [["master", true], ["local", false]] },
     },
     {
-      description: "a folder's mode changed right after ours: unrecorded, and reported",
-      input: { change: folder, onlyOwnChanges: true },
+      description: "a folder's mode changed right after ours: recorded after ours, as local",
+      input: {
+        change: folder,
+        onlyOwnChanges: true,
+        theirs: (root: string) => Deno.chmod(`${root}/f.txt`, 0o755),
+      },
+      expected: { failed: false, recorded: [["master", false], ["local", false]] },
+    },
+    {
+      description: "a folder made, then removed right after: unrecorded, and reported",
+      input: {
+        change: folder,
+        onlyOwnChanges: true,
+        theirs: (root: string) => Deno.remove(`${root}/f.txt`),
+      },
       expected: { failed: true, recorded: [] },
     },
     {
       description: "without onlyOwnChanges, what is there is recorded with the change's origin",
-      input: { change: { path: "f.txt", remove: true as const }, onlyOwnChanges: false },
+      input: { change: removal, onlyOwnChanges: false, theirs: writeTheirs },
       expected: { failed: false, recorded: [["master", false]] },
     },
   ];
@@ -130,9 +145,7 @@ Deno.test("Workspace.applyChanges() with onlyOwnChanges never records someone el
           hooks: {
             // Someone else's change, right after ours and before it is recorded.
             afterChange: async (path) => {
-              if (path !== "f.txt") return;
-              if ("remove" in input.change) await Deno.writeTextFile(`${root}/f.txt`, "theirs");
-              else await Deno.chmod(`${root}/f.txt`, 0o755);
+              if (path === "f.txt") await input.theirs(root);
             },
           },
         });
