@@ -128,7 +128,9 @@ export class ReplicaCore {
   /**
    * Turns local changes (iterations of this workspace's origin) into journal entries. A
    * path found holding a master version this replica was writing or removing when it
-   * stopped (see `ApplyIntents`) is that version, applied: not a local change.
+   * stopped (see `ApplyIntents`) is that version, applied: not a local change. A local
+   * change recorded on top of a master version an apply recorded and has not remembered
+   * yet has seen that version (see `#appliedUnder`).
    */
   journalCaptured(recorded: Iteration[]): void {
     if (this.#closed || recorded.length === 0) return;
@@ -156,7 +158,7 @@ export class ReplicaCore {
         ? this.store.iteration(current.path, current.iteration - 1)
         : undefined;
       changes.push({ current, previous });
-      seen.set(current.path, applied);
+      seen.set(current.path, Math.max(applied, this.#appliedUnder(current.path, previous)));
       if (state.deferred) deferred.add(current.path);
       if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
     }
@@ -171,6 +173,20 @@ export class ReplicaCore {
       // Last: the journal tells its listeners at once.
       journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
     });
+  }
+
+  /**
+   * The master sequence of the version an apply recorded right under a local change of
+   * `path` and has not remembered as applied yet (`ApplyIntents`: noted until the batch's
+   * versions are remembered, in the same transaction), else 0. The local change came
+   * after that version was on disk (an apply records a version only once it is made,
+   * and what someone put there before it makes the change fail instead), so it is
+   * journaled as having seen it: what a user puts where the master's removal just took
+   * a file away is not a conflict with that removal.
+   */
+  #appliedUnder(path: string, previous: Iteration | undefined): number {
+    if (previous?.origin !== ORIGINS.master) return 0;
+    return this.tables.intents.match(path, previous.hash, previous.mode)?.sequence ?? 0;
   }
 
   /** Stores the applied position. */

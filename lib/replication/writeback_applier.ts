@@ -212,7 +212,12 @@ export class WriteBackApplier {
       onlyOwnChanges: true, // the agent's change right after is its own, not the sandbox's
     });
     for (const failure of failed) failures.set(failure.path, failure.error);
-    const sequences = sequencesByChange(changes, recorded);
+    // The sandbox's own: not what the agent put where a deletion removed a file, recorded
+    // right after it (the sandbox must still be sent that).
+    const sequences = sequencesByChange(
+      changes,
+      recorded.filter((iteration) => iteration.origin === sandboxId),
+    );
     const again = attempt < 2
       ? run.filter((_, i) =>
         verdicts[i]!.accept && changedOnDisk(failures.get(verdicts[i]!.paths[0]!))

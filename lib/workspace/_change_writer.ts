@@ -61,6 +61,8 @@ export interface ChangeWriterContext {
       shallow?: ReadonlySet<string>;
       /** Paths removed: what is found there is someone else's (see `Recorder.capture`). */
       removed?: ReadonlySet<string>;
+      /** Folders given a mode someone changed since (see `Recorder.capture`). */
+      overtaken?: ReadonlyMap<string, number>;
     },
   ) => Promise<CaptureResult>;
 }
@@ -155,15 +157,25 @@ export class ChangeWriter {
       for (const change of made) failed.push({ path: change.path, error: flushFailure.reason });
       made = [];
     }
-    // A path someone else changed right after our change (a file written where we
-    // removed one, a folder's mode changed after ours) holds their change, not ours: with
-    // `onlyOwnChanges` it is not recorded with this origin (that would make it the
-    // master's on a replica, so never written back) but reported, for the next look to
-    // record it as theirs.
+    // A path someone else changed right after our change (a link replaced, a folder
+    // removed or replaced) holds their change, not ours: with `onlyOwnChanges` it is not
+    // recorded with this origin (that would make it the master's on a replica, so never
+    // written back) but reported, for the next look to record it as theirs. Not a
+    // removal: what is put where we removed something came after the removal, which is
+    // recorded, then what is there as theirs (see the capture's `removed`). Nor a folder
+    // whose mode was changed after ours: ours is recorded, then theirs (`overtaken`).
     // RACE: a change between this look and the capture's (microseconds) is still taken.
+    const overtaken = new Map<string, number>();
     const changedSince = new Set(
       options.onlyOwnChanges
-        ? made.filter((change) => !written.has(change.path) && !this.#holdsMade(change))
+        ? made.filter((change) => {
+          if ("remove" in change || written.has(change.path) || this.#holdsMade(change)) {
+            return false;
+          }
+          if (!isFolderMode(change.mode) || !this.#isFolder(change.path)) return true;
+          overtaken.set(change.path, change.mode);
+          return false;
+        })
         : [],
     );
     for (const change of changedSince) {
@@ -186,19 +198,28 @@ export class ChangeWriter {
       shallow: new Set(
         made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
       ),
-      // RACE narrowed: a file put where we removed one after the look above (microseconds)
-      // is not ours, whatever its origin would be: recorded as the workspace's own.
+      // What is found where we removed something came after the removal, and is not ours
+      // whatever its origin would be: the removal is recorded, then that as the
+      // workspace's own.
       ...(options.onlyOwnChanges
-        ? { removed: new Set(made.filter((change) => "remove" in change).map((c) => c.path)) }
+        ? {
+          removed: new Set(made.filter((change) => "remove" in change).map((c) => c.path)),
+          overtaken,
+        }
         : {}),
     });
     return { recorded, failed };
   }
 
+  /** Whether a folder is at `path` now. */
+  #isFolder(path: string): boolean {
+    return lstatOrNullSync(this.#absolute(path))?.isDirectory === true;
+  }
+
   /** Whether the disk still holds what a change not written as a file made (see applyChanges). */
   #holdsMade(change: WorkspaceChange): boolean {
+    if ("remove" in change) return true; // see applyChanges
     const info = lstatOrNullSync(this.#absolute(change.path));
-    if ("remove" in change) return info === null;
     if (isFolderMode(change.mode)) {
       return info?.isDirectory === true && ((info.mode ?? 0) & 0o7777) === (change.mode & 0o7777);
     }

@@ -13,6 +13,7 @@ import {
 } from "../store/mod.ts";
 import { observePath } from "./file_observation.ts";
 import {
+  FOLDER_HASH,
   planCapture,
   sameStat,
   type ScanVerdict,
@@ -80,11 +81,17 @@ export class Recorder {
       shallow?: ReadonlySet<string>;
       /**
        * Paths the caller's change removed: anything found there (or inside) is not that
-       * change's but someone else's, landing after the caller's last look, and is recorded
-       * with the workspace's own origin, not `origin` (on a replica: a local change,
-       * written back, not taken for the master's).
+       * change's but someone else's, landing after the removal, and is recorded with the
+       * workspace's own origin, not `origin` (on a replica: a local change, written back,
+       * not taken for the master's), after the removal itself (with `origin`).
        */
       removed?: ReadonlySet<string>;
+      /**
+       * Folders the caller's change made or gave a mode (the full mode, by path) whose
+       * mode someone else changed right after: the caller's change is recorded with
+       * `origin`, then the folder as it is now with the workspace's own.
+       */
+      overtaken?: ReadonlyMap<string, number>;
     } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
@@ -135,14 +142,33 @@ export class Recorder {
     // A path removed, or inside one (a folder put there, with what it holds), found holding
     // something: not the change's.
     const removed = options.removed ?? new Set<string>();
+    const overtaken = options.overtaken ?? new Map<string, number>();
     const originOf = (path: string) =>
-      removed.size > 0 && [path, ...ancestorsOf(path)].some((p) => removed.has(p))
+      overtaken.has(path) ||
+        (removed.size > 0 && [path, ...ancestorsOf(path)].some((p) => removed.has(p)))
         ? this.#c.origin
         : origin;
+    // The removal itself happened first: recorded with the change's origin, before what
+    // was put there after it (even the very content removed, put back), so the history
+    // says which came first (a replica journals what was put there as made on top of
+    // the master's removal, not as a conflict with it).
+    const refilled = new Set<string>();
+    const found = [...removed].filter((path) => seen.has(path));
+    for (const [path, before] of this.#c.store.latestOf(found)) {
+      if (before.deleted) continue;
+      refilled.add(path);
+      changes.push({ path, hash: "", size: 0, mode: 0, deleted: true, origin });
+    }
+    // Likewise a folder's mode set by the change, then changed by someone else.
+    for (const [path, mode] of overtaken) {
+      if (seen.get(path)?.kind !== "dir") continue; // gone since: the next look records it
+      refilled.add(path);
+      changes.push({ path, hash: FOLDER_HASH, size: 0, mode, deleted: false, origin });
+    }
     for (const { file, hash } of plan.unchanged) {
       // Unchanged on disk and recorded as such: nothing to record (a quiet rescan of a
       // large tree then takes no write lock and queries nothing per file).
-      if (recordsOtherwise(live.get(file.path), file, hash)) {
+      if (recordsOtherwise(live.get(file.path), file, hash) || refilled.has(file.path)) {
         changes.push(toChange(file, hash, originOf(file.path)));
       }
     }

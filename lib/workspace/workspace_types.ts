@@ -45,14 +45,16 @@ export interface ApplyChangesOptions extends WriteOptions {
    */
   visibleFirst?: boolean;
   /**
-   * Record with `origin` only what these changes made: a path someone else changed right
-   * after its change was made (a file written where one was removed, a folder's mode
-   * changed after ours) fails with `ChangedOnDiskError` and is not recorded, for the next
-   * look to record it as theirs. For writers whose origin is not the local user's (a
-   * replica applying the master's versions, the master applying a sandbox's): recorded
-   * with that origin, a local change would never be written back, or be taken for the
-   * sandbox's. What lands where a change removed a path after that last look, before the
-   * record, is recorded with the workspace's own origin. @default {false}
+   * Record with `origin` only what these changes made. For writers whose origin is not
+   * the local user's (a replica applying the master's versions, the master applying a
+   * sandbox's): recorded with that origin, a local change would never be written back,
+   * or be taken for the sandbox's. What someone else changed right after a change was
+   * made and before it is recorded came after it: what lands where a change removed a
+   * path, or a folder's mode changed after the change set it, is recorded with the
+   * workspace's own origin, after the change itself (with `origin`). A path otherwise
+   * changed since (a link replaced, a folder made then removed) fails with
+   * `ChangedOnDiskError` and is not recorded, for the next look to record it as theirs.
+   * @default {false}
    */
   onlyOwnChanges?: boolean;
 }

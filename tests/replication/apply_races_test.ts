@@ -136,7 +136,7 @@ Deno.test("the replica's apply records a local write landing after its check, an
     }
   }));
 
-Deno.test("a folder's mode changed on the replica right after it applied the master's is the replica's, written back: the sides agree", () =>
+Deno.test("a folder's mode changed on the replica right after it applied the master's is the replica's, on top of the master's: accepted, no conflict", () =>
   withTempDir(async (root) => {
     await Deno.mkdir(`${root}/m/d`, { recursive: true, mode: 0o755 });
     await Deno.chmod(`${root}/m/d`, 0o755);
@@ -150,7 +150,7 @@ Deno.test("a folder's mode changed on the replica right after it applied the mas
           await Deno.chmod(`${r}/d`, 0o700); // the sandbox's own chmod, right after the apply
         },
       }),
-    }, async ({ masterSide, replicaSide }) => {
+    }, async ({ masterSide, replicaSide, replica }) => {
       await waitFor("d/a.txt on the replica", () => replicaSide.store.latest("d/a.txt"));
       armed = true;
       await masterSide.chmod("d", 0o40750);
@@ -162,42 +162,124 @@ Deno.test("a folder's mode changed on the replica right after it applied the mas
         () => replicaSide.store.history("d").some((it) => it.origin === "local"),
       );
       await waitFor("both sides with one mode", () => modeOf("m") === modeOf("r"));
+      // Made on top of the master's mode (set before it): accepted, no conflict.
+      assert.deepEqual(replica.status().conflicts, [], "written back as having seen it");
+      assert.equal(modeOf("m"), 0o700, "the sandbox's mode accepted");
+      const history = replicaSide.store.history("d");
+      const master = history.findIndex((it) => it.origin === "master" && it.mode === 0o40750);
+      assert.ok(master > 0, "the master's mode recorded");
+      assert.equal(history[master + 1]?.origin, "local", "then the sandbox's own");
     });
   }));
 
-Deno.test("a file written on the replica right where it removed one for the master is the replica's, and kept", () =>
+Deno.test("what the replica puts right where it removed a file for the master, before the apply's last look, is the replica's, on top of the removal", async (t) => {
+  const cases = [
+    { description: "a file", input: { made: "f.txt", file: "f.txt" } },
+    // The folders_test flake: a file removed by the master, a folder put there at once.
+    { description: "a folder holding a file", input: { made: "f.txt", file: "f.txt/in/a.txt" } },
+  ];
+  for (const { description, input } of cases) {
+    await t.step(description, () =>
+      withTempDir(async (root) => {
+        await put(root, "m/f.txt", "the master's");
+        const theirs = "the sandbox's, right after the removal";
+        let armed = false;
+        await withMasterAndReplica(root, {
+          replicaHooks: (r) => ({
+            afterChange: async (path) => {
+              if (!armed || path !== input.made) return;
+              armed = false;
+              await put(r, input.file, theirs);
+            },
+          }),
+        }, async ({ masterSide, replicaSide, replica }) => {
+          await waitFor("f.txt on the replica", () => replicaSide.store.latest("f.txt"));
+          armed = true;
+          await masterSide.remove("f.txt");
+          const hash = sha256OfText(theirs);
+          await waitFor(
+            "the sandbox's file in the master's history or kept in a conflict",
+            () =>
+              masterSide.store.history(input.file).some((it) => it.hash === hash) ||
+              replica.status().conflicts.some((c) => c.keptHash === hash),
+          );
+          // Made on top of the master's removal (which came first): no conflict.
+          assert.deepEqual(replica.status().conflicts, [], "written back as having seen it");
+          assertOwnOnTopOfRemoval(replicaSide, input.made, input.file, hash);
+          await waitFor(
+            "both sides alike",
+            async () =>
+              await readText(`${root}/m/${input.file}`) ===
+                await readText(`${root}/r/${input.file}`),
+          );
+        });
+      }));
+  }
+});
+
+Deno.test("a file the replica writes right before it removes it for the master is kept in a conflict (it did not see the removal)", () =>
   withTempDir(async (root) => {
     await put(root, "m/f.txt", "the master's");
-    const theirs = "the sandbox's new file, right after the removal";
+    const theirs = "the sandbox's edit, right before the removal";
     let armed = false;
     await withMasterAndReplica(root, {
       replicaHooks: (r) => ({
-        afterChange: async (path) => {
-          if (!armed || path !== "f.txt") return;
-          armed = false;
-          await Deno.writeTextFile(`${r}/f.txt`, theirs);
-        },
+        beforeCheck: writeOnceBefore(r, "f.txt", "f.txt", theirs, () => armed),
       }),
     }, async ({ masterSide, replicaSide, replica }) => {
       await waitFor("f.txt on the replica", () => replicaSide.store.latest("f.txt"));
       armed = true;
       await masterSide.remove("f.txt");
-      const hash = sha256OfText(theirs);
-      await waitFor(
-        "the sandbox's file in the master's history or kept in a conflict",
-        () =>
-          masterSide.store.history("f.txt").some((it) => it.hash === hash) ||
-          replica.status().conflicts.some((c) => c.keptHash === hash),
+      const conflict = await waitFor(
+        "the sandbox's edit kept in a conflict",
+        () => replica.status().conflicts.find((c) => c.path === "f.txt"),
       );
-      assert.ok(
-        replicaSide.store.history("f.txt").every((it) => it.hash !== hash || it.origin === "local"),
-        "never recorded as the master's",
-      );
+      assert.equal(conflict.keptHash, sha256OfText(theirs));
+      const history = replicaSide.store.history("f.txt");
+      const edit = history.findIndex((it) => it.hash === conflict.keptHash);
+      assert.equal(history[edit]?.origin, "local", "the edit recorded as the sandbox's");
+      assert.ok(!history.slice(0, edit).some((it) => it.deleted), "before any removal");
       await waitFor(
-        "both sides alike",
-        async () => await readText(`${root}/m/f.txt`) === await readText(`${root}/r/f.txt`),
+        "the master's removal on the replica",
+        async () => await readText(`${root}/r/f.txt`) === undefined,
       );
     });
+  }));
+
+Deno.test("a write-back deletion the agent writes over right after it is accepted at the deletion's own sequence, the agent's file recorded after it", () =>
+  withTempDir(async (root) => {
+    await put(root, "f.txt", "the first");
+    const agent = "the agent's, right after the removal";
+    let armed = false;
+    const workspace = await Workspace.open({
+      root,
+      hooks: {
+        afterChange: async (path) => {
+          if (!armed || path !== "f.txt") return;
+          armed = false;
+          await Deno.writeTextFile(`${root}/f.txt`, agent);
+        },
+      },
+    });
+    try {
+      await workspace.scan();
+      const applier = applierOf(workspace);
+      armed = true;
+      const removal = entry("f.txt", { type: "Delete" }, null, workspace.store.sequence());
+      const result = await applier.apply("sandbox-1", [removal]);
+      assert.deepEqual(result.rejected, []);
+      const history = workspace.store.history("f.txt");
+      const deletion = history.find((it) => it.deleted)!;
+      assert.equal(deletion.origin, "sandbox-1", "the sandbox's removal recorded");
+      // The agent's file comes after: the sandbox is sent it (an answer at its sequence
+      // would make the sandbox skip it).
+      assert.deepEqual(result.accepted, [[removal.local_seq, BigInt(deletion.sequence)]]);
+      const last = history.at(-1)!;
+      assert.deepEqual([last.origin, last.hash], ["local", sha256OfText(agent)]);
+      assert.ok(last.sequence > deletion.sequence);
+    } finally {
+      await workspace.close();
+    }
   }));
 
 Deno.test("a write-back rename whose source the agent removed after the decision is a conflict (which the sandbox undoes), not a failure", () =>
@@ -290,12 +372,9 @@ Deno.test("what the replica puts where it removed a file for the master, after i
               masterSide.store.history(input.file).some((it) => it.hash === hash) ||
               replica.status().conflicts.some((c) => c.keptHash === hash),
           );
-          assert.ok(
-            replicaSide.store.history(input.file).every((it) =>
-              it.hash !== hash || it.origin === "local"
-            ),
-            "never recorded as the master's",
-          );
+          // Put there on top of the master's removal (made before it): no conflict.
+          assert.deepEqual(replica.status().conflicts, [], "written back as having seen it");
+          assertOwnOnTopOfRemoval(replicaSide, input.made, input.file, hash);
           await waitFor(
             "both sides alike",
             async () =>
@@ -306,3 +385,21 @@ Deno.test("what the replica puts where it removed a file for the master, after i
       }));
   }
 });
+
+/**
+ * The replica's history: the master's removal of `made` recorded first, then what the
+ * sandbox put there as its own (`file`, at or inside `made`, with `hash`).
+ */
+function assertOwnOnTopOfRemoval(
+  replicaSide: Workspace,
+  made: string,
+  file: string,
+  hash: string,
+): void {
+  const history = replicaSide.store.history(made);
+  const removal = history.findIndex((it) => it.deleted && it.origin === "master");
+  assert.ok(removal > 0, `the master's removal of "${made}" recorded`);
+  assert.equal(history[removal + 1]?.origin, "local", "then the sandbox's own");
+  const own = replicaSide.store.history(file).filter((it) => it.hash === hash);
+  assert.ok(own.length > 0 && own.every((it) => it.origin === "local"), "never the master's");
+}

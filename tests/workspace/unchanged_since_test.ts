@@ -101,23 +101,39 @@ Deno.test("Workspace.applyChanges() with unchangedSince replaces only what its c
   }
 });
 
-Deno.test("Workspace.applyChanges() with onlyOwnChanges leaves someone else's change right after ours unrecorded, and reports it", async (t) => {
+Deno.test("Workspace.applyChanges() with onlyOwnChanges never records someone else's change right after ours as ours", async (t) => {
   const folder = { path: "f.txt", hash: FOLDER_HASH, mode: 0o40750 };
+  const removal = { path: "f.txt", remove: true as const };
+  const writeTheirs = (root: string) => Deno.writeTextFile(`${root}/f.txt`, "theirs");
   const cases = [
     {
-      description: "a file written where one was removed",
-      input: { change: { path: "f.txt", remove: true as const }, onlyOwnChanges: true },
-      expected: { failed: true },
+      // It came after the removal: the removal is recorded, then it, as local.
+      description: "a file written where one was removed: recorded after the removal, as local",
+      input: { change: removal, onlyOwnChanges: true, theirs: writeTheirs },
+      expected: { failed: false, recorded: [["master", true], ["local", false]] },
     },
     {
-      description: "a folder's mode changed right after ours",
-      input: { change: folder, onlyOwnChanges: true },
-      expected: { failed: true },
+      description: "a folder's mode changed right after ours: recorded after ours, as local",
+      input: {
+        change: folder,
+        onlyOwnChanges: true,
+        theirs: (root: string) => Deno.chmod(`${root}/f.txt`, 0o755),
+      },
+      expected: { failed: false, recorded: [["master", false], ["local", false]] },
+    },
+    {
+      description: "a folder made, then removed right after: unrecorded, and reported",
+      input: {
+        change: folder,
+        onlyOwnChanges: true,
+        theirs: (root: string) => Deno.remove(`${root}/f.txt`),
+      },
+      expected: { failed: true, recorded: [] },
     },
     {
       description: "without onlyOwnChanges, what is there is recorded with the change's origin",
-      input: { change: { path: "f.txt", remove: true as const }, onlyOwnChanges: false },
-      expected: { failed: false },
+      input: { change: removal, onlyOwnChanges: false, theirs: writeTheirs },
+      expected: { failed: false, recorded: [["master", false]] },
     },
   ];
   for (const { description, input, expected } of cases) {
@@ -129,9 +145,7 @@ Deno.test("Workspace.applyChanges() with onlyOwnChanges leaves someone else's ch
           hooks: {
             // Someone else's change, right after ours and before it is recorded.
             afterChange: async (path) => {
-              if (path !== "f.txt") return;
-              if ("remove" in input.change) await Deno.writeTextFile(`${root}/f.txt`, "theirs");
-              else await Deno.chmod(`${root}/f.txt`, 0o755);
+              if (path === "f.txt") await input.theirs(root);
             },
           },
         });
@@ -142,9 +156,10 @@ Deno.test("Workspace.applyChanges() with onlyOwnChanges leaves someone else's ch
             origin: "master",
             onlyOwnChanges: input.onlyOwnChanges,
           });
+          const origins = recorded.map((it) => [it.origin, it.deleted]);
+          assert.deepEqual(origins, expected.recorded);
           if (!expected.failed) {
             assert.deepEqual(failed, []);
-            assert.equal(recorded[0]?.origin, "master");
             return;
           }
           assert.equal(failed.length, 1);
