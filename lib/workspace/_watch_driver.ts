@@ -3,7 +3,7 @@ import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
 import { ancestorsOf, isInside } from "../paths/mod.ts";
 import { Debouncer } from "./debouncer.ts";
-import { TreeWatcher } from "./tree_watcher.ts";
+import { treeEventAction, TreeWatcher } from "./tree_watcher.ts";
 import type { WatchOptions } from "./workspace_types.ts";
 
 /**
@@ -41,6 +41,12 @@ export class WatchDriver {
   #options: WatchOptions | undefined;
   #debouncer: Debouncer<string> | undefined;
   #rescanTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed rescan timer fires (epoch ms). */
+  #rescanDueAt = Infinity;
+  /** Whether a rescan is walking or capturing now. */
+  #rescanning = false;
+  /** Whether the OS lost events since the running rescan started walking. */
+  #rescanAgain = false;
   /** The watcher's capture queued and not started yet, which new events join. */
   #waitingCapture: Set<string> | null = null;
 
@@ -69,7 +75,7 @@ export class WatchDriver {
     await this.#start(options);
     // What changed before the watches existed: a scan at once (in slices; the watcher does
     // not report the folders it starts on), then the safety rescans.
-    this.#scheduleRescan(options.rescanMs ?? 10_000, 0, 0);
+    this.#scheduleRescan(0);
   }
 
   /** Stops the watcher (rescans go on) and hands the events it had to the queue. */
@@ -109,8 +115,7 @@ export class WatchDriver {
         quietMs: captureOnClose ? Math.max(debounceMs, OPEN_WRITE_QUIET_MS) : debounceMs,
         // A file closed in a folder whose creation is still pending waits for it: files
         // written before the folder's watch existed are then recorded before it.
-        waitsFor: (pending, path) =>
-          pending.has("") || ancestorsOf(path).some((a) => pending.has(a)),
+        waitsFor: (pending, path) => ancestorsOf(path).some((a) => pending.has(a)),
       },
       (batch) => this.#captureBatch(batch),
     );
@@ -119,26 +124,52 @@ export class WatchDriver {
     const excluded = (name: string) =>
       name === dataDirInside?.split("/")[0] || filter.local.ignores(name, true);
     const watcher = new TreeWatcher(this.#c.root, excluded, (event) => {
-      if (event.flag === "rescan" || event.kind === "other") debouncer.add([""]);
-      // Reads report nothing; "access" is a writer closing the file: its write is complete.
-      else if (event.kind === "access" && captureOnClose) {
-        debouncer.addReady(this.#relevantPaths(event.paths));
-      } else debouncer.add(this.#relevantPaths(event.paths));
+      const action = treeEventAction(event, captureOnClose);
+      if (action === "rescan") this.#rescanSoon(debounceMs);
+      else if (action === "closed") debouncer.addReady(this.#relevantPaths(event.paths));
+      else debouncer.add(this.#relevantPaths(event.paths));
     });
     this.#watcher = watcher;
     await watcher.start();
   }
 
-  #scheduleRescan(
-    minimumMs: number,
-    lastScanMs: number,
-    delayMs = Math.max(minimumMs, lastScanMs * 10),
-  ): void {
+  /**
+   * The OS lost events (its queue overflowed): the tree is scanned after `quietMs` (the
+   * burst that overflowed it is likely still going), in slices like every scan, never
+   * captured whole at once (a large tree's every file held together). What changes after
+   * the scan's walk passed it is reported by the watcher, which goes on.
+   */
+  #rescanSoon(quietMs: number): void {
+    // A scan already walking may have passed what was lost: one more once it ends.
+    if (this.#rescanning) this.#rescanAgain = true;
+    // Armed this soon already: losses all along a burst do not put the scan off.
+    else if (this.#rescanDueAt > Date.now() + quietMs) {
+      log("info", "file events were lost: scanning the workspace");
+      this.#scheduleRescan(quietMs);
+    }
+  }
+
+  /**
+   * Arms the one rescan timer (a safety rescan, or one sooner after lost events), in place
+   * of any armed before: rescans never run two at a time.
+   */
+  #scheduleRescan(delayMs: number): void {
+    clearTimeout(this.#rescanTimer);
     if (this.#c.closed()) return;
+    this.#rescanDueAt = Date.now() + delayMs;
     this.#rescanTimer = setTimeout(async () => {
+      this.#rescanning = true;
+      this.#rescanAgain = false;
       const started = Date.now();
-      await this.#c.scan().catch((error) => log("error", "safety rescan failed", { error }));
-      this.#scheduleRescan(minimumMs, Date.now() - started);
+      await this.#c.scan().catch((error) => log("error", "rescan failed", { error }));
+      this.#rescanning = false;
+      const minimumMs = this.#options?.rescanMs ?? 10_000;
+      // The interval grows with the scan's duration: a large tree is not scanned nonstop.
+      this.#scheduleRescan(
+        this.#rescanAgain
+          ? this.#options?.debounceMs ?? 50
+          : Math.max(minimumMs, (Date.now() - started) * 10),
+      );
     }, delayMs);
   }
 
@@ -157,7 +188,7 @@ export class WatchDriver {
     this.#waitingCapture = scopes;
     this.#c.queue.run(async () => {
       this.#waitingCapture = null; // later events make the next capture
-      await this.#c.capture(scopes.has("") ? [""] : [...scopes]);
+      await this.#c.capture([...scopes]);
     }).catch((error) => log("error", "capture failed", { error }));
   }
 

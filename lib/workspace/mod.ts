@@ -41,6 +41,7 @@ export {
   type SeenFile,
 } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
+export { type TreeEventAction, treeEventAction } from "./tree_watcher.ts";
 export { ChangedOnDiskError, type DiskStamp } from "../disk/mod.ts";
 export type { Observation } from "./file_observation.ts";
 export {

@@ -4,6 +4,35 @@ import { log } from "../log/mod.ts";
 export type TreeEvent = Deno.FsEvent;
 
 /**
+ * What the watcher does with one event: `rescan` when events were lost (a `rescan` flag,
+ * or an event of no known kind: the kernel's queue overflowed, or Deno's own, which holds
+ * few events and drops the rest while the event loop is busy, as many files change during
+ * a long synchronous step), `closed` when a writer closed a file with capture on close (its
+ * write is complete), `changed` otherwise.
+ */
+export type TreeEventAction = "rescan" | "closed" | "changed";
+
+/**
+ * Decides what the watcher does with one event (see {@linkcode TreeEventAction}). Pure.
+ *
+ * @param event The event's kind and flag.
+ * @param captureOnClose Whether a closed file is recorded without waiting for quiet.
+ * @returns The action.
+ * @example
+ * ```ts
+ * treeEventAction({ kind: "other", flag: "rescan" }, true); // "rescan"
+ * ```
+ */
+export function treeEventAction(
+  event: Pick<Deno.FsEvent, "kind" | "flag">,
+  captureOnClose: boolean,
+): TreeEventAction {
+  if (event.flag === "rescan" || event.kind === "other") return "rescan";
+  // Reads report nothing; "access" is a writer closing the file.
+  return event.kind === "access" && captureOnClose ? "closed" : "changed";
+}
+
+/**
  * Watches a workspace without ever watching Chronicle's data folder.
  *
  * Why not one recursive `Deno.watchFs(root)`: with the live SQLite database inside the

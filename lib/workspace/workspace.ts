@@ -188,11 +188,10 @@ export class Workspace {
    */
   async scan(options: ScanOptions = {}): Promise<ScanResult> {
     const keep = options.keepRecorded ?? true;
-    const walked = await walkTree(this.root, "", this.filter.local);
-    for (const problem of walked.skipped) log("warn", "not recorded", problem);
-    const result: ScanResult = { recorded: [], problems: [...walked.skipped], recordedCount: 0 };
+    const { suspects, skipped } = await this.#walkForSuspects();
+    for (const problem of skipped) log("warn", "not recorded", problem);
+    const result: ScanResult = { recorded: [], problems: [...skipped], recordedCount: 0 };
     if (this.#closed) return result; // the store may be closing: nothing to record into
-    const suspects = this.#recorder.suspects(walked.files);
     let at = 0;
     let size = SCAN_SLICE;
     while (at < suspects.length) {
@@ -213,6 +212,17 @@ export class Workspace {
       size = this.#queue.waiting > 0 ? SCAN_SLICE : Math.min(size * 2, SCAN_SLICE_MAX);
     }
     return result;
+  }
+
+  /**
+   * The tree walked, and the paths of it a scan must capture. What the walk saw of every
+   * file is dropped on return, before the scan's captures (which take longest: after a
+   * catch-up, every file just written is read again): only the suspects' paths are kept.
+   */
+  async #walkForSuspects(): Promise<{ suspects: string[]; skipped: ScanResult["problems"] }> {
+    const walked = await walkTree(this.root, "", this.filter.local);
+    if (this.#closed) return { suspects: [], skipped: walked.skipped };
+    return { suspects: this.#recorder.suspects(walked.files), skipped: walked.skipped };
   }
 
   /** Records what changed on disk at these paths now, as the watcher would. */
