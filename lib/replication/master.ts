@@ -356,7 +356,11 @@ class Master implements MasterHandle {
     const session = new MasterSession({
       transport,
       replay: {
-        latestSince: (sequence) => store.latestSince(sequence, { limit: REPLAY_PAGE }),
+        latestSince: (sequence) => {
+          const page = store.latestSince(sequence, { limit: REPLAY_PAGE });
+          source.prefetch(page);
+          return page;
+        },
         sequence: () => store.sequence(),
         frame: (iteration) => source.frame(iteration),
       },
@@ -384,6 +388,7 @@ class Master implements MasterHandle {
       // A channel not live now replays from the store, which already holds these.
       const sessions = [...this.#sessions.keys()];
       if (!sessions.some((session) => session.channel.mode === "live")) return;
+      this.#source.prefetch(recorded);
       const items = orderedMap(recorded, BUILD_CONCURRENCY, async (iteration) => ({
         sequence: iteration.sequence,
         frame: await this.#source.frame(iteration),
