@@ -17,6 +17,7 @@ import { MasterState } from "./master_state.ts";
 import { type MasterConflict, MasterConflicts } from "./master_conflicts.ts";
 import { NotificationSource } from "./notification_source.ts";
 import { answerContentFetch } from "./content_answer.ts";
+import { RowReadAhead } from "./row_read_ahead.ts";
 import { FetchScheduler } from "./fetch_scheduler.ts";
 import { orderedMap } from "./_ordered_map.ts";
 import { MasterSession } from "./master_session.ts";
@@ -231,8 +232,15 @@ class Master implements MasterHandle {
       allowedModeBits: options.writebackModeBits,
     });
     this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
+    const readAhead = new RowReadAhead(this.#cas);
     this.#fetches = new FetchScheduler({
-      answer: (hash, maxPayload) => answerContentFetch(this.#cas, hash, maxPayload),
+      answer: (hash, maxPayload, next) =>
+        answerContentFetch(
+          this.#cas,
+          hash,
+          maxPayload,
+          (wanted, maxBytes) => readAhead.take(wanted, next, maxBytes),
+        ),
       concurrency: FETCH_CONCURRENCY,
       maxTotal: FETCH_QUEUE_TOTAL,
       maxPerConnection: options.maxQueuedFetches,
