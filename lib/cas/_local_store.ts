@@ -284,6 +284,20 @@ export class LocalStore {
   }
 
   /**
+   * The objects among `hashes` stored as rows of at most `maxBytes`, verified, read in one
+   * transaction (see `SmallObjects.getMany`). Those left out (not rows, larger, or not
+   * hashing to their hash) are for {@linkcode LocalStore.readObjectWithin}, which also
+   * removes and reports a corrupt one.
+   */
+  readRowsWithin(hashes: Iterable<string>, maxBytes: number): Map<string, Uint8Array> {
+    const rows = this.small?.getMany(hashes, maxBytes) ?? new Map<string, Uint8Array>();
+    for (const [hash, bytes] of rows) {
+      if (this.small!.held(hash) !== bytes && sha256Hex(bytes) !== hash) rows.delete(hash);
+    }
+    return rows;
+  }
+
+  /**
    * Reads a stored manifest; `null` when there is none.
    *
    * @throws {CorruptContentError} When the stored manifest is unreadable (it is removed).

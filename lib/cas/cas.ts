@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
 import type { ContentTier } from "./content_tier.ts";
 import type { CasOptions, CasStats, SweepOptions, SweepResult, WriteToOptions } from "./options.ts";
-import { assertContentHash, sha256Hex } from "./content_hash.ts";
+import { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 import { CorruptContentError } from "./errors.ts";
 import { concat } from "./_files.ts";
 import { LocalStore } from "./_local_store.ts";
@@ -317,6 +317,26 @@ export class Cas {
   ): Promise<Uint8Array | { tooLarge: number } | null> {
     assertContentHash(hash);
     return await this.#store.readObjectWithin(hash, maxBytes);
+  }
+
+  /**
+   * Reads, together, those of `hashes` stored here as small objects (table rows) of at
+   * most `maxBytes`, verified: one read transaction for all, where
+   * {@linkcode Cas.readWholeWithin} takes one each. What is left out (stored otherwise,
+   * larger, absent, or corrupt) is read one by one as before.
+   *
+   * @param hashes Content hashes; strings that are not content hashes are left out.
+   * @param maxBytes The most bytes of one object.
+   * @returns The bytes of each object found, by hash.
+   * @example
+   * ```ts ignore
+   * const rows = cas.readSmallWithin(hashes, 4095);
+   * const bytes = rows.get(hash) ?? await cas.readBytes(hash);
+   * ```
+   */
+  readSmallWithin(hashes: Iterable<string>, maxBytes: number): Map<string, Uint8Array> {
+    const valid = [...hashes].filter(isContentHash);
+    return this.#store.readRowsWithin(valid, maxBytes);
   }
 
   /**

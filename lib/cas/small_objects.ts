@@ -91,6 +91,35 @@ export class SmallObjects {
     return row?.bytes ?? null;
   }
 
+  /**
+   * The stored (or held) bytes of each of `hashes` with at most `maxBytes`, unverified,
+   * read in one read transaction (unless one is open already): a single read outside a
+   * transaction takes and releases SQLite's locks each time, about as long as the read.
+   * Absent and larger rows are left out. Synchronous, so the transaction lasts only these
+   * reads: it never holds off a checkpoint for longer than that.
+   */
+  getMany(hashes: Iterable<string>, maxBytes: number): Map<string, Uint8Array> {
+    const found = new Map<string, Uint8Array>();
+    const read = () => {
+      for (const hash of hashes) {
+        const bytes = this.get(hash);
+        if (bytes !== null && bytes.length <= maxBytes) found.set(hash, bytes);
+      }
+    };
+    if (this.#db.isTransaction) {
+      read();
+      return found;
+    }
+    this.#db.exec("BEGIN");
+    try {
+      read();
+    } finally {
+      // Nothing was written: a rollback ends the read as a commit would.
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+    }
+    return found;
+  }
+
   /** The stored (or held) size, without reading the bytes; `null` when absent. */
   size(hash: string): number | null {
     const held = this.#held.get(hash);

@@ -11,17 +11,21 @@ import type { WireMessage } from "../wire/mod.ts";
  * @param cas Where the content is stored.
  * @param hash The content or chunk asked for.
  * @param maxPayload The connection's largest frame payload.
+ * @param readAhead The bytes of `hash` if read ahead (see `RowReadAhead`), verified and
+ * within `maxPayload - 256`; else `undefined`, and they are read here.
  */
 export async function answerContentFetch(
   cas: Cas,
   hash: string,
   maxPayload: number,
+  readAhead?: (hash: string, maxBytes: number) => Uint8Array | undefined,
 ): Promise<WireMessage> {
   const notFound: WireMessage = { type: "ContentNotFound", content_hash: hash };
   if (!isContentHash(hash)) return notFound;
   try {
     // Most contents asked for are stored whole: looked for first, size and bytes at once.
-    const whole = await cas.readWholeWithin(hash, maxPayload - 256);
+    const whole = readAhead?.(hash, maxPayload - 256) ??
+      await cas.readWholeWithin(hash, maxPayload - 256);
     if (whole instanceof Uint8Array) {
       return {
         type: "ContentFetchResponse",

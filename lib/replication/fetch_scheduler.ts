@@ -3,8 +3,11 @@ import type { WireMessage } from "../wire/mod.ts";
 
 /** Options for {@linkcode FetchScheduler}. */
 export interface FetchSchedulerOptions {
-  /** Prepares the answer to a fetch (reads and verifies content). */
-  answer(hash: string, maxPayload: number): Promise<WireMessage>;
+  /**
+   * Prepares the answer to a fetch (reads and verifies content); `next` are the hashes the
+   * same connection queued after it, at most {@linkcode NEXT_MAX}, for a read ahead.
+   */
+  answer(hash: string, maxPayload: number, next: readonly string[]): Promise<WireMessage>;
   /** Answers prepared at once over every connection. @default {2} */
   concurrency?: number;
   /** Fetches one connection may have queued or unsent; past it the connection is closed. @default {256} */
@@ -14,6 +17,9 @@ export interface FetchSchedulerOptions {
   /** Budget of answer bytes prepared and not yet sent, per connection and in all. */
   sendBudget?: ByteBudget;
 }
+
+/** Hashes queued next on the same connection handed to an answer at most. */
+export const NEXT_MAX = 32;
 
 /** One connection's side of the scheduler. */
 export interface FetchClient {
@@ -150,7 +156,7 @@ export class FetchScheduler {
   async #serve(queue: Queue, hash: string): Promise<void> {
     const { client } = queue;
     try {
-      const answer = await this.#prepare(hash, client.maxPayload);
+      const answer = await this.#prepare(hash, client.maxPayload, queue.hashes.slice(0, NEXT_MAX));
       if (queue.closed) return;
       const bytes = answer.type === "ContentFetchResponse" ? answer.content.length : 0;
       queue.unsentBytes += bytes;
@@ -170,11 +176,11 @@ export class FetchScheduler {
   }
 
   /** One read per hash at a time, shared by everyone asking meanwhile. */
-  #prepare(hash: string, maxPayload: number): Promise<WireMessage> {
+  #prepare(hash: string, maxPayload: number, next: readonly string[]): Promise<WireMessage> {
     const key = `${hash}:${maxPayload}`;
     let pending = this.#preparing.get(key);
     if (!pending) {
-      pending = this.#o.answer(hash, maxPayload).finally(() => this.#preparing.delete(key));
+      pending = this.#o.answer(hash, maxPayload, next).finally(() => this.#preparing.delete(key));
       this.#preparing.set(key, pending);
     }
     return pending;

@@ -17,6 +17,7 @@ import { MasterState } from "./master_state.ts";
 import { type MasterConflict, MasterConflicts } from "./master_conflicts.ts";
 import { NotificationSource } from "./notification_source.ts";
 import { answerContentFetch } from "./content_answer.ts";
+import { RowReadAhead } from "./row_read_ahead.ts";
 import { FetchScheduler } from "./fetch_scheduler.ts";
 import { orderedMap } from "./_ordered_map.ts";
 import { MasterSession } from "./master_session.ts";
@@ -231,8 +232,15 @@ class Master implements MasterHandle {
       allowedModeBits: options.writebackModeBits,
     });
     this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
+    const readAhead = new RowReadAhead(this.#cas);
     this.#fetches = new FetchScheduler({
-      answer: (hash, maxPayload) => answerContentFetch(this.#cas, hash, maxPayload),
+      answer: (hash, maxPayload, next) =>
+        answerContentFetch(
+          this.#cas,
+          hash,
+          maxPayload,
+          (wanted, maxBytes) => readAhead.take(wanted, next, maxBytes),
+        ),
       concurrency: FETCH_CONCURRENCY,
       maxTotal: FETCH_QUEUE_TOTAL,
       maxPerConnection: options.maxQueuedFetches,
@@ -356,7 +364,11 @@ class Master implements MasterHandle {
     const session = new MasterSession({
       transport,
       replay: {
-        latestSince: (sequence) => store.latestSince(sequence, { limit: REPLAY_PAGE }),
+        latestSince: (sequence) => {
+          const page = store.latestSince(sequence, { limit: REPLAY_PAGE });
+          source.prefetch(page);
+          return page;
+        },
         sequence: () => store.sequence(),
         frame: (iteration) => source.frame(iteration),
       },
@@ -384,6 +396,7 @@ class Master implements MasterHandle {
       // A channel not live now replays from the store, which already holds these.
       const sessions = [...this.#sessions.keys()];
       if (!sessions.some((session) => session.channel.mode === "live")) return;
+      this.#source.prefetch(recorded);
       const items = orderedMap(recorded, BUILD_CONCURRENCY, async (iteration) => ({
         sequence: iteration.sequence,
         frame: await this.#source.frame(iteration),

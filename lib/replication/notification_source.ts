@@ -7,6 +7,13 @@ import { encodeFrame, type NotificationMessage } from "../wire/mod.ts";
 /** Content below this many bytes travels inside the notification (PROTOCOL.md §2). */
 export const INLINE_LIMIT = 4096;
 
+/**
+ * Iterations whose contents one {@linkcode NotificationSource.prefetch} reads ahead at most
+ * (a replay page's size): what it holds is bounded by this many contents under
+ * {@linkcode INLINE_LIMIT} bytes, and its read transaction by this many reads.
+ */
+const PREFETCH_MAX = 1024;
+
 /** The content of the empty content's hash, inlined without a lookup. */
 const NO_BYTES = new Uint8Array(0);
 
@@ -40,6 +47,11 @@ export function notificationFor(
 export class NotificationSource {
   readonly #cas: Cas;
   readonly #filter: PathFilter;
+  /**
+   * Small contents read ahead for a page of iterations ({@linkcode NotificationSource.prefetch}),
+   * by iteration: dropped with the page, so pages of several replicas never mix.
+   */
+  readonly #prefetched = new WeakMap<Iteration, Uint8Array>();
 
   /**
    * @param cas The master's CAS.
@@ -55,6 +67,38 @@ export class NotificationSource {
     return this.#filter.ignores(path);
   }
 
+  /** Whether an iteration's notification may carry its content (under the inline limit). */
+  #inlined(iteration: Iteration): boolean {
+    return !iteration.deleted && iteration.hash !== EMPTY_HASH && iteration.size < INLINE_LIMIT;
+  }
+
+  /**
+   * Reads ahead, in one read of the CAS's table, the small contents {@linkcode frame} will
+   * inline for these iterations (a page of a replay, or what was just recorded): one read
+   * each costs SQLite's locks each time. Only the first {@linkcode PREFETCH_MAX}
+   * iterations are read ahead; the others are read one by one.
+   *
+   * @param iterations The iterations whose frames are built next.
+   */
+  prefetch(iterations: readonly Iteration[]): void {
+    const wanted = iterations.slice(0, PREFETCH_MAX).filter((iteration) =>
+      this.#inlined(iteration) && !this.#filtered(iteration.path)
+    );
+    if (wanted.length === 0) return;
+    let rows: Map<string, Uint8Array>;
+    try {
+      rows = this.#cas.readSmallWithin(wanted.map((iteration) => iteration.hash), INLINE_LIMIT - 1);
+    } catch (error) {
+      // Each frame then reads its own content, and reports what it cannot read.
+      log("warn", "cannot read ahead contents for notifications", { error });
+      return;
+    }
+    for (const iteration of wanted) {
+      const bytes = rows.get(iteration.hash);
+      if (bytes !== undefined) this.#prefetched.set(iteration, bytes);
+    }
+  }
+
   /**
    * The encoded notification for an iteration, or `null` when its path is filtered.
    * Content the CAS cannot read is left out of the notification (the replica then asks
@@ -66,7 +110,12 @@ export class NotificationSource {
     if (!iteration.deleted && iteration.hash === EMPTY_HASH) {
       // No content (a folder, an empty file): nothing to read, nor to hash.
       inline = NO_BYTES;
-    } else if (!iteration.deleted && iteration.size < INLINE_LIMIT) {
+    } else if (this.#inlined(iteration)) {
+      inline = this.#prefetched.get(iteration) ?? null;
+      if (inline !== null) {
+        this.#prefetched.delete(iteration);
+        return encodeFrame(notificationFor(iteration, inline));
+      }
       try {
         // One lookup, size and bytes at once; a size noted by a capture racing its writer
         // can be stale, so the stored size decides. Not stored whole here (only in the

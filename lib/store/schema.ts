@@ -9,6 +9,9 @@ import type { Migration } from "../db/mod.ts";
  * - `file_state`: what the scanner last saw on disk per path (a stat cache), so a restart
  *   re-hashes only files whose size, mtime, inode or mode changed.
  * - `meta`: small key/value facts (workspace id, clean shutdown marker, …).
+ * - `paths_sequence` (version 2): `paths` by sequence, so a replay page (`latestSince`)
+ *   reads the paths after its position in order and stops at its limit, instead of
+ *   scanning and sorting every path once per page (quadratic in a replay of a large tree).
  */
 export const STORE_MIGRATIONS: Migration[] = [
   `CREATE TABLE iterations (
@@ -40,4 +43,5 @@ export const STORE_MIGRATIONS: Migration[] = [
      hash     TEXT    NOT NULL
    ) WITHOUT ROWID;
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
+  `CREATE INDEX paths_sequence ON paths (sequence)`,
 ];

@@ -283,6 +283,40 @@ Deno.test("readWholeWithin() answers each hash its own bytes (row, held row, fil
     assert.equal(await cas.readWholeWithin(sha256Hex(row), Infinity), null);
   }));
 
+Deno.test("readSmallWithin() reads rows together, verified: files, larger, absent and corrupt rows are left out", () =>
+  withDbCas(async (cas, db) => {
+    const rows = [1, 2, 3].map((seed) => pseudoRandomBytes(1000 * seed, 20 + seed));
+    const held = pseudoRandomBytes(2000, 30);
+    const large = pseudoRandomBytes(9000, 31);
+    const file = pseudoRandomBytes(SMALL_OBJECT_LIMIT + 10, 32);
+    for (const bytes of [...rows, large, file]) await cas.putBytes(bytes);
+    await cas.putVerified(sha256Hex(held), held, { deferSync: true });
+    const corrupt = rows[2]!;
+    db.prepare("UPDATE cas_objects SET bytes = ? WHERE hash = ?").run(
+      new Uint8Array(corrupt.length),
+      sha256Hex(corrupt),
+    );
+    const asked = [...rows, held, large, file].map(sha256Hex);
+    const read = (inside: boolean) =>
+      inside ? inTransaction(db, () => cas.readSmallWithin(asked, 8000)) : cas.readSmallWithin(
+        [...asked, "0".repeat(64), "not a hash"],
+        8000,
+      );
+    for (const inside of [false, true]) {
+      const found = read(inside);
+      assert.deepEqual(
+        [...found.keys()].sort(),
+        [rows[0]!, rows[1]!, held].map(sha256Hex).sort(),
+        `inside a transaction: ${inside}`,
+      );
+      for (const [hash, bytes] of found) assert.equal(sha256Hex(bytes), hash);
+      assert.equal(db.isTransaction, false, "no transaction is left open");
+    }
+    // The corrupt row is left for the single read, which fails and removes it.
+    await assert.rejects(cas.readWholeWithin(sha256Hex(corrupt), Infinity), CorruptContentError);
+    assert.equal(await cas.readWholeWithin(sha256Hex(corrupt), Infinity), null);
+  }));
+
 Deno.test("deferred small objects past 16 MiB are committed without waiting for syncDeferred()", () =>
   withDbCas(async (cas, db) => {
     for (let i = 0; i < 300; i++) {

@@ -66,3 +66,57 @@ Deno.test("NotificationSource inlines exactly the stored bytes of content under 
     }
   });
 });
+
+Deno.test("NotificationSource.prefetch() reads a page's small contents ahead; each frame is built as without it", async (t) => {
+  await withTempDir(async (dir) => {
+    const store = Store.open(join(dir, "db"));
+    try {
+      const cas = await Cas.open(join(dir, "cas"), { db: store.db });
+      const source = new NotificationSource(cas, new PathFilter(["*.log"]));
+      const iterationOf = (path: string, hash: string, size: number) => ({
+        path,
+        hash,
+        size,
+        mode: 0o100644,
+        deleted: false,
+        iteration: 1,
+        sequence: 7,
+        timestamp: 0,
+        origin: "local",
+      });
+      const inlineOf = async (iteration: ReturnType<typeof iterationOf>) => {
+        const encoded = await source.frame(iteration);
+        return encoded &&
+          (decodeMessage(encoded.subarray(4)) as NotificationMessage).inline_content;
+      };
+      const small = bytesOf(100, 1);
+      const atLimit = bytesOf(INLINE_LIMIT, 2);
+      const filtered = bytesOf(50, 3);
+      const page = [
+        iterationOf("small.txt", (await cas.putBytes(small)).hash, small.length),
+        iterationOf("limit.txt", (await cas.putBytes(atLimit)).hash, 10),
+        iterationOf("x.log", (await cas.putBytes(filtered)).hash, filtered.length),
+      ];
+      source.prefetch(page);
+      // Rows gone from the table after the prefetch show which frames were read ahead.
+      store.db.exec("DELETE FROM cas_objects");
+      await t.step("a small content read ahead is inlined as stored", async () => {
+        assert.deepEqual(await inlineOf(page[0]!), small);
+      });
+      await t.step("each read-ahead content serves its iteration once", async () => {
+        assert.equal(await inlineOf(page[0]!), null);
+      });
+      await t.step("the same content in another page's iteration is read on its own", async () => {
+        assert.equal(await inlineOf(iterationOf("again.txt", page[0]!.hash, small.length)), null);
+      });
+      await t.step("content at the limit is not inlined, read ahead or not", async () => {
+        assert.equal(await inlineOf(page[1]!), null);
+      });
+      await t.step("a filtered path gives no frame", async () => {
+        assert.equal(await source.frame(page[2]!), null);
+      });
+    } finally {
+      store.close();
+    }
+  });
+});

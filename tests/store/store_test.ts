@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { DatabaseError } from "../../lib/db/mod.ts";
+import { DatabaseSync } from "node:sqlite";
+import { DatabaseError, migrate } from "../../lib/db/mod.ts";
+import { STORE_MIGRATIONS } from "../../lib/store/schema.ts";
 import { type Iteration, Store } from "../../lib/store/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
@@ -121,6 +123,34 @@ Deno.test("Store.changesSince() and latestSince() replay changes in sequence ord
     assert.deepEqual(store.latestSince(0, { limit: 1 }).map((i) => i.sequence), [2]);
     assert.deepEqual(store.latestSince(2, { limit: 1 }).map((i) => i.sequence), [4]);
   }));
+
+Deno.test("Store.open() migrates a version-1 database: paths are indexed by sequence, none lost", () =>
+  withTempDir((dir) => {
+    const path = `${dir}/chronicle.db`;
+    const db = new DatabaseSync(path);
+    migrate(db, "store", STORE_MIGRATIONS.slice(0, 1));
+    db.exec(`INSERT INTO iterations (path, iteration, timestamp, size, hash, mode, deleted, origin)
+             VALUES ('a', 1, 0, 10, '${H1}', ${0o100644}, 0, 'local');
+             INSERT INTO paths VALUES ('a', 1, 1, 0)`);
+    db.close();
+    const store = Store.open(path);
+    try {
+      const index = store.db.prepare(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'paths_sequence'",
+      ).get();
+      assert.ok(index, "paths_sequence was not created");
+      // A replay page reads paths in sequence order from the index: no scan, no sort.
+      const plan = store.db.prepare(
+        `EXPLAIN QUERY PLAN SELECT i.sequence FROM paths p JOIN iterations i
+         ON i.sequence = p.sequence WHERE p.sequence > ? ORDER BY p.sequence LIMIT ?`,
+      ).all(0, 10).map((row) => String(row.detail)).join(" | ");
+      assert.match(plan, /paths_sequence \(sequence>\?\)/);
+      assert.doesNotMatch(plan, /TEMP B-TREE/);
+      assert.deepEqual(store.latestSince(0).map((i) => i.path), ["a"]);
+    } finally {
+      store.close();
+    }
+  }, "chronicle-store-"));
 
 Deno.test("Store keeps iterations across reopen, and notifies listeners after commit", async () => {
   await withTempDir((dir) => {
