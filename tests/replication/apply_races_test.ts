@@ -173,48 +173,11 @@ Deno.test("a folder's mode changed on the replica right after it applied the mas
   }));
 
 Deno.test("what the replica puts right where it removed a file for the master, before the apply's last look, is the replica's, on top of the removal", async (t) => {
-  const cases = [
+  await localChangeOnTopOfRemoval(t, "afterChange", [
     { description: "a file", input: { made: "f.txt", file: "f.txt" } },
     // The folders_test flake: a file removed by the master, a folder put there at once.
     { description: "a folder holding a file", input: { made: "f.txt", file: "f.txt/in/a.txt" } },
-  ];
-  for (const { description, input } of cases) {
-    await t.step(description, () =>
-      withTempDir(async (root) => {
-        await put(root, "m/f.txt", "the master's");
-        const theirs = "the sandbox's, right after the removal";
-        let armed = false;
-        await withMasterAndReplica(root, {
-          replicaHooks: (r) => ({
-            afterChange: async (path) => {
-              if (!armed || path !== input.made) return;
-              armed = false;
-              await put(r, input.file, theirs);
-            },
-          }),
-        }, async ({ masterSide, replicaSide, replica }) => {
-          await waitFor("f.txt on the replica", () => replicaSide.store.latest("f.txt"));
-          armed = true;
-          await masterSide.remove("f.txt");
-          const hash = sha256OfText(theirs);
-          await waitFor(
-            "the sandbox's file in the master's history or kept in a conflict",
-            () =>
-              masterSide.store.history(input.file).some((it) => it.hash === hash) ||
-              replica.status().conflicts.some((c) => c.keptHash === hash),
-          );
-          // Made on top of the master's removal (which came first): no conflict.
-          assert.deepEqual(replica.status().conflicts, [], "written back as having seen it");
-          assertOwnOnTopOfRemoval(replicaSide, input.made, input.file, hash);
-          await waitFor(
-            "both sides alike",
-            async () =>
-              await readText(`${root}/m/${input.file}`) ===
-                await readText(`${root}/r/${input.file}`),
-          );
-        });
-      }));
-  }
+  ]);
 });
 
 Deno.test("a file the replica writes right before it removes it for the master is kept in a conflict (it did not see the removal)", () =>
@@ -343,24 +306,38 @@ Deno.test("a write-back folder deletion the agent fills after the decision is a 
   }));
 
 Deno.test("what the replica puts where it removed a file for the master, after its last look and before the record, is the replica's, and kept", async (t) => {
-  const cases = [
+  await localChangeOnTopOfRemoval(t, "beforeRecord", [
     { description: "a file", input: { made: "f.txt", file: "f.txt" } },
     { description: "a folder holding a file", input: { made: "f.txt", file: "f.txt/inner.txt" } },
-  ];
+  ]);
+});
+
+/**
+ * The master removes `f.txt`; the replica's `hook`, once the removal reaches it for `made`,
+ * puts the sandbox's own `file` there (at or inside `made`). Made on top of the removal
+ * (which came first), it is written back with no conflict, and both sides end alike.
+ */
+async function localChangeOnTopOfRemoval(
+  t: Deno.TestContext,
+  hook: "afterChange" | "beforeRecord",
+  cases: { description: string; input: { made: string; file: string } }[],
+): Promise<void> {
   for (const { description, input } of cases) {
     await t.step(description, () =>
       withTempDir(async (root) => {
         await put(root, "m/f.txt", "the master's");
-        const theirs = "the sandbox's, right before the removal is recorded";
+        const theirs = `the sandbox's, put at the ${hook} of the removal`;
         let armed = false;
+        const putTheirs = async (r: string, paths: string[]) => {
+          if (!armed || !paths.includes(input.made)) return;
+          armed = false;
+          await put(r, input.file, theirs);
+        };
         await withMasterAndReplica(root, {
-          replicaHooks: (r) => ({
-            beforeRecord: async (paths) => {
-              if (!armed || !paths.includes(input.made)) return;
-              armed = false;
-              await put(r, input.file, theirs);
-            },
-          }),
+          replicaHooks: (r) =>
+            hook === "afterChange"
+              ? { afterChange: (path) => putTheirs(r, [path]) }
+              : { beforeRecord: (paths) => putTheirs(r, paths) },
         }, async ({ masterSide, replicaSide, replica }) => {
           await waitFor("f.txt on the replica", () => replicaSide.store.latest("f.txt"));
           armed = true;
@@ -372,7 +349,6 @@ Deno.test("what the replica puts where it removed a file for the master, after i
               masterSide.store.history(input.file).some((it) => it.hash === hash) ||
               replica.status().conflicts.some((c) => c.keptHash === hash),
           );
-          // Put there on top of the master's removal (made before it): no conflict.
           assert.deepEqual(replica.status().conflicts, [], "written back as having seen it");
           assertOwnOnTopOfRemoval(replicaSide, input.made, input.file, hash);
           await waitFor(
@@ -384,7 +360,7 @@ Deno.test("what the replica puts where it removed a file for the master, after i
         });
       }));
   }
-});
+}
 
 /**
  * The replica's history: the master's removal of `made` recorded first, then what the

@@ -7,12 +7,27 @@ import { join } from "node:path";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
 import { PathFilter } from "../../lib/filter/mod.ts";
 import { INLINE_LIMIT, NotificationSource } from "../../lib/replication/notification_source.ts";
-import { Store } from "../../lib/store/mod.ts";
+import { type Iteration, Store } from "../../lib/store/mod.ts";
 import { decodeMessage, type NotificationMessage } from "../../lib/wire/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
 function bytesOf(size: number, seed: number): Uint8Array {
   return Uint8Array.from({ length: size }, (_, i) => (i * 31 + seed) & 0xff);
+}
+
+/** A live file's first iteration, recorded locally at sequence 7. */
+function iterationOf(path: string, hash: string, size: number): Iteration {
+  return {
+    path,
+    hash,
+    size,
+    mode: 0o100644,
+    deleted: false,
+    iteration: 1,
+    sequence: 7,
+    timestamp: 0,
+    origin: "local",
+  };
 }
 
 Deno.test("NotificationSource inlines exactly the stored bytes of content under the limit", async (t) => {
@@ -22,18 +37,7 @@ Deno.test("NotificationSource inlines exactly the stored bytes of content under 
       const cas = await Cas.open(join(dir, "cas"), { db: store.db });
       const source = new NotificationSource(cas, new PathFilter(["*.log"]));
       const frame = async (path: string, hash: string, size: number) => {
-        const iteration = {
-          path,
-          hash,
-          size,
-          mode: 0o100644,
-          deleted: false,
-          iteration: 1,
-          sequence: 7,
-          timestamp: 0,
-          origin: "local",
-        };
-        const encoded = await source.frame(iteration);
+        const encoded = await source.frame(iterationOf(path, hash, size));
         return encoded && (decodeMessage(encoded.subarray(4)) as NotificationMessage);
       };
       const cases = [
@@ -73,18 +77,7 @@ Deno.test("NotificationSource.prefetch() reads a page's small contents ahead; ea
     try {
       const cas = await Cas.open(join(dir, "cas"), { db: store.db });
       const source = new NotificationSource(cas, new PathFilter(["*.log"]));
-      const iterationOf = (path: string, hash: string, size: number) => ({
-        path,
-        hash,
-        size,
-        mode: 0o100644,
-        deleted: false,
-        iteration: 1,
-        sequence: 7,
-        timestamp: 0,
-        origin: "local",
-      });
-      const inlineOf = async (iteration: ReturnType<typeof iterationOf>) => {
+      const inlineOf = async (iteration: Iteration) => {
         const encoded = await source.frame(iteration);
         return encoded &&
           (decodeMessage(encoded.subarray(4)) as NotificationMessage).inline_content;
