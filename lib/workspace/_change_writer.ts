@@ -166,18 +166,13 @@ export class ChangeWriter {
     // whose mode was changed after ours: ours is recorded, then theirs (`overtaken`).
     // RACE: a change between this look and the capture's (microseconds) is still taken.
     const overtaken = new Map<string, number>();
-    const changedSince = new Set(
-      options.onlyOwnChanges
-        ? made.filter((change) => {
-          if ("remove" in change || written.has(change.path) || this.#holdsMade(change)) {
-            return false;
-          }
-          if (!isFolderMode(change.mode) || !this.#isFolder(change.path)) return true;
-          overtaken.set(change.path, change.mode);
-          return false;
-        })
-        : [],
-    );
+    const changedSince = new Set<WorkspaceChange>();
+    for (const change of options.onlyOwnChanges ? made : []) {
+      if ("remove" in change || written.has(change.path)) continue;
+      const now = this.#sinceMade(change.path, change.mode);
+      if (now === "overtaken") overtaken.set(change.path, change.mode);
+      else if (now === "changed") changedSince.add(change);
+    }
     for (const change of changedSince) {
       failed.push({
         path: change.path,
@@ -211,20 +206,19 @@ export class ChangeWriter {
     return { recorded, failed };
   }
 
-  /** Whether a folder is at `path` now. */
-  #isFolder(path: string): boolean {
-    return lstatOrNullSync(this.#absolute(path))?.isDirectory === true;
-  }
-
-  /** Whether the disk still holds what a change not written as a file made (see applyChanges). */
-  #holdsMade(change: WorkspaceChange): boolean {
-    if ("remove" in change) return true; // see applyChanges
-    const info = lstatOrNullSync(this.#absolute(change.path));
-    if (isFolderMode(change.mode)) {
-      return info?.isDirectory === true && ((info.mode ?? 0) & 0o7777) === (change.mode & 0o7777);
+  /**
+   * What the disk holds now at `path`, where a change not written as a file made a folder,
+   * link or file of `mode` (see applyChanges): still what it made; a folder whose mode
+   * someone changed since; or something else.
+   */
+  #sinceMade(path: string, mode: number): "held" | "overtaken" | "changed" {
+    const info = lstatOrNullSync(this.#absolute(path));
+    if (isFolderMode(mode)) {
+      if (info?.isDirectory !== true) return "changed";
+      return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
     }
-    if ((change.mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true;
-    return info?.isFile === true;
+    if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
+    return info?.isFile === true ? "held" : "changed";
   }
 
   /**
