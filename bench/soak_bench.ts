@@ -63,8 +63,8 @@ export async function run(quick: boolean): Promise<string[]> {
   return [
     `soak seed ${seed} (CHRONICLE_SOAK_SEED repeats it): ${formatNumber(sizes.files)} files at ` +
     `the start, ${sizes.epochs} epochs of ${sizes.rounds} rounds of ${sizes.changesPerRound} ` +
-    `changes per side (${racingShare * 100}% racing on shared paths), then ` +
-    `${sizes.offlineChanges} per side while the replica is stopped (half on shared paths)`,
+    `changes per side (${racingShare * 100}% racing on contested paths), then ` +
+    `${sizes.offlineChanges} per side while the replica is stopped (half on contested paths)`,
     `soak changes: ${formatNumber(figures.operations)} (${kinds}); ` +
     `${formatNumber(figures.writes)} contents written`,
     `soak relay: ${formatNumber(figures.cuts)} connections cut, ${

@@ -1,21 +1,21 @@
 /**
- * The replication soak, shared by `soak_test.ts` (CI's bounded run) and
+ * The replication soak, used by `soak_test.ts` (CI's bounded run) and
  * `bench/soak_bench.ts` (a longer run with figures): a master and a replica on a realistic
  * tree (`tests/_helpers/realistic_tree.ts`), the replica connected through a relay that
  * cuts connections at random (never blocking). Each epoch: both sides change the tree at
  * once in rounds (`_soak_changes.ts`), each in its own part, and the trees are compared;
  * then both change it while the replica is stopped, their own parts and the same paths of
- * `shared/` (edits, removals, renames, modes, folders: conflicts), and the trees are
+ * `contested/` (edits, removals, renames, modes, folders: conflicts), and the trees are
  * compared once the replica is back. At the end:
  *
  * - both trees are identical, folders, modes and link targets included;
- * - outside `shared/` they equal the model of every change made: nothing written is lost,
+ * - outside `contested/` they equal the model of every change made: nothing written is lost,
  *   nothing removed comes back;
  * - no write is lost anywhere: every content either side ever wrote is in the master's
  *   history (of any path), or kept in the master's conflicts, or in the replica's;
  * - the same-path writes made conflicts, kept on both sides.
  *
- * `racingShare` also makes changes in `shared/` while both sides run, racing the
+ * `racingShare` also makes changes in `contested/` while both sides run, racing the
  * replication of the other side's changes to the same paths. Known to fail today (the
  * windows between a disk check and the write it guards, among others): see
  * `CHRONICLE_SOAK_RACING` in `soak_test.ts`.
@@ -39,7 +39,7 @@ import {
   withDirs,
   writeBacksAnswered,
 } from "./_harness.ts";
-import { Captures, Changer, type Kinds, SHARED, type Written } from "./_soak_changes.ts";
+import { Captures, Changer, CONTESTED, type Kinds, type Written } from "./_soak_changes.ts";
 
 /** Sizes of one soak run. */
 export interface SoakOptions {
@@ -59,7 +59,7 @@ export interface SoakOptions {
   /** Changes per side and epoch while the replica is stopped. */
   offlineChanges: number;
   /**
-   * The share of the changes (0 to 1) made in `shared/` while both sides run, racing the
+   * The share of the changes (0 to 1) made in `contested/` while both sides run, racing the
    * other side's changes to the same paths and the replication of them (half of the
    * changes made while the replica is stopped are there anyway). @default {0}
    */
@@ -161,7 +161,7 @@ async function soak(
       const conflicts = (await replica!.command<Conflict[]>("conflicts"))
         .filter((c) => paths.some((path) => c.path === path || c.path.startsWith(`${path}/`)));
       throw new Error(
-        `the trees outside "${SHARED}/" differ from the changes made (model vs trees):\n${difference}\n${await histories(
+        `the trees outside "${CONTESTED}/" differ from the changes made (model vs trees):\n${difference}\n${await histories(
           [master, replica!],
           paths,
         )}\nreplica conflicts there: ${JSON.stringify(conflicts.slice(0, 10))}`,
@@ -187,7 +187,7 @@ async function soak(
         );
       }
       await converge();
-      // Both sides change the tree, and the same paths of `shared/` (one of them for sure),
+      // Both sides change the tree, and the same paths of `contested/` (one of them for sure),
       // while the replica is stopped: conflicts, found when it starts again.
       await Promise.all(sides.map((side) => side.captured()));
       await replica.stop();
@@ -262,9 +262,15 @@ async function noWriteLost(
         }\n--- master ---\n${master.logs()}\n--- replica ---\n${replica.logs()}`,
     );
   }
-  const both = (c: { path: string }) => c.path === `${SHARED}/both.txt`;
-  check(masterConflicts.some(both), () => `the master kept no conflict for "${SHARED}/both.txt"`);
-  check(replicaConflicts.some(both), () => `the replica kept no conflict for "${SHARED}/both.txt"`);
+  const both = (c: { path: string }) => c.path === `${CONTESTED}/both.txt`;
+  check(
+    masterConflicts.some(both),
+    () => `the master kept no conflict for "${CONTESTED}/both.txt"`,
+  );
+  check(
+    replicaConflicts.some(both),
+    () => `the replica kept no conflict for "${CONTESTED}/both.txt"`,
+  );
   return { masterConflicts: masterConflicts.length, replicaConflicts: replicaConflicts.length };
 }
 
@@ -294,7 +300,7 @@ async function histories(peers: Peer[], paths: string[]): Promise<string> {
 }
 
 function inShared(path: string): boolean {
-  return path === SHARED || path.startsWith(`${SHARED}/`);
+  return path === CONTESTED || path.startsWith(`${CONTESTED}/`);
 }
 
 function check(ok: boolean, message: () => string): void {

@@ -5,7 +5,7 @@
  *   a hash of their names), files written, edited, chmodded, removed and renamed, links
  *   made, folders made, chmodded, removed with all they hold and renamed, each mirrored in
  *   a model of the tree, so the outcome there is known;
- * - in `shared/`, which both sides change, the same kinds of changes on the same few
+ * - in `contested/`, which both sides change, the same kinds of changes on the same few
  *   paths, read from the disk as it is (the other side's changes arrive there), so that
  *   both sides write, remove and rename the same path between syncs: conflicts.
  *
@@ -24,11 +24,11 @@ import type { Peer } from "./_harness.ts";
 import { Prng } from "../_helpers/prng.ts";
 
 /** The folder both sides change. */
-export const SHARED = "shared";
-const SHARED_FOLDERS = [`${SHARED}/d0`, `${SHARED}/d1`, `${SHARED}/d2`];
-const SHARED_FILES = [
-  ...[0, 1, 2, 3, 4].map((i) => `${SHARED}/f${i}.txt`),
-  ...SHARED_FOLDERS.flatMap((folder) => [`${folder}/a.txt`, `${folder}/b-ü.txt`]),
+export const CONTESTED = "contested";
+const CONTESTED_FOLDERS = [`${CONTESTED}/d0`, `${CONTESTED}/d1`, `${CONTESTED}/d2`];
+const CONTESTED_FILES = [
+  ...[0, 1, 2, 3, 4].map((i) => `${CONTESTED}/f${i}.txt`),
+  ...CONTESTED_FOLDERS.flatMap((folder) => [`${folder}/a.txt`, `${folder}/b-ü.txt`]),
 ];
 
 /** Every content either side wrote: its hash → who wrote it where. */
@@ -130,7 +130,7 @@ export class Changer {
   /**
    * @param root The side's workspace.
    * @param side 0 for the master, 1 for the replica.
-   * @param model The expected state of the tree outside `shared/` (`treeState`'s form).
+   * @param model The expected state of the tree outside `contested/` (`treeState`'s form).
    * @param written Where every content written is recorded.
    * @param captures The side's pending captures.
    * @param seed This side's seed.
@@ -151,10 +151,10 @@ export class Changer {
     this.#prng = new Prng(seed);
   }
 
-  /** Makes `count` changes, the share `shared` of them (0 to 1) in `shared/`. */
-  async steps(count: number, shared: number): Promise<void> {
+  /** Makes `count` changes, the share `contested` of them (0 to 1) in `contested/`. */
+  async steps(count: number, contested: number): Promise<void> {
     for (let made = 0; made < count;) {
-      const step = this.#prng.next() < shared ? this.#shared() : this.#own();
+      const step = this.#prng.next() < contested ? this.#contested() : this.#own();
       if (await step) made++;
     }
   }
@@ -164,10 +164,10 @@ export class Changer {
     await this.#captures.flush();
   }
 
-  /** Writes a conflicting version of `shared/both.txt` (both sides do, between syncs). */
+  /** Writes a conflicting version of `contested/both.txt` (both sides do, between syncs). */
   async writeBoth(): Promise<void> {
-    await this.#writeShared(`${SHARED}/both.txt`, 0o644);
-    this.#did("shared: same write on both");
+    await this.#writeShared(`${CONTESTED}/both.txt`, 0o644);
+    this.#did("contested: same write on both");
   }
 
   /** Paths of this side's part, at least three levels deep, of one kind. */
@@ -213,7 +213,7 @@ export class Changer {
     try {
       await Deno.writeFile(`${this.#root}/${path}`, bytes, { mode });
     } catch (error) {
-      if (path.startsWith(`${SHARED}/`) && raced(error)) return false;
+      if (path.startsWith(`${CONTESTED}/`) && raced(error)) return false;
       throw error;
     }
     this.#written.set(hash, `side ${this.#side} at "${path}"`);
@@ -221,9 +221,9 @@ export class Changer {
     try {
       await Deno.chmod(`${this.#root}/${path}`, mode);
     } catch (error) {
-      if (!path.startsWith(`${SHARED}/`) || !raced(error)) throw error;
+      if (!path.startsWith(`${CONTESTED}/`) || !raced(error)) throw error;
     }
-    if (!path.startsWith(`${SHARED}/`)) this.#model.set(path, `${mode.toString(8)} ${hash}`);
+    if (!path.startsWith(`${CONTESTED}/`)) this.#model.set(path, `${mode.toString(8)} ${hash}`);
     return true;
   }
 
@@ -323,7 +323,7 @@ export class Changer {
     }
   }
 
-  /** Writes `path` in `shared/`, its folder made when missing. */
+  /** Writes `path` in `contested/`, its folder made when missing. */
   async #writeShared(path: string, mode: number): Promise<boolean> {
     if (!await this.#captures.clear(path)) return false;
     try {
@@ -338,47 +338,47 @@ export class Changer {
   }
 
   /**
-   * Makes one random change to a path of `shared/` as the disk holds it now; `false` when
+   * Makes one random change to a path of `contested/` as the disk holds it now; `false` when
    * there was nothing to do or the other side's change got there first.
    */
-  async #shared(): Promise<boolean> {
-    const file = this.#pick(SHARED_FILES)!;
-    const other = this.#pick(SHARED_FILES)!;
-    const folder = this.#pick(SHARED_FOLDERS)!;
-    const otherFolder = this.#pick(SHARED_FOLDERS)!;
+  async #contested(): Promise<boolean> {
+    const file = this.#pick(CONTESTED_FILES)!;
+    const other = this.#pick(CONTESTED_FILES)!;
+    const folder = this.#pick(CONTESTED_FOLDERS)!;
+    const otherFolder = this.#pick(CONTESTED_FOLDERS)!;
     const at = (path: string) => `${this.#root}/${path}`;
     try {
       switch (this.#prng.int(8)) {
         case 0:
         case 1: // the same files written by both sides
           if (!await this.#writeShared(file, this.#prng.next() < 0.2 ? 0o755 : 0o644)) return false;
-          return this.#did("shared: write");
+          return this.#did("contested: write");
         case 2: // removed
           if (!await this.#captures.clear(file)) return false;
           await Deno.remove(at(file));
-          return this.#did("shared: remove file");
+          return this.#did("contested: remove file");
         case 3: // renamed over another (or to a free name)
           if (file === other || !await this.#captures.clear(file)) return false;
           if (!await this.#captures.clear(other)) return false;
           await Deno.mkdir(at(other.slice(0, other.lastIndexOf("/"))), { recursive: true });
           await Deno.rename(at(file), at(other));
-          return this.#did("shared: rename file");
+          return this.#did("contested: rename file");
         case 4: // chmodded
           await Deno.chmod(at(file), this.#prng.next() < 0.5 ? 0o755 : 0o600);
-          return this.#did("shared: chmod file");
+          return this.#did("contested: chmod file");
         case 5: // a folder removed with all it holds
           if (!await this.#captures.clear(folder)) return false;
           await Deno.remove(at(folder), { recursive: true });
-          return this.#did("shared: remove folder");
+          return this.#did("contested: remove folder");
         case 6: // a folder renamed onto a free name
           if (folder === otherFolder || !await this.#captures.clear(folder)) return false;
           if (!await this.#captures.clear(otherFolder)) return false;
           await Deno.rename(at(folder), at(otherFolder));
-          return this.#did("shared: rename folder");
+          return this.#did("contested: rename folder");
         default: // a folder made, or its mode
           await Deno.mkdir(at(folder), { recursive: true });
           await Deno.chmod(at(folder), this.#prng.next() < 0.5 ? 0o750 : 0o755);
-          return this.#did("shared: folder mode");
+          return this.#did("contested: folder mode");
       }
     } catch (error) {
       if (raced(error)) return false;
@@ -394,7 +394,7 @@ export class Changer {
 }
 
 /**
- * Whether a failed change in `shared/` met the other side's change (the path gone, a
+ * Whether a failed change in `contested/` met the other side's change (the path gone, a
  * folder there now, a file where a folder was, a folder not empty): a race, not a failure.
  */
 function raced(error: unknown): boolean {

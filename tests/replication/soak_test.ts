@@ -1,12 +1,12 @@
 /**
  * The replication soak in CI's bounded size (`_soak.ts`; `bench/soak_bench.ts` runs it
  * longer): both sides change files, links and folders of a realistic tree at once through
- * a relay that cuts connections at random, and the same paths of `shared/` while the
+ * a relay that cuts connections at random, and the same paths of `contested/` while the
  * replica is stopped (conflicts). The trees end identical and equal to the model, and no
  * write is lost: every content written is in the master's history or kept in a conflict.
  *
  * - `CHRONICLE_SOAK_SEED=N` repeats a failed run's changes (its message names the seed).
- * - `CHRONICLE_SOAK_RACING=0.33` also makes that share of the changes in `shared/` while
+ * - `CHRONICLE_SOAK_RACING=0.33` also makes that share of the changes in `contested/` while
  *   both sides run, racing the replication of the same paths (the first test then races,
  *   and the second is left out).
  *
@@ -40,7 +40,7 @@ const RACING = Number(Deno.env.get("CHRONICLE_SOAK_RACING") ?? 0);
 const RACING_SEED = 30;
 const RACING_SHARE = 0.33;
 
-/** One soak of CI's size, `racingShare` of the changes in `shared/` racing. */
+/** One soak of CI's size, `racingShare` of the changes in `contested/` racing. */
 async function soak(seed: number, racingShare: number): Promise<void> {
   const figures = await runSoak({
     seed,
@@ -55,11 +55,11 @@ async function soak(seed: number, racingShare: number): Promise<void> {
     racingShare,
   });
   // Every kind of change in a side's own part was made, so none went untested; in
-  // `shared/`, where the other side's changes decide what there is to change, most.
+  // `contested/`, where the other side's changes decide what there is to change, most.
   const kinds = [...figures.kinds.keys()];
-  const shared = kinds.filter((kind) => kind.startsWith("shared: "));
-  assert(kinds.length - shared.length === 11, `every kind of change was made: ${kinds}`);
-  assert(shared.length >= 5, `most kinds of change in "shared/" were made: ${shared}`);
+  const contested = kinds.filter((kind) => kind.startsWith("contested: "));
+  assert(kinds.length - contested.length === 11, `every kind of change was made: ${kinds}`);
+  assert(contested.length >= 5, `most kinds of change in "contested/" were made: ${contested}`);
   console.log(
     `soak seed ${seed}${racingShare > 0 ? ` racing ${racingShare}` : ""}: ` +
       `${figures.operations} changes, ${figures.cuts} cuts, ` +
