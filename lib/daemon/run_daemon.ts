@@ -161,6 +161,14 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         uiControlRoutes(ui),
       ]),
     );
+    // The watches first, then one scan: what changes after a folder's walk is reported,
+    // and the tree is walked once at start (the watcher's own scan at start is left out).
+    // Local-sync waits out an editor's whole save; elsewhere a closed file is recorded at once.
+    await workspace.watch({
+      debounceMs: config.debounceMs,
+      captureOnClose: !localSync,
+      scanAtStart: false,
+    });
     const scan = await workspace.scan({ keepRecorded: false });
     log("info", "initial scan done", {
       workspace: workspace.root,
@@ -168,8 +176,6 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       problems: scan.problems.length,
       sequence: workspace.store.sequence(),
     });
-    // Local-sync waits out an editor's whole save; elsewhere a closed file is recorded at once.
-    await workspace.watch({ debounceMs: config.debounceMs, captureOnClose: !localSync });
     replication = await startReplication(config, role, workspace, limits);
     if (replication.kind !== "none") {
       services.push({

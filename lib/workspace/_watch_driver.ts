@@ -74,8 +74,9 @@ export class WatchDriver {
     this.#options = options;
     await this.#start(options);
     // What changed before the watches existed: a scan at once (in slices; the watcher does
-    // not report the folders it starts on), then the safety rescans.
-    this.#scheduleRescan(0);
+    // not report the folders it starts on), unless the caller's own comes right after;
+    // then the safety rescans.
+    this.#scheduleRescan(options.scanAtStart === false ? options.rescanMs ?? 10_000 : 0);
   }
 
   /** Stops the watcher (rescans go on) and hands the events it had to the queue. */

@@ -154,4 +154,10 @@ export interface WatchOptions {
    * rescanned continuously. @default {10000}
    */
   rescanMs?: number;
+  /**
+   * Scan at once (in slices) for what changed before the watches existed. Off when the
+   * caller starts the watches first and scans right after: one walk of the tree at start,
+   * not two. @default {true}
+   */
+  scanAtStart?: boolean;
 }
