@@ -92,6 +92,19 @@ export class Recorder {
        * `origin`, then the folder as it is now with the workspace's own.
        */
       overtaken?: ReadonlyMap<string, number>;
+      /**
+       * Files and links recorded in the order they were changed (by modification time,
+       * then path), after the deletions and the folders, instead of by depth then path: for
+       * what is found on disk, whose order is not otherwise known.
+       */
+      inChangeOrder?: boolean;
+      /**
+       * Files and links modified at or after this time (epoch ms) and not after now are
+       * left as they are, neither recorded nor taken for deleted: changed after a scan's
+       * walk began, they are the watcher's to report (see `loss_order.ts`). A
+       * modification time after now was set, not made by a write: recorded.
+       */
+      changedBefore?: number | undefined;
     } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
@@ -134,6 +147,7 @@ export class Recorder {
     // Looked up together: a scan captures hundreds of single paths at a time.
     this.#addLive(this.#c.store.latestOf(single).values(), live);
     for (const [path, state] of this.#c.store.fileStatesOf(single)) known.set(path, state);
+    if (options.changedBefore !== undefined) leaveLate(seen, live, options.changedBefore);
     const plan = planCapture([...seen.values()], known, live.keys());
     const now = Date.now();
     const changes: NewIteration[] = [];
@@ -201,7 +215,9 @@ export class Recorder {
     // (a folder before what goes in it), as PROTOCOL.md §8 orders them. By depth rather
     // than by path: consecutive paths of one depth are never related, so a replica applies
     // a level of a new tree in one batch, not one batch per folder.
-    changes.sort(byDepthThenPath);
+    // What is found on disk: files in the order they were changed (a watcher's batch, a
+    // scan's slice), so a replica's writes reach the master in the order made.
+    changes.sort(options.inChangeOrder ? inChangeOrder(seen) : byDepthThenPath);
     // The content stored above is durable before it is recorded: its object files flushed
     // now, its small rows committed in the record's own transaction (one commit for all).
     // Only the rows this record references: others held (content fetched for a later
@@ -230,13 +246,11 @@ export class Recorder {
     const unmatched = new Map(seen.map((file) => [file.path, file]));
     const deleted: string[] = [];
     const otherwiseFolders: string[] = [];
-    const toHash: string[] = [];
-    const otherwiseFiles: string[] = [];
+    const files: Array<{ path: string; mtimeMs: number }> = [];
     const place = (file: SeenFile, verdict: ScanVerdict) => {
-      if (verdict === "hash") toHash.push(file.path);
-      else if (verdict === "recordsOtherwise") {
-        (file.kind === "dir" ? otherwiseFolders : otherwiseFiles).push(file.path);
-      }
+      if (verdict === "unchanged") return;
+      if (file.kind === "dir") otherwiseFolders.push(file.path);
+      else files.push({ path: file.path, mtimeMs: file.mtimeMs });
     };
     for (const live of this.#c.store.liveStates()) {
       if (this.#c.filter.local.ignores(live.path)) continue;
@@ -259,8 +273,10 @@ export class Recorder {
       );
       for (const file of page) place(file, scanVerdict(file, known.get(file.path), undefined));
     }
-    // New folders before the files: a slice's files then find their folders recorded.
-    return [...deleted, ...otherwiseFolders, ...toHash, ...otherwiseFiles];
+    // New folders before the files: a slice's files then find their folders recorded. The
+    // files in the order they were changed, as each slice records its own (inChangeOrder).
+    files.sort(byTimeThenPath);
+    return [...deleted, ...otherwiseFolders, ...files.map((file) => file.path)];
   }
 
   /** Adds the live iterations the local filter lets through to `live`, by path. */
@@ -406,6 +422,53 @@ export async function readIgnoreFile(root: string): Promise<string[]> {
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
+}
+
+/**
+ * Leaves out of a capture the files and links `seen` holds that were modified at or after
+ * `changedBefore` (and not after now): neither recorded nor, being live, taken for deleted.
+ */
+function leaveLate(
+  seen: Map<string, SeenFile>,
+  live: Map<string, Iteration>,
+  changedBefore: number,
+): void {
+  const now = Date.now();
+  for (const [path, file] of seen) {
+    if (file.kind !== "dir" && file.mtimeMs >= changedBefore && file.mtimeMs <= now) {
+      seen.delete(path);
+      live.delete(path);
+    }
+  }
+}
+
+/** Earlier modification time first, then path order. */
+function byTimeThenPath(
+  a: { path: string; mtimeMs: number },
+  b: { path: string; mtimeMs: number },
+): number {
+  return a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+/**
+ * Deletions first (deepest first), then folders (shallowest first), then files and links in
+ * the order they were changed: by their modification time in `seen`, then path. A folder's
+ * modification time is its last entry's change, not its making: it comes before what goes
+ * in it, whenever that was made.
+ */
+function inChangeOrder(
+  seen: ReadonlyMap<string, SeenFile>,
+): (a: NewIteration, b: NewIteration) => number {
+  const group = (change: NewIteration) =>
+    change.deleted ? 0 : change.mode !== 0 && isFolderMode(change.mode) ? 1 : 2;
+  return (a, b) => {
+    const groups = group(a) - group(b);
+    if (groups !== 0 || group(a) !== 2) return groups || byDepthThenPath(a, b);
+    return byTimeThenPath(
+      { path: a.path, mtimeMs: seen.get(a.path)?.mtimeMs ?? 0 },
+      { path: b.path, mtimeMs: seen.get(b.path)?.mtimeMs ?? 0 },
+    );
+  };
 }
 
 /** Deletions before creations; deletions deepest first, creations shallowest first. */

@@ -3,6 +3,7 @@ import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
 import { ancestorsOf, isInside } from "../paths/mod.ts";
 import { Debouncer } from "./debouncer.ts";
+import { type LossInput, type LossState, nextLossState, NO_LOSS } from "./loss_order.ts";
 import { treeEventAction, TreeWatcher } from "./tree_watcher.ts";
 import type { WatchOptions } from "./workspace_types.ts";
 
@@ -23,8 +24,11 @@ export interface WatchDriverContext {
   queue: SerialQueue;
   /** Records what is on disk at these scopes now; run in the queue. */
   capture: (scopes: string[]) => Promise<unknown>;
-  /** The workspace's scan (which queues its own slices). */
-  scan: () => Promise<unknown>;
+  /**
+   * The workspace's scan (which queues its own slices); with `changedBefore`, files
+   * modified since are left out (the watcher reports them).
+   */
+  scan: (changedBefore?: number) => Promise<unknown>;
   /** Whether the workspace is closing or closed. */
   closed: () => boolean;
 }
@@ -49,6 +53,10 @@ export class WatchDriver {
   #rescanAgain = false;
   /** The watcher's capture queued and not started yet, which new events join. */
   #waitingCapture: Set<string> | null = null;
+  /** Where the order of changes after lost events stands (see `loss_order.ts`). */
+  #loss: LossState = NO_LOSS;
+  /** The paths the watcher reported while a loss was open, held until it is covered. */
+  readonly #held = new Set<string>();
 
   /**
    * Makes the driver; nothing is watched before {@linkcode WatchDriver.watch}.
@@ -86,6 +94,7 @@ export class WatchDriver {
     this.#watcher = undefined;
     await watcher.close();
     this.#debouncer?.flushNow();
+    this.#follow({ type: "stopped" }, []);
   }
 
   /** Starts the watcher again after {@linkcode WatchDriver.suspend}, then scans. */
@@ -93,7 +102,7 @@ export class WatchDriver {
     const options = this.#options;
     if (!options || this.#watcher || this.#c.closed()) return;
     await this.#start(options);
-    if (!this.#c.closed()) await this.#c.scan(); // closing meanwhile: nothing to record into
+    if (!this.#c.closed()) await this.#runScan(true); // closing meanwhile: nothing to record into
   }
 
   /** Hands the events waiting for their quiet time to the queue at once. */
@@ -126,12 +135,71 @@ export class WatchDriver {
       name === dataDirInside?.split("/")[0] || filter.local.ignores(name, true);
     const watcher = new TreeWatcher(this.#c.root, excluded, (event) => {
       const action = treeEventAction(event, captureOnClose);
-      if (action === "rescan") this.#rescanSoon(debounceMs);
-      else if (action === "closed") debouncer.addReady(this.#relevantPaths(event.paths));
-      else debouncer.add(this.#relevantPaths(event.paths));
+      if (action === "rescan") return this.#follow({ type: "lost" }, []);
+      const paths = this.#relevantPaths(event.paths);
+      if (paths.length === 0) return;
+      // Counted once: a path held already costs nothing more.
+      const added = paths.filter((path) => !this.#held.has(path));
+      const bytes = added.reduce((sum, path) => sum + path.length, 0);
+      this.#follow({ type: "event", count: added.length, bytes }, paths, action === "closed");
     });
     this.#watcher = watcher;
     await watcher.start();
+  }
+
+  /**
+   * Does what {@linkcode nextLossState} decides for `input`; `paths` are the event's, `ready`
+   * whether its writer closed them (see `Debouncer.addReady`).
+   */
+  #follow(input: LossInput, paths: string[], ready = false): void {
+    const { state, actions } = nextLossState(this.#loss, input);
+    this.#loss = state;
+    for (const action of actions) {
+      switch (action) {
+        case "dropPending":
+          this.#debouncer?.cancel();
+          this.#waitingCapture?.clear();
+          break;
+        case "dropHeld":
+          this.#held.clear();
+          break;
+        case "rescan":
+          this.#rescanSoon(this.#options?.debounceMs ?? 50, input.type !== "event");
+          break;
+        case "pass":
+          if (ready) this.#debouncer?.addReady(paths);
+          else this.#debouncer?.add(paths);
+          break;
+        case "hold":
+          for (const path of paths) this.#held.add(path);
+          break;
+        case "release": {
+          const held = new Set(this.#held);
+          this.#held.clear();
+          this.#captureBatch(held);
+          break;
+        }
+      }
+    }
+  }
+
+  /**
+   * One scan, reported to {@linkcode nextLossState}: it covers the losses reported before
+   * it began. While the watcher runs, files modified after that are left to it.
+   *
+   * @param rethrow Whether its error is the caller's, or only logged.
+   */
+  async #runScan(rethrow = false): Promise<void> {
+    const from = this.#loss.losses;
+    const changedBefore = this.#watcher ? Date.now() : undefined;
+    try {
+      await this.#c.scan(changedBefore);
+    } catch (error) {
+      if (rethrow) throw error;
+      log("error", "rescan failed", { error });
+    } finally {
+      this.#follow({ type: "scanEnded", from }, []);
+    }
   }
 
   /**
@@ -140,12 +208,17 @@ export class WatchDriver {
    * captured whole at once (a large tree's every file held together). What changes after
    * the scan's walk passed it is reported by the watcher, which goes on.
    */
-  #rescanSoon(quietMs: number): void {
+  #rescanSoon(quietMs: number, lost: boolean): void {
     // A scan already walking may have passed what was lost: one more once it ends.
     if (this.#rescanning) this.#rescanAgain = true;
     // Armed this soon already: losses all along a burst do not put the scan off.
     else if (this.#rescanDueAt > Date.now() + quietMs) {
-      log("info", "file events were lost: scanning the workspace");
+      log(
+        "info",
+        lost
+          ? "file events were lost: scanning the workspace"
+          : "too many changes to hold until the scan: scanning the workspace",
+      );
       this.#scheduleRescan(quietMs);
     }
   }
@@ -162,7 +235,7 @@ export class WatchDriver {
       this.#rescanning = true;
       this.#rescanAgain = false;
       const started = Date.now();
-      await this.#c.scan().catch((error) => log("error", "rescan failed", { error }));
+      await this.#runScan();
       this.#rescanning = false;
       const minimumMs = this.#options?.rescanMs ?? 10_000;
       // The interval grows with the scan's duration: a large tree is not scanned nonstop.
@@ -189,7 +262,7 @@ export class WatchDriver {
     this.#waitingCapture = scopes;
     this.#c.queue.run(async () => {
       this.#waitingCapture = null; // later events make the next capture
-      await this.#c.capture([...scopes]);
+      if (scopes.size > 0) await this.#c.capture([...scopes]); // none: dropped after a loss
     }).catch((error) => log("error", "capture failed", { error }));
   }
 

@@ -42,6 +42,15 @@ export {
 } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
 export { type TreeEventAction, treeEventAction } from "./tree_watcher.ts";
+export {
+  HELD_BYTES_MAX,
+  HELD_PATHS_MAX,
+  type LossAction,
+  type LossInput,
+  type LossState,
+  nextLossState,
+  NO_LOSS,
+} from "./loss_order.ts";
 export { ChangedOnDiskError, type DiskStamp } from "../disk/mod.ts";
 export type { Observation } from "./file_observation.ts";
 export {

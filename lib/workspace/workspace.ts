@@ -105,9 +105,9 @@ export class Workspace {
       filter,
       queue: this.#queue,
       capture: async (scopes) => {
-        if (this.store.db.isOpen) await this.#recorder.capture(scopes);
+        if (this.store.db.isOpen) await this.#recorder.capture(scopes, { inChangeOrder: true });
       },
-      scan: () => this.scan({ keepRecorded: false }),
+      scan: (changedBefore) => this.#scan({ keepRecorded: false }, changedBefore),
       closed: () => this.#closed,
     });
   }
@@ -184,9 +184,19 @@ export class Workspace {
    * captures queued meanwhile (a replica's notifications) then wait for one slice at most,
    * never for the whole tree: after a large catch-up, every file just written is read
    * again, which takes seconds on 100,000 files. Each slice looks at its paths again, so
-   * what changed since the walk is recorded as it is then.
+   * what changed since the walk is recorded as it is then. Files and links are recorded in
+   * the order they were changed (by modification time, then path), after the deletions
+   * and the folders.
    */
-  async scan(options: ScanOptions = {}): Promise<ScanResult> {
+  scan(options: ScanOptions = {}): Promise<ScanResult> {
+    return this.#scan(options);
+  }
+
+  /**
+   * {@linkcode scan}; with `changedBefore` (the watcher's, see `loss_order.ts`), the files
+   * modified since (then changed after the walk began) are left to the watcher.
+   */
+  async #scan(options: ScanOptions, changedBefore?: number): Promise<ScanResult> {
     const keep = options.keepRecorded ?? true;
     const { suspects, skipped } = await this.#walkForSuspects();
     for (const problem of skipped) log("warn", "not recorded", problem);
@@ -202,7 +212,7 @@ export class Workspace {
         // A folder among them is looked at alone: what it holds is among the suspects.
         this.#closed
           ? { recorded: [], problems: [] }
-          : await this.#recorder.capture(slice, { shallow })
+          : await this.#recorder.capture(slice, { shallow, inChangeOrder: true, changedBefore })
       );
       result.recordedCount += captured.recorded.length;
       if (keep) result.recorded.push(...captured.recorded);

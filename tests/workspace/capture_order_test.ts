@@ -1,28 +1,64 @@
 /**
- * The order a capture records its changes in, which is the order replicas receive them
- * (PROTOCOL.md §8): deletions deepest first, then creations shallowest first.
+ * The order a capture of what is found on disk (a scan, a watcher's batch) records its
+ * changes in, which is the order replicas receive them (PROTOCOL.md §8): deletions deepest
+ * first, then folders shallowest first, then files and links in the order they were
+ * changed (modification time, then path).
  */
 import assert from "node:assert/strict";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 
-Deno.test("A capture records creations shallowest first and deletions deepest first", async (t) => {
+/** A modification time long past, far from any other, in seconds: `at(0)`, `at(1)`, … */
+const at = (second: number) => new Date(Date.UTC(2020, 0, 1, 0, 0, second));
+
+Deno.test("A scan records folders shallowest first, then files in the order they were changed, deletions deepest first", async (t) => {
   const cases = [
     {
-      description: "a new tree: one depth after the other",
-      input: { make: ["a/b/c.txt", "a/z.txt", "y/w/v.txt", "top.txt"], remove: [] },
-      expected: ["a", "top.txt", "y", "a/b", "a/z.txt", "y/w", "a/b/c.txt", "y/w/v.txt"],
+      description: "a new tree: its folders by depth, then its files by modification time",
+      input: {
+        make: [
+          { path: "y/w/v.txt", second: 0 },
+          { path: "top.txt", second: 1 },
+          { path: "a/z.txt", second: 2 },
+          { path: "a/b/c.txt", second: 3 },
+        ],
+        remove: [],
+      },
+      expected: ["a", "y", "a/b", "y/w", "y/w/v.txt", "top.txt", "a/z.txt", "a/b/c.txt"],
+    },
+    {
+      description: "files modified at the same time: in path order",
+      input: {
+        make: [
+          { path: "b.txt", second: 5 },
+          { path: "d/a.txt", second: 5 },
+          { path: "a.txt", second: 5 },
+          { path: "c.txt", second: 4 },
+        ],
+        remove: [],
+      },
+      expected: ["d", "c.txt", "a.txt", "b.txt", "d/a.txt"],
     },
     {
       description: "a tree removed: the deepest paths first",
-      input: { make: ["a/b/c.txt", "a/z.txt", "top.txt"], remove: ["a"] },
+      input: {
+        make: [
+          { path: "a/b/c.txt", second: 0 },
+          { path: "a/z.txt", second: 0 },
+          { path: "top.txt", second: 0 },
+        ],
+        remove: ["a"],
+      },
       expected: ["a/b/c.txt", "a/z.txt", "a/b", "a"],
     },
   ];
   for (const { description, input, expected } of cases) {
     await t.step(description, () =>
       withTempDir(async (root) => {
-        for (const path of input.make) await put(root, path, path);
+        for (const { path, second } of input.make) {
+          await put(root, path, path);
+          await Deno.utime(`${root}/${path}`, at(second), at(second));
+        }
         const workspace = await Workspace.open({ root });
         try {
           let { recorded } = await workspace.scan();

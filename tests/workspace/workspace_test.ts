@@ -42,7 +42,8 @@ Deno.test("Workspace.scan() records the tree, then only what changed since, dele
     let workspace = await open(root);
     try {
       const first = await workspace.scan();
-      assert.deepEqual(first.recorded.map((i) => i.path), ["a.txt", "src", "src/b.ts"]);
+      // The folder first, then the files in the order they were written (PROTOCOL.md §8).
+      assert.deepEqual(first.recorded.map((i) => i.path), ["src", "a.txt", "src/b.ts"]);
       assert.deepEqual((await workspace.scan()).recorded, [], "nothing changed");
     } finally {
       await workspace.close();

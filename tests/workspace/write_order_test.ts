@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { orderedName } from "./_ordered_writer.ts";
+
+const WRITER = new URL("./_ordered_writer.ts", import.meta.url).pathname;
+
+/** Blocks this process's event loop (and nothing else) until `path` exists. */
+function blockUntilExists(path: string): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      Deno.lstatSync(path);
+      return;
+    } catch {
+      Atomics.wait(pause, 0, 0, 1); // a synchronous millisecond: the event loop stays busy
+    }
+  }
+}
+
+Deno.test("Workspace records files in the order they were written, even when file events are lost", () =>
+  withTempDir(async (root) => {
+    await put(root, "src/first.txt", "the folder the writes go in");
+    const scratch = await Deno.makeTempFile({ prefix: "chronicle-clock-" });
+    const workspace = await Workspace.open({ root });
+    // A watch of the test's own beside the workspace's: Deno feeds every watch of a process
+    // the same events at once, so when this one's queue overflowed, so did the workspace's.
+    const probe = Deno.watchFs(`${root}/src`, { recursive: true });
+    let lost = false;
+    const probing = (async () => {
+      for await (const event of probe) if (event.flag === "rescan") lost = true;
+    })();
+    try {
+      await workspace.scan();
+      // A rescan only because events were lost: the safety rescan is minutes away.
+      await workspace.watch({ debounceMs: 20, rescanMs: 600_000 });
+      // Another process writes files one after another, each modified later than the one
+      // before. This one's event loop is busy while the first `blocked` are written (Deno
+      // drops their events, and reports that it did), then free for the rest (the watcher
+      // reports them at once): those must not be recorded before the lost ones. On a
+      // loaded machine the OS may hand over too few events while the loop is busy: then
+      // none are lost, and the writes are made again in another folder.
+      const count = 900;
+      const blocked = 600;
+      for (let attempt = 0; !lost; attempt++) {
+        assert.ok(attempt < 5, "no burst of 5 overflowed Deno's queue of events");
+        const folder = `src/run${attempt}`;
+        await Deno.mkdir(`${root}/${folder}`);
+        await waitFor("the folder's record", () => workspace.store.latest(folder));
+        const writer = new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", WRITER, `${root}/${folder}`, String(count), scratch],
+          stdout: "null",
+        }).spawn();
+        blockUntilExists(`${root}/${folder}/${orderedName(blocked, count)}`);
+        const status = await writer.status;
+        assert.equal(status.code, 0, "the writer failed");
+        const paths = Array.from({ length: count }, (_, k) => `${folder}/${orderedName(k, count)}`);
+        await waitFor(
+          "every file written recorded",
+          () => paths.every((path) => workspace.store.latest(path)),
+          { timeoutMs: 60_000 },
+        );
+        // Each written once, modified later than the one before: recorded in that order.
+        const sequences = paths.map((path) => {
+          const history = workspace.store.history(path);
+          assert.equal(history.length, 1, `"${path}" recorded once`);
+          return history[0]!.sequence;
+        });
+        for (let k = 1; k < count; k++) {
+          assert.ok(
+            sequences[k - 1]! < sequences[k]!,
+            `file ${k - 1} ("${paths[k - 1]}", sequence ${sequences[k - 1]}) was not recorded ` +
+              `before file ${k} ("${paths[k]}", sequence ${sequences[k]}); events lost: ${lost}`,
+          );
+        }
+      }
+    } finally {
+      probe.close();
+      await probing;
+      await workspace.close();
+      await Deno.remove(scratch);
+    }
+  }));
