@@ -37,6 +37,12 @@ export interface WatchDriverContext {
  * The watching side of a workspace: the OS watcher, the debouncer that batches its events,
  * the batches queued as captures, and the safety rescans that catch events the OS dropped.
  * Internal to `Workspace`, whose `watch`, `suspendWatching` and `resumeWatching` it runs.
+ *
+ * The order of changes survives lost events: no file is recorded before one modified
+ * earlier whose event was lost (to the resolution of modification times; see
+ * `loss_order.ts`, whose decisions it follows). After a loss the watcher's events are held
+ * until a scan that began after it ends; each scan's end releases them, or drops them for
+ * the next scan, so nothing waits longer than that scan even when events are lost nonstop.
  */
 export class WatchDriver {
   readonly #c: WatchDriverContext;
