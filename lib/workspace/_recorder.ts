@@ -13,6 +13,7 @@ import {
 } from "../store/mod.ts";
 import { observePath } from "./file_observation.ts";
 import {
+  changedDuringScan,
   FOLDER_HASH,
   planCapture,
   sameStat,
@@ -246,11 +247,11 @@ export class Recorder {
     const unmatched = new Map(seen.map((file) => [file.path, file]));
     const deleted: string[] = [];
     const otherwiseFolders: string[] = [];
-    const files: Array<{ path: string; mtimeMs: number }> = [];
+    const files: SeenFile[] = []; // the walk's own objects: no copy of each
     const place = (file: SeenFile, verdict: ScanVerdict) => {
       if (verdict === "unchanged") return;
       if (file.kind === "dir") otherwiseFolders.push(file.path);
-      else files.push({ path: file.path, mtimeMs: file.mtimeMs });
+      else files.push(file);
     };
     for (const live of this.#c.store.liveStates()) {
       if (this.#c.filter.local.ignores(live.path)) continue;
@@ -425,8 +426,9 @@ export async function readIgnoreFile(root: string): Promise<string[]> {
 }
 
 /**
- * Leaves out of a capture the files and links `seen` holds that were modified at or after
- * `changedBefore` (and not after now): neither recorded nor, being live, taken for deleted.
+ * Leaves out of a capture the files and links `seen` holds that were changed since
+ * `changedBefore` ({@linkcode changedDuringScan}): neither recorded nor, if live, taken for
+ * deleted.
  */
 function leaveLate(
   seen: Map<string, SeenFile>,
@@ -435,7 +437,7 @@ function leaveLate(
 ): void {
   const now = Date.now();
   for (const [path, file] of seen) {
-    if (file.kind !== "dir" && file.mtimeMs >= changedBefore && file.mtimeMs <= now) {
+    if (changedDuringScan(file, changedBefore, now)) {
       seen.delete(path);
       live.delete(path);
     }

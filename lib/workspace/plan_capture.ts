@@ -108,3 +108,20 @@ export function stateToRemember(file: SeenFile, hash: string, now: number): File
     hash,
   };
 }
+
+/**
+ * Whether a scan leaves a file it found to the watcher: a file or link modified at or after
+ * `since` (when the scan's walk began) and not after `now` was changed after the walk
+ * began, and the watcher reports it (or reports that it lost its event, and a later scan
+ * records it, in order with what else was lost). A modification time after now was set,
+ * not made by a write (`touch -d`, an archive, another machine's clock): recorded, since no
+ * later scan would find it any earlier. Folders have no such time: never left. Pure.
+ *
+ * @param file What the scan found.
+ * @param since When the scan's walk began (epoch ms).
+ * @param now The time now (epoch ms).
+ * @returns Whether to leave it out of the scan.
+ */
+export function changedDuringScan(file: SeenFile, since: number, now: number): boolean {
+  return file.kind !== "dir" && file.mtimeMs >= since && file.mtimeMs <= now;
+}

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import type { FileState } from "../../lib/store/mod.ts";
 import { FOLDER_HASH, planCapture, RACY_WINDOW_MS } from "../../lib/workspace/mod.ts";
-import { scanVerdict, stateToRemember } from "../../lib/workspace/plan_capture.ts";
+import {
+  changedDuringScan,
+  scanVerdict,
+  stateToRemember,
+} from "../../lib/workspace/plan_capture.ts";
 
 const H = "a".repeat(64);
 const seen = (
@@ -192,5 +196,45 @@ Deno.test("scanVerdict() is planCapture()'s rule for one path a scan saw", async
       const { file, known: state, recorded } = row.input;
       assert.equal(scanVerdict(file, state, recorded), row.expected);
     });
+  }
+});
+
+Deno.test("changedDuringScan() leaves to the watcher what was modified after the scan's walk began", async (t) => {
+  const since = 10_000;
+  const now = 12_000;
+  const table = [
+    {
+      description: "modified before the walk began: recorded",
+      input: seen("a", { mtimeMs: since - 1 }),
+      expected: false,
+    },
+    {
+      description: "modified as the walk began: left (its event comes after the loss)",
+      input: seen("a", { mtimeMs: since }),
+      expected: true,
+    },
+    {
+      description: "modified while the scan ran: left",
+      input: seen("a", { mtimeMs: since + 500 }),
+      expected: true,
+    },
+    {
+      description: "modified now: left",
+      input: seen("a", { mtimeMs: now }),
+      expected: true,
+    },
+    {
+      description: "a modification time after now (set, not written): recorded",
+      input: seen("a", { mtimeMs: now + 1 }),
+      expected: false,
+    },
+    {
+      description: "a folder, whatever its time: recorded",
+      input: { ...folder("d"), mtimeMs: since + 500 },
+      expected: false,
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => assert.equal(changedDuringScan(input, since, now), expected));
   }
 });
