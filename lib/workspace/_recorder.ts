@@ -11,6 +11,7 @@ import {
   type NewIteration,
   type Store,
 } from "../store/mod.ts";
+import { byDepthThenPath, byTimeThenPath, inChangeOrder } from "./capture_order.ts";
 import { observePath } from "./file_observation.ts";
 import {
   changedDuringScan,
@@ -213,12 +214,14 @@ export class Recorder {
     // Deletions first: a file replaced by a folder of the same name (or the reverse) is
     // then never recorded as both present at one sequence, and replicas apply it in order.
     // Deletions deepest first (a folder after what was in it), creations shallowest first
-    // (a folder before what goes in it), as PROTOCOL.md §8 orders them. By depth rather
-    // than by path: consecutive paths of one depth are never related, so a replica applies
-    // a level of a new tree in one batch, not one batch per folder.
-    // What is found on disk: files in the order they were changed (a watcher's batch, a
-    // scan's slice), so a replica's writes reach the master in the order made.
-    changes.sort(options.inChangeOrder ? inChangeOrder(seen) : byDepthThenPath);
+    // (a folder before what goes in it), as PROTOCOL.md §8 orders them (capture_order.ts).
+    // What is found on disk, files after folders in the order they were changed (a
+    // watcher's batch, a scan's slice): a replica's writes reach the master in the order made.
+    changes.sort(
+      options.inChangeOrder
+        ? inChangeOrder((path) => seen.get(path)?.mtimeMs ?? 0)
+        : byDepthThenPath,
+    );
     // The content stored above is durable before it is recorded: its object files flushed
     // now, its small rows committed in the record's own transaction (one commit for all).
     // Only the rows this record references: others held (content fetched for a later
@@ -442,48 +445,4 @@ function leaveLate(
       live.delete(path);
     }
   }
-}
-
-/** Earlier modification time first, then path order. */
-function byTimeThenPath(
-  a: { path: string; mtimeMs: number },
-  b: { path: string; mtimeMs: number },
-): number {
-  return a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-}
-
-/**
- * Deletions first (deepest first), then folders (shallowest first), then files and links in
- * the order they were changed: by their modification time in `seen`, then path. A folder's
- * modification time is its last entry's change, not its making: it comes before what goes
- * in it, whenever that was made.
- */
-function inChangeOrder(
-  seen: ReadonlyMap<string, SeenFile>,
-): (a: NewIteration, b: NewIteration) => number {
-  const group = (change: NewIteration) =>
-    change.deleted ? 0 : change.mode !== 0 && isFolderMode(change.mode) ? 1 : 2;
-  return (a, b) => {
-    const groups = group(a) - group(b);
-    if (groups !== 0 || group(a) !== 2) return groups || byDepthThenPath(a, b);
-    return byTimeThenPath(
-      { path: a.path, mtimeMs: seen.get(a.path)?.mtimeMs ?? 0 },
-      { path: b.path, mtimeMs: seen.get(b.path)?.mtimeMs ?? 0 },
-    );
-  };
-}
-
-/** Deletions before creations; deletions deepest first, creations shallowest first. */
-function byDepthThenPath(a: NewIteration, b: NewIteration): number {
-  if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
-  const order = depthOf(a.path) - depthOf(b.path) ||
-    (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  return a.deleted ? -order : order;
-}
-
-/** How many folders hold a normalized path (0 for the root's children). */
-function depthOf(path: string): number {
-  let depth = 0;
-  for (let at = path.indexOf("/"); at !== -1; at = path.indexOf("/", at + 1)) depth++;
-  return depth;
 }

@@ -5,6 +5,8 @@
  * changed (modification time, then path).
  */
 import assert from "node:assert/strict";
+import type { NewIteration } from "../../lib/store/mod.ts";
+import { inChangeOrder } from "../../lib/workspace/capture_order.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 
@@ -71,5 +73,47 @@ Deno.test("A scan records folders shallowest first, then files in the order they
           await workspace.close();
         }
       }));
+  }
+});
+
+Deno.test("inChangeOrder() puts deletions, then folders, then files by modification time", async (t) => {
+  const file = (path: string): NewIteration => ({
+    path,
+    hash: "h",
+    size: 1,
+    mode: 0o100644,
+    deleted: false,
+    origin: "local",
+  });
+  const dir = (path: string): NewIteration => ({ ...file(path), size: 0, mode: 0o40755 });
+  const gone = (path: string): NewIteration => ({ ...file(path), mode: 0, deleted: true });
+  const table = [
+    {
+      description: "files by modification time, whatever their depth or path",
+      input: { changes: [file("a.txt"), file("b/c/d.txt"), file("z.txt")], times: [3, 1, 2] },
+      expected: ["b/c/d.txt", "z.txt", "a.txt"],
+    },
+    {
+      description: "files modified at the same time: by path",
+      input: { changes: [file("b.txt"), file("a/b.txt"), file("a.txt")], times: [1, 1, 1] },
+      expected: ["a.txt", "a/b.txt", "b.txt"],
+    },
+    {
+      description: "a folder before every file, even one modified earlier than it",
+      input: { changes: [file("a.txt"), dir("d/e"), dir("d")], times: [1, 5, 9] },
+      expected: ["d", "d/e", "a.txt"],
+    },
+    {
+      description: "deletions first, deepest first",
+      input: { changes: [file("a.txt"), gone("x"), gone("x/y.txt")], times: [1, 0, 0] },
+      expected: ["x/y.txt", "x", "a.txt"],
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => {
+      const times = new Map(input.changes.map((change, i) => [change.path, input.times[i]!]));
+      const sorted = [...input.changes].sort(inChangeOrder((path) => times.get(path) ?? 0));
+      assert.deepEqual(sorted.map((change) => change.path), expected);
+    });
   }
 });

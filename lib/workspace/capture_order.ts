@@ -1,0 +1,75 @@
+/**
+ * The order a capture records its changes in, which is the order replicas receive them
+ * (PROTOCOL.md §8). Pure.
+ *
+ * @module
+ */
+
+import { isFolderMode, type NewIteration } from "../store/mod.ts";
+
+/**
+ * Deletions before creations; deletions deepest first, creations shallowest first. By
+ * depth rather than by path: consecutive paths of one depth are never related, so a
+ * replica applies a level of a new tree in one batch, not one batch per folder.
+ *
+ * @param a One change.
+ * @param b Another.
+ * @returns Negative when `a` comes first.
+ */
+export function byDepthThenPath(a: NewIteration, b: NewIteration): number {
+  if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
+  const order = depthOf(a.path) - depthOf(b.path) ||
+    (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return a.deleted ? -order : order;
+}
+
+/**
+ * Earlier modification time first, then path order.
+ *
+ * @param a One path and its modification time (epoch ms).
+ * @param b Another.
+ * @returns Negative when `a` comes first.
+ */
+export function byTimeThenPath(
+  a: { path: string; mtimeMs: number },
+  b: { path: string; mtimeMs: number },
+): number {
+  return a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+/**
+ * The order of what is found on disk (a watcher's batch, a scan's slice), whose order is
+ * not otherwise known: deletions first (deepest first), then folders (shallowest first),
+ * then files and links in the order they were changed, by modification time, then path.
+ * A folder's modification time is its last entry's change, not its making: it comes
+ * before what goes in it, whenever that was made. Files are never inside each other, so a
+ * replica still applies them in one batch.
+ *
+ * @param mtimeOf A file's modification time (epoch ms), by path.
+ * @returns The comparison, for `Array.prototype.sort`.
+ * @example
+ * ```ts
+ * const times = new Map([["b.txt", 1], ["a.txt", 2]]);
+ * changes.sort(inChangeOrder((path) => times.get(path) ?? 0)); // b.txt, then a.txt
+ * ```
+ */
+export function inChangeOrder(
+  mtimeOf: (path: string) => number,
+): (a: NewIteration, b: NewIteration) => number {
+  const group = (change: NewIteration) => change.deleted ? 0 : isFolderMode(change.mode) ? 1 : 2;
+  return (a, b) => {
+    const groups = group(a) - group(b);
+    if (groups !== 0 || group(a) !== 2) return groups || byDepthThenPath(a, b);
+    return byTimeThenPath(
+      { path: a.path, mtimeMs: mtimeOf(a.path) },
+      { path: b.path, mtimeMs: mtimeOf(b.path) },
+    );
+  };
+}
+
+/** How many folders hold a normalized path (0 for the root's children). */
+function depthOf(path: string): number {
+  let depth = 0;
+  for (let at = path.indexOf("/"); at !== -1; at = path.indexOf("/", at + 1)) depth++;
+  return depth;
+}
