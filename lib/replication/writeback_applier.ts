@@ -189,17 +189,17 @@ export class WriteBackApplier {
   ): Promise<WriteBackOutcome[]> {
     const { verdicts, seen } = await this.#decideRecorded(sandboxId, run);
     const failures = new Map<string, unknown>();
-    const changes: WorkspaceChange[] = [];
+    const inRunOrder: Array<WorkspaceChange | undefined> = [];
     const applying: Array<{ localSeq: bigint } & AppliedContent> = [];
     await forEachLimited(
-      run.map((entry, i) => [entry, verdicts[i]!] as const),
+      run.map((entry, i) => [entry, verdicts[i]!, i] as const),
       16,
-      async ([entry, verdict]) => {
+      async ([entry, verdict, i]) => {
         if (!verdict.accept) return;
         const path = verdict.paths[0]!;
         try {
           const change = await this.#change(entry, path, seen.get(path));
-          changes.push(change);
+          inRunOrder[i] = change;
           applying.push({ localSeq: entry.local_seq, ...contentOf(change) });
         } catch (error) {
           failures.set(path, error);
@@ -207,9 +207,11 @@ export class WriteBackApplier {
       },
     );
     this.#state.noteApplying(sandboxId, applying);
+    const changes = inRunOrder.filter((change) => change !== undefined);
     const { recorded, failed } = await this.#workspace.applyChanges(changes, {
       origin: sandboxId,
       onlyOwnChanges: true, // the agent's change right after is its own, not the sandbox's
+      inGivenOrder: true, // recorded in the order the sandbox made them, not by path
     });
     for (const failure of failed) failures.set(failure.path, failure.error);
     // The sandbox's own: not what the agent put where a deletion removed a file, recorded

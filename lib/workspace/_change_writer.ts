@@ -63,6 +63,8 @@ export interface ChangeWriterContext {
       removed?: ReadonlySet<string>;
       /** Folders given a mode someone changed since (see `Recorder.capture`). */
       overtaken?: ReadonlyMap<string, number>;
+      /** The order the changes were made in (see `Recorder.capture`). */
+      order?: readonly string[] | undefined;
     },
   ) => Promise<CaptureResult>;
 }
@@ -189,6 +191,7 @@ export class ChangeWriter {
     const { recorded } = await this.#c.capture(made.map((change) => change.path), {
       origin: options.origin,
       written,
+      order: options.inGivenOrder ? accepted.map((change) => change.path) : undefined,
       // A folder made or given its mode is that change alone: what it holds is not.
       shallow: new Set(
         made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),

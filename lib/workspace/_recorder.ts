@@ -11,7 +11,7 @@ import {
   type NewIteration,
   type Store,
 } from "../store/mod.ts";
-import { byDepthThenPath, byTimeThenPath, inChangeOrder } from "./capture_order.ts";
+import { byDepthThenPath, byTimeThenPath, inChangeOrder, inGivenOrder } from "./capture_order.ts";
 import { observePath } from "./file_observation.ts";
 import {
   changedDuringScan,
@@ -100,6 +100,11 @@ export class Recorder {
        * what is found on disk, whose order is not otherwise known.
        */
       inChangeOrder?: boolean;
+      /**
+       * The order the scopes' changes were made in (unrelated paths): recorded in that
+       * order (see `inGivenOrder`), not by depth then path.
+       */
+      order?: readonly string[] | undefined;
       /**
        * Files and links modified at or after this time (epoch ms) and not after now are
        * left as they are, neither recorded nor taken for deleted: changed after a scan's
@@ -218,7 +223,9 @@ export class Recorder {
     // What is found on disk, files after folders in the order they were changed (a
     // watcher's batch, a scan's slice): a replica's writes reach the master in the order made.
     changes.sort(
-      options.inChangeOrder
+      options.order
+        ? inGivenOrder(options.order)
+        : options.inChangeOrder
         ? inChangeOrder((path) => seen.get(path)?.mtimeMs ?? 0)
         : byDepthThenPath,
     );

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ancestorsOf } from "../paths/mod.ts";
 import { isFolderMode, type NewIteration } from "../store/mod.ts";
 
 /**
@@ -65,6 +66,39 @@ export function inChangeOrder(
       { path: b.path, mtimeMs: mtimeOf(b.path) },
     );
   };
+}
+
+/**
+ * The order of changes made in a given order (a sandbox's write-backs, as it made them):
+ * the paths of `order` in that order, each with what was found at or inside it (a removal,
+ * then what was put there since, by {@linkcode byDepthThenPath}); first, the folders made
+ * for them (by depth). The paths of `order` are unrelated (none inside another).
+ *
+ * @param order The paths of the changes, in the order made.
+ * @returns The comparison, for `Array.prototype.sort`.
+ * @example
+ * ```ts
+ * changes.sort(inGivenOrder(["b.txt", "a/c.txt"])); // a (made for a/c.txt), b.txt, a/c.txt
+ * ```
+ */
+export function inGivenOrder(
+  order: readonly string[],
+): (a: NewIteration, b: NewIteration) => number {
+  const rank = new Map(order.map((path, i) => [path, i]));
+  const keys = new Map<string, number>();
+  // A path's own rank, else its ranked ancestor's (at most one: they are unrelated), else
+  // -1: a folder made for them, before all.
+  const keyOf = (path: string): number => {
+    let key = keys.get(path);
+    if (key === undefined) {
+      key = rank.get(path) ??
+        ancestorsOf(path).map((ancestor) => rank.get(ancestor)).find((r) => r !== undefined) ??
+        -1;
+      keys.set(path, key);
+    }
+    return key;
+  };
+  return (a, b) => keyOf(a.path) - keyOf(b.path) || byDepthThenPath(a, b);
 }
 
 /** How many folders hold a normalized path (0 for the root's children). */

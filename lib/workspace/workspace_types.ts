@@ -57,6 +57,13 @@ export interface ApplyChangesOptions extends WriteOptions {
    * @default {false}
    */
   onlyOwnChanges?: boolean;
+  /**
+   * Record the changes in the order given (the order their maker made them in: a
+   * sandbox's write-backs), each after the folders made for it, instead of deletions
+   * first, then by depth and path.
+   * @default {false}
+   */
+  inGivenOrder?: boolean;
 }
 
 /** One change for {@linkcode Workspace.applyChanges}. */

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { NewIteration } from "../../lib/store/mod.ts";
-import { inChangeOrder } from "../../lib/workspace/capture_order.ts";
+import { inChangeOrder, inGivenOrder } from "../../lib/workspace/capture_order.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 
@@ -114,6 +114,52 @@ Deno.test("inChangeOrder() puts deletions, then folders, then files by modificat
       const times = new Map(input.changes.map((change, i) => [change.path, input.times[i]!]));
       const sorted = [...input.changes].sort(inChangeOrder((path) => times.get(path) ?? 0));
       assert.deepEqual(sorted.map((change) => change.path), expected);
+    });
+  }
+});
+
+Deno.test("inGivenOrder() keeps the order changes were made in, each after the folders made for it", async (t) => {
+  const file = (path: string, origin = "sb"): NewIteration => ({
+    path,
+    hash: "h",
+    size: 1,
+    mode: 0o100644,
+    deleted: false,
+    origin,
+  });
+  const dir = (path: string): NewIteration => ({ ...file(path), size: 0, mode: 0o40755 });
+  const gone = (path: string): NewIteration => ({ ...file(path), mode: 0, deleted: true });
+  const table = [
+    {
+      description: "writes and a removal, out of path order: as given",
+      input: {
+        order: ["z.txt", "m.txt", "a.txt"],
+        changes: [file("a.txt"), gone("m.txt"), file("z.txt")],
+      },
+      expected: ["z.txt", "m.txt deleted", "a.txt"],
+    },
+    {
+      description: "the folders a write made: before everything, by depth",
+      input: {
+        order: ["b.txt", "x/y/c.txt"],
+        changes: [file("x/y/c.txt"), dir("x/y"), file("b.txt"), dir("x")],
+      },
+      expected: ["x", "x/y", "b.txt", "x/y/c.txt"],
+    },
+    {
+      description: "what was put where a removal was: right after the removal",
+      input: {
+        order: ["d", "a.txt"],
+        changes: [file("a.txt"), file("d/new.txt", "local"), dir("d"), gone("d")],
+      },
+      expected: ["d deleted", "d", "d/new.txt", "a.txt"],
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => {
+      const sorted = [...input.changes].sort(inGivenOrder(input.order));
+      const shown = sorted.map((change) => `${change.path}${change.deleted ? " deleted" : ""}`);
+      assert.deepEqual(shown, expected);
     });
   }
 });
