@@ -61,8 +61,11 @@ export class WatchDriver {
   #waitingCapture: Set<string> | null = null;
   /** Where the order of changes after lost events stands (see `loss_order.ts`). */
   #loss: LossState = NO_LOSS;
-  /** The paths the watcher reported while a loss was open, held until it is covered. */
-  readonly #held = new Set<string>();
+  /**
+   * The paths the watcher reported while a loss was open, held until it is covered: each
+   * with whether its writer closed it last (see `Debouncer.addReady`).
+   */
+  readonly #held = new Map<string, boolean>();
 
   /**
    * Makes the driver; nothing is watched before {@linkcode WatchDriver.watch}.
@@ -177,16 +180,28 @@ export class WatchDriver {
           else this.#debouncer?.add(paths);
           break;
         case "hold":
-          for (const path of paths) this.#held.add(path);
+          for (const path of paths) this.#held.set(path, ready);
           break;
-        case "release": {
-          const held = new Set(this.#held);
-          this.#held.clear();
-          this.#captureBatch(held);
+        case "release":
+          this.#release();
           break;
-        }
       }
     }
+  }
+
+  /**
+   * Hands the held paths to the debouncer, as if reported now: a file still being written
+   * waits for its quiet time like any other. Should events be lost again meanwhile, they
+   * are dropped with what else waits, for the scan that follows (it began after all of
+   * them), so none is recorded before what that loss hid.
+   */
+  #release(): void {
+    const ready: string[] = [];
+    const pending: string[] = [];
+    for (const [path, closed] of this.#held) (closed ? ready : pending).push(path);
+    this.#held.clear();
+    this.#debouncer?.add(pending);
+    this.#debouncer?.addReady(ready);
   }
 
   /**
