@@ -82,3 +82,49 @@ Deno.test("Workspace records files in the order they were written, even when fil
       await Deno.remove(scratch);
     }
   }));
+
+/** Keeps this process's event loop busy for `ms` (nothing else of it runs meanwhile). */
+function blockFor(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+Deno.test("Workspace records a change while file events are lost again and again, before the losses stop", () =>
+  withTempDir(async (root) => {
+    await put(root, "src/first.txt", "the folder the writes go in");
+    const workspace = await Workspace.open({ root });
+    const probe = Deno.watchFs(`${root}/src`, { recursive: true });
+    let losses = 0;
+    const probing = (async () => {
+      for await (const event of probe) if (event.flag === "rescan") losses++;
+    })();
+    // Another process rewrites 200 files nonstop until told to stop.
+    const writer = new Deno.Command("sh", {
+      args: [
+        "-c",
+        "i=0; while [ ! -e stop ]; do echo $i > src/busy/f$((i % 200)).txt; i=$((i+1)); done",
+      ],
+      cwd: root,
+    }).spawn();
+    try {
+      await Deno.mkdir(`${root}/src/busy`);
+      await workspace.scan();
+      await workspace.watch({ debounceMs: 20, rescanMs: 600_000 });
+      // This process's event loop is busy most of the time, so Deno loses events again and
+      // again while the writer goes on. The target is written once they are being lost,
+      // and recorded all the same, before the losses stop (they do not stop here): by the
+      // scan after a loss, or as the watcher reported it, never held for good.
+      const busy = { intervalMs: 10, timeoutMs: 60_000 };
+      await waitFor("events lost", () => (blockFor(200), losses > 0), busy);
+      await put(root, "src/target.txt", "written while events are being lost");
+      await waitFor("the target recorded while events are being lost", () => {
+        blockFor(200);
+        return workspace.store.latest("src/target.txt");
+      }, busy);
+    } finally {
+      await Deno.writeFile(`${root}/stop`, new Uint8Array());
+      await writer.status;
+      probe.close();
+      await probing;
+      await workspace.close();
+    }
+  }));
