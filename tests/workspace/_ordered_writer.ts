@@ -1,8 +1,8 @@
 /**
  * Writes files one after another, each modified later than the one before (as the file
  * system's clock tells: it waits for the clock to move past the last file's modification
- * time, on a scratch file outside the watched tree, before each write). Names are
- * {@linkcode orderedName}: their path order is not their write order.
+ * time, on a scratch file outside the watched tree, before each write), each in one step.
+ * Names are {@linkcode orderedName}: their path order is not their write order.
  *
  * Usage: `deno run -A _ordered_writer.ts <folder> <count> <scratch file>`
  */
@@ -27,8 +27,11 @@ if (import.meta.main) {
       Deno.writeFileSync(scratch, new Uint8Array());
       if (Deno.statSync(scratch).mtime!.getTime() > last) break;
     }
+    // In one step (a temp file the watcher ignores, renamed into place): a look between
+    // the creation and the write would find the file empty, a version of its own.
     const path = `${folder}/${orderedName(k, count)}`;
-    Deno.writeTextFileSync(path, `file ${k}`);
+    Deno.writeTextFileSync(`${folder}/.${k}.chronicle-tmp`, `file ${k}`);
+    Deno.renameSync(`${folder}/.${k}.chronicle-tmp`, path);
     last = Deno.statSync(path).mtime!.getTime();
   }
 }
