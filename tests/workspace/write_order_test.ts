@@ -6,14 +6,20 @@ import { orderedName } from "./_ordered_writer.ts";
 
 const WRITER = new URL("./_ordered_writer.ts", import.meta.url).pathname;
 
-/** Blocks this process's event loop (and nothing else) until `path` exists. */
+/**
+ * Blocks this process's event loop (and nothing else) until `path` exists.
+ *
+ * @throws {Error} After a minute without it (the writer failed).
+ */
 function blockUntilExists(path: string): void {
   const pause = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 60_000;
   for (;;) {
     try {
       Deno.lstatSync(path);
       return;
     } catch {
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for "${path}"`);
       Atomics.wait(pause, 0, 0, 1); // a synchronous millisecond: the event loop stays busy
     }
   }
