@@ -40,11 +40,27 @@ zpty -w z 'PROMPT="> "; autoload -U compinit; compinit -u -D -d ${dir}/zcompdump
 zpty -w z 'print READY'
 out=""
 until [[ $out == *$'\\n'READY* ]]; do zpty -r -t z chunk && out+=$chunk; done
-zpty -w -n z ${JSON.stringify(line)}$'\\t'
-# End the line with a marker, so the shell's redraw is read back whole. A loaded machine
-# can take seconds to complete: wait up to a minute for the marker.
-zpty -w -n z '#END'
+# Each key goes in only once the shell has drawn what the keys before it did: with keys
+# still waiting to be read (typeahead), zsh may skip a completion. A loaded machine can take
+# seconds to answer: each wait lasts up to a minute.
+line=${JSON.stringify(line)}
+zpty -w -n z "$line"
 out=""
+for i in {1..1200}; do
+  zpty -r -t z chunk && out+=$chunk
+  [[ $out == *"\${line: -3}"* ]] && break
+  sleep 0.05
+done
+zpty -w -n z $'\\t'
+# The Tab's answer: the completed word, or a bell when nothing matches.
+before=\${#out}
+for i in {1..1200}; do
+  zpty -r -t z chunk && out+=$chunk
+  (( \${#out} > before )) && break
+  sleep 0.05
+done
+# End the line with a marker, so the shell's redraw is read back whole.
+zpty -w -n z '#END'
 for i in {1..1200}; do
   zpty -r -t z chunk && out+=$chunk
   [[ $out == *'#END'* ]] && break
@@ -55,16 +71,38 @@ print -r -- "$out"
 `,
   );
   return run("zsh", ["-f", driver]).then((out) => {
-    // Drop terminal control sequences (ESC [ …), carriage returns, bells, and what a
-    // backspace erased: the terminal's redraw of the line, as a person would see it.
-    const ESC = "\u001b", BELL = "\u0007", BACKSPACE = "\u0008";
-    let text = out.replace(new RegExp(`${ESC}\\[[0-9;?]*[a-zA-Z]`, "g"), "")
-      .replace(new RegExp(`[\r${BELL}]`, "g"), "");
-    const erased = new RegExp(`[^${BACKSPACE}]${BACKSPACE}`);
-    while (erased.test(text)) text = text.replace(erased, "");
-    const last = text.split("\n").filter((l) => l.includes("#END")).at(-1) ?? text;
+    const last = screenLines(out).filter((l) => l.includes("#END")).at(-1) ?? "";
     return last.slice(last.indexOf("chronicle"), last.indexOf("#END")).trimEnd();
   });
+}
+
+/**
+ * The lines a terminal shows for `output`: carriage returns, backspaces and the cursor moves
+ * and erasures zsh's line editor uses when it redraws a line (it may draw the whole prompt and
+ * line again after a completion) are played as a terminal plays them; other control
+ * sequences and bells are dropped.
+ */
+function screenLines(output: string): string[] {
+  const ESC = "\u001b", BELL = "\u0007", BACKSPACE = "\u0008";
+  const lines: string[] = [];
+  let line: string[] = [];
+  let column = 0;
+  const controls = new RegExp(`${ESC}\\[([0-9;?]*)([a-zA-Z])|[\\s\\S]`, "g");
+  for (const [piece, count, command] of output.matchAll(controls)) {
+    const steps = Math.max(1, Number.parseInt(count ?? "", 10) || 1);
+    if (command === "C") column += steps;
+    else if (command === "D") column = Math.max(0, column - steps);
+    else if (command === "K") line = line.slice(0, column);
+    else if (command !== undefined || piece === BELL) continue;
+    else if (piece === "\n") [lines[lines.length], line, column] = [line.join(""), [], 0];
+    else if (piece === "\r") column = 0;
+    else if (piece === BACKSPACE) column = Math.max(0, column - 1);
+    else {
+      while (line.length < column) line.push(" ");
+      line[column++] = piece;
+    }
+  }
+  return [...lines, line.join("")];
 }
 
 Deno.test("fish completion, run in fish, completes commands, subcommands and flags", () =>
