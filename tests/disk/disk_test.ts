@@ -69,6 +69,69 @@ Deno.test("writeFileAtomic() with createOnly creates a missing file and leaves a
     assert.deepEqual(names.sort(), ["dangling", "file", "folder", "new.txt"], "no temp file left");
   }));
 
+/** Bytes that differ at every position of a page, so a piece written twice or skipped shows. */
+function patterned(size: number, seed: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i++) bytes[i] = (i * 31 + seed + (i >> 12)) & 0xff;
+  return bytes;
+}
+
+async function* inPieces(bytes: Uint8Array, sizes: number[]): AsyncGenerator<Uint8Array> {
+  let at = 0;
+  for (const size of sizes) {
+    yield bytes.subarray(at, at + size);
+    at += size;
+  }
+  if (at < bytes.length) yield bytes.subarray(at);
+}
+
+Deno.test("writeFileAtomic() writes small and large pieces (these off the main thread) in order", async (t) => {
+  const KiB = 1024;
+  const cases = [
+    { description: "a small buffer", input: { size: 3 * KiB, pieces: null } },
+    { description: "just under 64 KiB", input: { size: 64 * KiB - 1, pieces: null } },
+    { description: "exactly 64 KiB", input: { size: 64 * KiB, pieces: null } },
+    { description: "a large buffer", input: { size: 3 * 1024 * KiB + 17, pieces: null } },
+    {
+      description: "small and large pieces mixed",
+      input: { size: 900 * KiB, pieces: [10, 64 * KiB, 64 * KiB - 1, 300 * KiB, 1, 200 * KiB] },
+    },
+  ];
+  await withTempDir(async (dir) => {
+    for (const [index, { description, input }] of cases.entries()) {
+      await t.step(description, async () => {
+        const bytes = patterned(input.size, index);
+        const dest = `${dir}/f${index}`;
+        const source = input.pieces ? inPieces(bytes, input.pieces) : bytes;
+        const info = await writeFileAtomic(`${dir}/t${index}`, dest, source, 0o640, {
+          createOnly: index % 2 === 0,
+          visibleFirst: index % 2 === 1,
+        });
+        assert.deepEqual(await Deno.readFile(dest), bytes);
+        assert.equal(info.size, input.size);
+        assert.equal((await Deno.lstat(dest)).mode! & 0o7777, 0o640);
+      });
+    }
+  });
+});
+
+Deno.test("writeFileAtomic() leaves nothing behind when a source fails after a large piece", () =>
+  withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/dest`, "before");
+    async function* failing(): AsyncGenerator<Uint8Array> {
+      yield patterned(512 * 1024, 1);
+      throw new Error("the source broke");
+    }
+    await assert.rejects(
+      writeFileAtomic(`${dir}/tmp`, `${dir}/dest`, failing(), 0o644),
+      /the source broke/,
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/dest`), "before", "dest untouched");
+    const names = [];
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+    assert.deepEqual(names, ["dest"], "no temp file left");
+  }));
+
 /** Whether this machine's `sync` takes `-f` (busybox builds and macOS may not). */
 const SYNC_F_RUNS = await new Deno.Command("sync", { args: ["-f", "/"], stderr: "null" })
   .output().then((output) => output.success, () => false);
