@@ -33,6 +33,27 @@ export function treeEventAction(
 }
 
 /**
+ * Whether an event the root's watch reports is only about what lies inside top-level
+ * folders, which their own recursive watches report too: Deno hands every event to each
+ * watch whose path is a prefix of the event's, the root's non-recursive one included, so
+ * without this each change in a folder would be handled twice. Pure.
+ *
+ * @param root Absolute workspace root.
+ * @param paths The event's absolute paths (none for a report of lost events).
+ * @returns `true` when every path lies inside a top-level folder of `root`.
+ * @example
+ * ```ts
+ * onlyInsideTopFolders("/ws", ["/ws/src/a.ts"]); // true: the watch of src/ reports it
+ * onlyInsideTopFolders("/ws", ["/ws/src"]); // false: the root's own entry
+ * ```
+ */
+export function onlyInsideTopFolders(root: string, paths: readonly string[]): boolean {
+  const prefix = `${root}/`;
+  return paths.length > 0 &&
+    paths.every((path) => path.startsWith(prefix) && path.indexOf("/", prefix.length) !== -1);
+}
+
+/**
  * Watches a workspace without ever watching Chronicle's data folder.
  *
  * Why not one recursive `Deno.watchFs(root)`: with the live SQLite database inside the
@@ -105,7 +126,11 @@ export class TreeWatcher {
   async #pump(name: string, watcher: Deno.FsWatcher): Promise<void> {
     try {
       for await (const event of watcher) {
-        if (name === "") this.#onRootEvent(event);
+        if (name === "") {
+          this.#onRootEvent(event);
+          // The folder's own watch reports it.
+          if (onlyInsideTopFolders(this.#root, event.paths)) continue;
+        }
         this.#onEvent(event);
       }
     } catch (error) {

@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { onlyInsideTopFolders, TreeWatcher } from "../../lib/workspace/tree_watcher.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+
+Deno.test("onlyInsideTopFolders() leaves to a folder's own watch what lies inside it", async (t) => {
+  const table: Array<{ description: string; input: string[]; expected: boolean }> = [
+    { description: "a file inside a top folder", input: ["/ws/src/a.ts"], expected: true },
+    { description: "deep inside a top folder", input: ["/ws/src/lib/x/a.ts"], expected: true },
+    { description: "a top folder itself", input: ["/ws/src"], expected: false },
+    { description: "a file at the root", input: ["/ws/README.md"], expected: false },
+    {
+      description: "a rename out of a folder to the root (the root's own entry is in it)",
+      input: ["/ws/src/a.ts", "/ws/a.ts"],
+      expected: false,
+    },
+    {
+      description: "a rename between two folders",
+      input: ["/ws/src/a.ts", "/ws/lib/a.ts"],
+      expected: true,
+    },
+    { description: "lost events (no paths)", input: [], expected: false },
+    {
+      description: "a sibling whose name the root's is a prefix of",
+      input: ["/ws2/a/b"],
+      expected: false,
+    },
+    { description: "the root itself", input: ["/ws"], expected: false },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => assert.equal(onlyInsideTopFolders("/ws", input), expected));
+  }
+});
+
+Deno.test("TreeWatcher reports a change inside a top folder once, not by the root's watch as well", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/src`);
+    const events: Deno.FsEvent[] = [];
+    const watcher = new TreeWatcher(root, () => false, (event) => events.push(event));
+    await watcher.start();
+    try {
+      Deno.writeTextFileSync(`${root}/src/a.ts`, "export {};\n");
+      // The root's watch reports events in order: once it reports this file, it has handed
+      // over whatever it had of src/a.ts.
+      Deno.writeTextFileSync(`${root}/after`, "");
+      const about = (path: string, kind: string) =>
+        events.filter((event) => event.kind === kind && event.paths.includes(path)).length;
+      await waitFor(
+        "the folder's report of src/a.ts and the root's of after",
+        () => about(`${root}/src/a.ts`, "create") > 0 && about(`${root}/after`, "create") > 0,
+      );
+      assert.equal(about(`${root}/src/a.ts`, "create"), 1, JSON.stringify(events));
+      assert.equal(about(`${root}/after`, "create"), 1, JSON.stringify(events));
+    } finally {
+      await watcher.close();
+    }
+  }));
