@@ -288,10 +288,16 @@ export class Store {
     return row ? columns(row).integerOrNull("s") ?? 0 : 0;
   }
 
-  /** Every content hash any iteration references (for a CAS sweep). */
+  /**
+   * Every content hash any iteration references (for a CAS sweep): a new set, the
+   * caller's to add to. Read row by row, never as one array of every row (hundreds of
+   * thousands on a large store).
+   */
   hashes(): Set<string> {
-    const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0").all();
-    return new Set(rows.map((row) => columns(row).text("hash")));
+    const hashes = new Set<string>();
+    const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0");
+    for (const row of rows.iterate()) hashes.add(columns(row).text("hash"));
+    return hashes;
   }
 
   /** Counts: live paths, iterations, and bytes of the live tree. */
