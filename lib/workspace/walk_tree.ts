@@ -74,6 +74,9 @@ function collect(
   }
 }
 
+/** A code unit from the surrogates up, where UTF-16's order and code points' can differ. */
+const FROM_SURROGATES = /[\uD800-\uFFFF]/;
+
 /**
  * Orders two strings by code point, which is the order of their UTF-8 bytes: SQLite's
  * order of text (`ORDER BY` with its default collation). JavaScript's `<` compares UTF-16
@@ -87,6 +90,9 @@ function collect(
  * ```
  */
 export function compareCodePoints(a: string, b: string): number {
+  // The orders differ only where both strings hold a code unit from U+D800 up: otherwise
+  // JavaScript's own comparison, much faster than a loop here, gives the same answer.
+  if (!FROM_SURROGATES.test(a) || !FROM_SURROGATES.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i);
