@@ -15,7 +15,10 @@
  *
  * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs 2,000 files and three replicas.
  * The first replica's memory at its peak is broken down (anonymous, of it malloc's main heap,
- * file-backed; the V8 heap reserved and in use; array buffers) from `/proc/PID/smaps`.
+ * and V8's pages; file-backed; the V8 heap reserved and in use; array buffers; what glibc's
+ * malloc holds, in use and free, from `mallinfo2` through the probe) from `/proc/PID/smaps`.
+ * `CHRONICLE_SCALE_SMAPS=FILE` also writes that `smaps` to FILE, and each process's after it
+ * settled to `FILE.settled.TIME`, for a person looking at every mapping.
  * `CHRONICLE_SCALE_FILES=N` and `CHRONICLE_SCALE_REPLICAS=N` set those counts (0 copies skips
  * that phase: only the scan and the first replica's initial sync, and its memory).
  * Every `chronicle` process runs with the V8 flags the binaries ship with (`BINARY_V8_FLAGS`,
@@ -83,7 +86,7 @@ export async function run(quick: boolean): Promise<string[]> {
     const probe = `${workspace}.memory.json`;
     const child = spawnChronicle([workspace, ...args], {
       script: PROBE_SCRIPT,
-      env: { CHRONICLE_MEMORY_PROBE: probe },
+      env: { CHRONICLE_MEMORY_PROBE: probe, CHRONICLE_MEMORY_PROBE_MALLINFO: "1" },
       permissions: v8Flags === "" ? ["-A"] : ["-A", `--v8-flags=${v8Flags}`],
     });
     children.push(child);
@@ -253,24 +256,50 @@ function breakdown(process: Probed): string {
       Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? "0") * 1024;
     const rollup = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`);
     const smaps = Deno.readTextFileSync(`/proc/${pid}/smaps`);
+    const dump = Deno.env.get("CHRONICLE_SCALE_SMAPS");
+    if (dump) Deno.writeTextFileSync(dump, smaps);
     const heapAt = smaps.indexOf(" [heap]\n");
     const mallocHeap = heapAt < 0 ? 0 : kib(smaps.slice(heapAt), "Rss");
     const v8 = readMemorySample(process.probe);
+    const malloc = v8?.malloc === undefined
+      ? ""
+      : `; malloc ${formatMiB(v8.malloc.inUse)} in use, ${formatMiB(v8.malloc.free)} free but kept`;
     return `anonymous ${formatMiB(kib(rollup, "Anonymous"))} (malloc's main heap ${
       formatMiB(mallocHeap)
-    }), file-backed ${formatMiB(kib(rollup, "Rss") - kib(rollup, "Anonymous"))}; V8 heap ${
-      formatMiB(v8?.heapTotal ?? 0)
-    } reserved, ${formatMiB(v8?.heapUsed ?? 0)} in use; array buffers ${
-      formatMiB(v8?.external ?? 0)
-    }`;
+    }, V8's pages ${formatMiB(v8Pages(smaps))}), file-backed ${
+      formatMiB(kib(rollup, "Rss") - kib(rollup, "Anonymous"))
+    }; V8 heap ${formatMiB(v8?.heapTotal ?? 0)} reserved, ${
+      formatMiB(v8?.heapUsed ?? 0)
+    } in use; array buffers ${formatMiB(v8?.external ?? 0)}${malloc}`;
   } catch (error) {
     return `unavailable (${error instanceof Error ? error.message : String(error)})`;
   }
 }
 
+/**
+ * Resident bytes of anonymous mappings of exactly 256 KiB: V8's heap pages (its regular page
+ * size), which V8 may keep resident beyond the heap it reports (pages it freed, pooled).
+ */
+function v8Pages(smaps: string): number {
+  let total = 0;
+  const mapping =
+    /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ 0 *\n(?:(?![0-9a-f]+-)[^\n]*\n)*?Rss:\s+(\d+) kB/gm;
+  for (const match of smaps.matchAll(mapping)) {
+    if (parseInt(match[2]!, 16) - parseInt(match[1]!, 16) === 256 * 1024) {
+      total += Number(match[3]) * 1024;
+    }
+  }
+  return total;
+}
+
 /** A process's memory after it was left alone for {@linkcode SETTLE_MS}. */
 async function settled(process: Probed): Promise<MemoryFigure> {
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const dump = Deno.env.get("CHRONICLE_SCALE_SMAPS");
+  if (dump) {
+    const smaps = Deno.readTextFileSync(`/proc/${process.child.process.pid}/smaps`);
+    Deno.writeTextFileSync(`${dump}.settled.${Date.now()}`, smaps);
+  }
   return sampleMemory(process);
 }
 

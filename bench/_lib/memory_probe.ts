@@ -26,6 +26,34 @@ export interface MemorySample {
   heapTotal: number;
   /** Memory of JavaScript objects held outside the V8 heap (array buffers), bytes. */
   external: number;
+  /**
+   * glibc malloc's figures (`mallinfo2`, every arena), when `CHRONICLE_MEMORY_PROBE_MALLINFO`
+   * is set (it needs FFI: the benchmarks run the probe with `-A`): bytes the allocator took
+   * from the OS (`arena`), of them allocated (`inUse`) and free but kept (`free`), and held
+   * in mappings of their own (`mmapped`).
+   */
+  malloc?: { arena: number; inUse: number; free: number; mmapped: number };
+}
+
+/** `mallinfo2()` from glibc, through FFI, or `null` where it cannot be called. */
+function mallinfoReader(): (() => MemorySample["malloc"]) | null {
+  try {
+    const libc = Deno.dlopen(
+      "libc.so.6",
+      {
+        mallinfo2: { parameters: [], result: { struct: Array(10).fill("usize") } },
+      } as const,
+    );
+    return () => {
+      const fields = new BigUint64Array((libc.symbols.mallinfo2() as Uint8Array).buffer);
+      const at = (i: number) => Number(fields[i]);
+      // struct mallinfo2: arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks,
+      // uordblks, fordblks, keepcost
+      return { arena: at(0), inUse: at(7), free: at(8), mmapped: at(4) };
+    };
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -46,12 +74,14 @@ if (import.meta.main) {
   const probe = Deno.env.get("CHRONICLE_MEMORY_PROBE");
   const snapshot = Deno.env.get("CHRONICLE_HEAP_SNAPSHOT");
   if (probe) {
+    const mallinfo = Deno.env.get("CHRONICLE_MEMORY_PROBE_MALLINFO") ? mallinfoReader() : null;
     const timer = setInterval(() => {
       const { rss, heapUsed, heapTotal, external } = Deno.memoryUsage();
+      const malloc = mallinfo?.();
       try {
         Deno.writeTextFileSync(
           `${probe}.tmp`,
-          JSON.stringify({ rss, heapUsed, heapTotal, external }),
+          JSON.stringify({ rss, heapUsed, heapTotal, external, malloc }),
         );
         Deno.renameSync(`${probe}.tmp`, probe);
         if (snapshot && Deno.statSync(snapshot)) {

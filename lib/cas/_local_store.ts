@@ -50,8 +50,8 @@ export class LocalStore {
   #flushing: Promise<unknown> = Promise.resolve();
   /**
    * Object files put with `readSoon` moments ago, by hash, oldest first: their bytes, hashed
-   * as they were put and never out of memory since, are read back from here, neither read
-   * from disk nor hashed again (see {@linkcode RECENT_MAX_BYTES}).
+   * as they were put and never out of memory since, are read back from here once, neither
+   * read from disk nor hashed again (see {@linkcode RECENT_MAX_BYTES}); later reads read the file.
    */
   readonly #recent = new Map<string, Uint8Array>();
   #recentBytes = 0;
@@ -201,9 +201,14 @@ export class LocalStore {
     const verify = options.verify ?? true;
     const small = this.small?.get(hash);
     if (small != null) return verify ? this.#verifiedRow(hash, small) : small;
-    // A file written moments ago: what the replica applies right after fetching it.
+    // A file written moments ago: what the replica applies right after fetching it. Read
+    // once, then left to the file: kept on, the last 16 MiB a sync fetched would stay in
+    // memory for good (views, often, of larger frames they arrived in).
     const recent = this.#recent.get(hash);
-    if (recent !== undefined) return recent;
+    if (recent !== undefined) {
+      this.#forgetRecent(hash);
+      return recent;
+    }
     return await this.#readObjectFile(hash, verify);
   }
 

@@ -203,19 +203,25 @@ export class SmallObjects {
     if (this.writable) this.#statement("DELETE FROM cas_objects WHERE hash = ?").run(hash);
   }
 
-  /** Removes rows not in `keep` stored before `cutoff` (epoch ms). */
-  sweep(keep: Set<string>, cutoff: number): SmallSweep {
-    const rows = this.#statement(
+  /**
+   * Removes rows stored before `cutoff` (epoch ms) that `kept` does not keep. The rows are
+   * read one at a time and only those to remove are remembered, never every row at once
+   * (a large store holds 100,000 of them).
+   */
+  sweep(kept: (hash: string) => boolean, cutoff: number): SmallSweep {
+    const rows: Array<{ hash: string; size: number }> = [];
+    const older = this.#statement(
       "SELECT hash, length(bytes) AS size FROM cas_objects WHERE stored_at < ?",
-    ).all(cutoff).map((row) => {
+    ).iterate(cutoff);
+    for (const row of older) {
       const read = columns(row);
-      return { hash: read.text("hash"), size: read.integer("size") };
-    });
+      const hash = read.text("hash");
+      if (!kept(hash)) rows.push({ hash, size: read.integer("size") });
+    }
     const result: SmallSweep = { removed: 0, bytes: 0 };
     const remove = this.#statement("DELETE FROM cas_objects WHERE hash = ? AND stored_at < ?");
     inTransaction(this.#db, () => {
       for (const { hash, size } of rows) {
-        if (keep.has(hash)) continue;
         // Checked again in the statement: a put since the query keeps its row.
         if (remove.run(hash, cutoff).changes === 0) continue;
         result.removed++;

@@ -415,8 +415,11 @@ async function sweepOrphans(workspace: Workspace, snapshots: Snapshots): Promise
   try {
     // Content a master keeps for rejected write-backs is referenced too.
     const owner = {
-      hashes: () =>
-        new Set([...workspace.store.hashes(), ...keptConflictHashes(workspace.store.db)]),
+      hashes: () => {
+        const hashes = workspace.store.hashes();
+        for (const hash of keptConflictHashes(workspace.store.db)) hashes.add(hash);
+        return hashes;
+      },
     };
     const swept = await snapshots.cleanOrphans(owner);
     if (swept.removedObjects > 0) log("info", "removed orphaned content", swept);

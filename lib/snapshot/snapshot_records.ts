@@ -261,10 +261,20 @@ export class SnapshotRecords {
 
   /** Every content hash a stored snapshot references. */
   referencedHashes(): Set<string> {
-    const rows = this.#all(
+    return this.addReferencedHashes(new Set());
+  }
+
+  /**
+   * Adds the hashes of {@linkcode referencedHashes} to `hashes`, row by row.
+   *
+   * @returns `hashes`.
+   */
+  addReferencedHashes(hashes: Set<string>): Set<string> {
+    const rows = this.#statement(
       "SELECT DISTINCT hash FROM snapshot_files WHERE state = 'present' AND hash != ''",
-    );
-    return new Set(rows.map((row) => columns(row).text("hash")));
+    ).iterate();
+    for (const row of rows) hashes.add(columns(row).text("hash"));
+    return hashes;
   }
 
   #toRecord(row: Row): SnapshotRecord {

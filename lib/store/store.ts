@@ -1,5 +1,12 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
-import { columns, inTransaction, migrate, openDatabase, statementCache } from "../db/mod.ts";
+import {
+  columns,
+  inTransaction,
+  migrate,
+  openDatabase,
+  type Row,
+  statementCache,
+} from "../db/mod.ts";
 import { STORE_MIGRATIONS } from "./schema.ts";
 import type { Iteration, NewIteration } from "./types.ts";
 import {
@@ -29,6 +36,29 @@ const COLUMNS = "sequence, path, iteration, timestamp, size, hash, mode, deleted
 const I_COLUMNS = COLUMNS.split(", ").map((column) => `i.${column}`).join(", ");
 /** The columns of the `file_state` table aliased `f`, as a `FileState`. */
 const F_COLUMNS = "f.path, f.size, f.mtime_ms AS mtimeMs, f.ino, f.mode, f.hash";
+/** The columns a {@linkcode LiveState} is read from (see `toLiveState`). */
+const LIVE_COLUMNS = `p.path, i.hash, i.mode, f.size AS fSize, f.mtime_ms AS fMtime,
+  f.ino AS fIno, f.mode AS fMode, f.hash AS fHash`;
+
+/** A live path's row of {@linkcode LIVE_COLUMNS}. */
+function toLiveState(row: Row): LiveState {
+  const read = columns(row);
+  const path = read.text("path");
+  const stateHash = read.textOrNull("fHash");
+  return {
+    path,
+    hash: read.text("hash"),
+    mode: read.integer("mode"),
+    state: stateHash === null ? null : {
+      path,
+      size: read.integer("fSize"),
+      mtimeMs: read.number("fMtime"),
+      ino: read.integer("fIno"),
+      mode: read.integer("fMode"),
+      hash: stateHash,
+    },
+  };
+}
 
 /** Options for {@linkcode Store.record}. */
 export interface RecordOptions {
@@ -288,10 +318,16 @@ export class Store {
     return row ? columns(row).integerOrNull("s") ?? 0 : 0;
   }
 
-  /** Every content hash any iteration references (for a CAS sweep). */
+  /**
+   * Every content hash any iteration references (for a CAS sweep): a new set, the
+   * caller's to add to. Read row by row, never as one array of every row (hundreds of
+   * thousands on a large store).
+   */
   hashes(): Set<string> {
-    const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0").all();
-    return new Set(rows.map((row) => columns(row).text("hash")));
+    const hashes = new Set<string>();
+    const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0");
+    for (const row of rows.iterate()) hashes.add(columns(row).text("hash"));
+    return hashes;
   }
 
   /** Counts: live paths, iterations, and bytes of the live tree. */
@@ -345,30 +381,30 @@ export class Store {
    */
   *liveStates(): Generator<LiveState> {
     const rows = this.#statement(
-      `SELECT p.path, i.hash, i.mode, f.size AS fSize, f.mtime_ms AS fMtime, f.ino AS fIno,
-              f.mode AS fMode, f.hash AS fHash
-       FROM paths p JOIN iterations i ON i.sequence = p.sequence
+      `SELECT ${LIVE_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence
        LEFT JOIN file_state f ON f.path = p.path
        WHERE p.deleted = 0 ORDER BY p.path`,
     ).iterate();
-    for (const row of rows) {
-      const read = columns(row);
-      const path = read.text("path");
-      const stateHash = read.textOrNull("fHash");
-      yield {
-        path,
-        hash: read.text("hash"),
-        mode: read.integer("mode"),
-        state: stateHash === null ? null : {
-          path,
-          size: read.integer("fSize"),
-          mtimeMs: read.number("fMtime"),
-          ino: read.integer("fIno"),
-          mode: read.integer("fMode"),
-          hash: stateHash,
-        },
-      };
-    }
+    for (const row of rows) yield toLiveState(row);
+  }
+
+  /**
+   * A page of {@linkcode liveStates}: the first `limit` live paths after `after` (from the
+   * first with `null`), in the same order. Each page is a query of its own, so a caller may
+   * wait between pages (a scan walking the disk meanwhile) while the store is written.
+   *
+   * @param after The last path of the page before, or `null`.
+   * @param limit How many at most.
+   * @returns The page; shorter than `limit` only at the end.
+   */
+  liveStatesAfter(after: string | null, limit: number): LiveState[] {
+    const rows = this.#statement(
+      `SELECT ${LIVE_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence
+       LEFT JOIN file_state f ON f.path = p.path
+       WHERE p.deleted = 0 AND p.path > ? ORDER BY p.path LIMIT ?`,
+    ).all(after ?? "", limit);
+    // "" sorts before every path, and no path is "".
+    return rows.map(toLiveState);
   }
 
   /** The file states the scanner remembers for exactly these paths, by path: one query. */

@@ -8,6 +8,7 @@ import {
   type FileStateChange,
   isFolderMode,
   type Iteration,
+  type LiveState,
   type NewIteration,
   type Store,
 } from "../store/mod.ts";
@@ -23,7 +24,7 @@ import {
   type SeenFile,
   stateToRemember,
 } from "./plan_capture.ts";
-import { walkTree } from "./walk_tree.ts";
+import { compareCodePoints, walkTree } from "./walk_tree.ts";
 import type { CaptureResult } from "./workspace_types.ts";
 
 /** How many files are read and stored at once during a capture. */
@@ -249,12 +250,13 @@ export class Recorder {
 
   /**
    * The paths a capture of the whole tree would record or look at again, given the files
-   * a walk saw: new, changed or untrusted ones, ones recorded otherwise, and live ones gone.
-   * The store's records are read one path at a time ({@linkcode Store.liveStates}), never
-   * all at once: on 100,000 paths those would be hundreds of thousands of objects.
+   * a walk sees, sorted by path (`walkTreeSorted`): new, changed or untrusted
+   * ones, ones recorded otherwise, and live ones gone. The walk and the store's records
+   * ({@linkcode Store.liveStatesAfter}, a page at a time) are merged in the same order,
+   * so neither is ever held whole: on 100,000 paths each would be 100,000 objects. Only the
+   * suspects' paths are kept. None once `closed()` says the store is closing.
    */
-  suspects(seen: SeenFile[]): string[] {
-    const unmatched = new Map(seen.map((file) => [file.path, file]));
+  async suspects(walk: AsyncIterable<SeenFile>, closed: () => boolean): Promise<string[]> {
     const deleted: string[] = [];
     const otherwiseFolders: string[] = [];
     const files: SeenFile[] = []; // the walk's own objects: no copy of each
@@ -263,27 +265,42 @@ export class Recorder {
       if (file.kind === "dir") otherwiseFolders.push(file.path);
       else files.push(file);
     };
-    for (const live of this.#c.store.liveStates()) {
-      if (this.#c.filter.local.ignores(live.path)) continue;
-      const file = unmatched.get(live.path);
-      if (file === undefined) {
-        deleted.push(live.path);
-        continue;
-      }
-      unmatched.delete(live.path);
-      place(file, scanVerdict(file, live.state ?? undefined, live));
-    }
+    const live = new LivePages(this.#c.store);
+    const gone = (path: string) => {
+      if (!this.#c.filter.local.ignores(path)) deleted.push(path);
+    };
     // Seen and not live (new paths, at a first scan all of them): what the scanner last
     // saw of them, a page at a time.
-    const rest = [...unmatched.values()];
-    unmatched.clear();
-    for (let at = 0; at < rest.length; at += STATE_PAGE) {
-      const page = rest.slice(at, at + STATE_PAGE);
+    let unrecorded: SeenFile[] = [];
+    const placeUnrecorded = () => {
       const known = this.#c.store.fileStatesOf(
-        page.filter((file) => file.kind !== "dir").map((file) => file.path),
+        unrecorded.filter((file) => file.kind !== "dir").map((file) => file.path),
       );
-      for (const file of page) place(file, scanVerdict(file, known.get(file.path), undefined));
+      for (const file of unrecorded) {
+        place(file, scanVerdict(file, known.get(file.path), undefined));
+      }
+      unrecorded = [];
+    };
+    for await (const file of walk) {
+      let next = live.peek();
+      while (next !== undefined && compareCodePoints(next.path, file.path) < 0) {
+        gone(live.take().path);
+        next = live.peek();
+      }
+      if (next?.path === file.path) {
+        live.take();
+        // One the local filter leaves out is no record of this file: as if not live.
+        if (!this.#c.filter.local.ignores(next.path)) {
+          place(file, scanVerdict(file, next.state ?? undefined, next));
+          continue;
+        }
+      }
+      unrecorded.push(file);
+      if (unrecorded.length >= STATE_PAGE) placeUnrecorded();
     }
+    if (closed()) return []; // the walk ended early: the store may be closing
+    for (let next = live.peek(); next !== undefined; next = live.peek()) gone(live.take().path);
+    placeUnrecorded();
     // New folders before the files: a slice's files then find their folders recorded. The
     // files in the order they were changed, as each slice records its own (inChangeOrder).
     files.sort(byTimeThenPath);
@@ -451,5 +468,33 @@ function leaveLate(
       seen.delete(path);
       live.delete(path);
     }
+  }
+}
+
+/** The store's live paths in order, read a page of {@linkcode STATE_PAGE} at a time. */
+class LivePages {
+  readonly #store: Store;
+  #page: LiveState[] = [];
+  #at = 0;
+  #ended = false;
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  /** The next live path, not taken; `undefined` after the last. */
+  peek(): LiveState | undefined {
+    if (this.#at === this.#page.length && !this.#ended) {
+      const after = this.#page.at(-1)?.path ?? null;
+      this.#page = this.#store.liveStatesAfter(after, STATE_PAGE);
+      this.#at = 0;
+      this.#ended = this.#page.length < STATE_PAGE;
+    }
+    return this.#page[this.#at];
+  }
+
+  /** Takes the next live path ({@linkcode peek} first: there is one). */
+  take(): LiveState {
+    return this.#page[this.#at++]!;
   }
 }

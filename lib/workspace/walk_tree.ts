@@ -73,3 +73,98 @@ function collect(
     if (!filter.ignores(observation.path, false)) files.push(observation);
   }
 }
+
+/** A code unit from the surrogates up, where UTF-16's order and code points' can differ. */
+const FROM_SURROGATES = /[\uD800-\uFFFF]/;
+
+/**
+ * Orders two strings by code point, which is the order of their UTF-8 bytes: SQLite's
+ * order of text (`ORDER BY` with its default collation). JavaScript's `<` compares UTF-16
+ * code units, which differs where a character above U+FFFF (a surrogate pair) meets one
+ * from U+E000 to U+FFFF.
+ *
+ * @returns Negative, zero or positive, as `a` sorts before, with or after `b`.
+ * @example
+ * ```ts
+ * compareCodePoints("\u{1F600}", "\uFFFD") > 0; // true, though "\u{1F600}" < "\uFFFD"
+ * ```
+ */
+export function compareCodePoints(a: string, b: string): number {
+  // The orders differ only where both strings hold a code unit from U+D800 up: otherwise
+  // JavaScript's own comparison, much faster than a loop here, gives the same answer.
+  if (!FROM_SURROGATES.test(a) || !FROM_SURROGATES.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate stands for a code point above U+FFFF: after every other code unit.
+    const xSurrogate = x >= 0xd800 && x <= 0xdfff;
+    const ySurrogate = y >= 0xd800 && y <= 0xdfff;
+    if (xSurrogate !== ySurrogate) return xSurrogate ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Every file, link and folder under `root` (the root itself is not listed), as
+ * {@linkcode walkTree} finds them, one at a time and sorted by path as SQLite sorts text
+ * ({@linkcode compareCodePoints}): a scan compares them with the store's records, read in
+ * the same order a page at a time, without holding either side whole. Only the folders on
+ * the way down to the current one are held.
+ *
+ * A folder's own entry comes in its place among its siblings' names; what it holds comes
+ * where the name followed by `/` sorts: `a`, `a.txt`, `a/x`, `a0` (`.` sorts before `/`).
+ *
+ * @param skipped Receives the paths that cannot be recorded (with the reason).
+ */
+export async function* walkTreeSorted(
+  root: string,
+  filter: PathFilter,
+  skipped: Array<{ path: string; reason: string }>,
+): AsyncGenerator<SeenFile> {
+  let sinceYield = 0;
+  async function* folder(path: string): AsyncGenerator<SeenFile> {
+    const entries: Array<{ key: string; seen: SeenFile; inside: boolean }> = [];
+    const found: SeenFile[] = [];
+    for (const name of readNames(path === "" ? root : `${root}/${path}`)) {
+      const full = path === "" ? name : `${path}/${name}`;
+      let normalized: string;
+      try {
+        normalized = normalizeWorkspacePath(full);
+      } catch (error) {
+        if (error instanceof PathError) skipped.push({ path: full, reason: error.message });
+        continue;
+      }
+      const folders: string[] = [];
+      collect(observePath(root, normalized), filter, found, folders);
+      const seen = found.pop();
+      if (seen === undefined) continue;
+      const key = path === "" ? seen.path : seen.path.slice(path.length + 1);
+      entries.push({ key, seen, inside: false });
+      if (folders.length > 0) entries.push({ key: `${key}/`, seen, inside: true });
+      if (++sinceYield >= ENTRIES_PER_YIELD) {
+        sinceYield = 0;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+    }
+    entries.sort((a, b) => compareCodePoints(a.key, b.key));
+    for (const entry of entries) {
+      if (entry.inside) yield* folder(entry.seen.path);
+      else yield entry.seen;
+    }
+  }
+  yield* folder("");
+}
+
+/** The names in a folder; none when it is gone. */
+function readNames(folder: string): string[] {
+  const names: string[] = [];
+  try {
+    for (const entry of Deno.readDirSync(folder)) names.push(entry.name);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  return names;
+}

@@ -11,7 +11,8 @@ import { WatchDriver } from "./_watch_driver.ts";
 import { readIgnoreFile, Recorder } from "./_recorder.ts";
 import { resolveLayout, type WorkspaceLayout } from "./layout.ts";
 import { type DiskHooks, ForbiddenWriteError, WorkspaceDisk } from "./workspace_disk.ts";
-import { walkTree } from "./walk_tree.ts";
+import type { SeenFile } from "./plan_capture.ts";
+import { walkTreeSorted } from "./walk_tree.ts";
 import { bytesWriteMode } from "./write_rules.ts";
 import type {
   ApplyChangesOptions,
@@ -225,14 +226,25 @@ export class Workspace {
   }
 
   /**
-   * The tree walked, and the paths of it a scan must capture. What the walk saw of every
-   * file is dropped on return, before the scan's captures (which take longest: after a
-   * catch-up, every file just written is read again): only the suspects' paths are kept.
+   * The tree walked, and the paths of it a scan must capture. The walk, in path order, is
+   * compared with the store's records as it goes: what it saw of each file is dropped at
+   * once, never held for the whole tree, and only the suspects' paths are kept for the
+   * scan's captures (which take longest: after a catch-up, every file just written is read
+   * again).
    */
   async #walkForSuspects(): Promise<{ suspects: string[]; skipped: ScanResult["problems"] }> {
-    const walked = await walkTree(this.root, "", this.filter.local);
-    if (this.#closed) return { suspects: [], skipped: walked.skipped };
-    return { suspects: this.#recorder.suspects(walked.files), skipped: walked.skipped };
+    const skipped: ScanResult["problems"] = [];
+    const walk = walkTreeSorted(this.root, this.filter.local, skipped);
+    const suspects = await this.#recorder.suspects(this.#untilClosed(walk), () => this.#closed);
+    return { suspects: this.#closed ? [] : suspects, skipped };
+  }
+
+  /** The walk, ended early once the workspace closes (its store may be closing). */
+  async *#untilClosed(walk: AsyncIterable<SeenFile>): AsyncGenerator<SeenFile> {
+    for await (const file of walk) {
+      if (this.#closed) return;
+      yield file;
+    }
   }
 
   /** Records what changed on disk at these paths now, as the watcher would. */

@@ -22,13 +22,15 @@ async function readOutcome(cas: Cas, hash: string): Promise<Uint8Array | string>
   }
 }
 
-Deno.test("objects put with readSoon are read back from memory, within a bound, until a sweep", async (t) => {
+Deno.test("objects put with readSoon are read back from memory once, within a bound, until a sweep", async (t) => {
   const table: {
     description: string;
     /** Sizes put, in order; the first is the one damaged on disk and read. */
     sizes: number[];
     readSoon: boolean;
     sweepFirst?: boolean;
+    /** Reads before the one compared (each takes it from memory, if it is there). */
+    readBefore?: number;
     expected: "bytes" | "CorruptContentError";
   }[] = [
     {
@@ -41,6 +43,13 @@ Deno.test("objects put with readSoon are read back from memory, within a bound, 
       description: "put without it: the file, found damaged",
       sizes: [100 * KiB],
       readSoon: false,
+      expected: "CorruptContentError",
+    },
+    {
+      description: "read once already: the file, found damaged (memory holds it for one read)",
+      sizes: [100 * KiB],
+      readSoon: true,
+      readBefore: 1,
       expected: "CorruptContentError",
     },
     {
@@ -74,6 +83,9 @@ Deno.test("objects put with readSoon are read back from memory, within a bound, 
         }
         await cas.syncDeferred();
         await damage(dir, hashes[0]!);
+        for (let i = 0; i < (row.readBefore ?? 0); i++) {
+          assertBytes(await cas.readBytes(hashes[0]!), contents[0]!);
+        }
         if (row.sweepFirst) await cas.sweep(new Set(hashes));
         const outcome = await readOutcome(cas, hashes[0]!);
         if (row.expected === "bytes") assertBytes(outcome as Uint8Array, contents[0]!);
