@@ -107,9 +107,9 @@ export class Recorder {
        */
       order?: readonly string[] | undefined;
       /**
-       * Files and links modified at or after this time (epoch ms) and not after now are
+       * Files and links modified after this millisecond (epoch ms) and not after now are
        * left as they are, neither recorded nor taken for deleted: changed after a scan's
-       * walk began, they are the watcher's to report (see `loss_order.ts`). A
+       * walk began, they are the watcher's to report (see `changedDuringScan`). A
        * modification time after now was set, not made by a write: recorded.
        */
       changedBefore?: number | undefined;

@@ -110,12 +110,15 @@ export function stateToRemember(file: SeenFile, hash: string, now: number): File
 }
 
 /**
- * Whether a scan leaves a file it found to the watcher: a file or link modified at or after
- * `since` (when the scan's walk began) and not after `now` was changed after the walk
- * began, and the watcher reports it (or reports that it lost its event, and a later scan
- * records it, in order with what else was lost). A modification time after now was set,
- * not made by a write (`touch -d`, an archive, another machine's clock): recorded, since no
- * later scan would find it any earlier. Folders have no such time: never left. Pure.
+ * Whether a scan leaves a file it found to the watcher: a file or link modified after the
+ * millisecond `since` (when the scan's walk began, the watcher already running) and not
+ * after `now` was changed after the walk began, and the watcher reports it (or reports that
+ * it lost its event, and a later scan records it, in order with what else was lost). One
+ * modified within that millisecond may have been written just before the watcher began:
+ * recorded (the watcher's report of it, if any, then finds it unchanged). A modification
+ * time after now was set, not made by a write (`touch -d`, an archive, another machine's
+ * clock): recorded, since no later scan would find it any earlier. Folders have no such
+ * time: never left. Pure.
  *
  * @param file What the scan found.
  * @param since When the scan's walk began (epoch ms).
@@ -123,5 +126,5 @@ export function stateToRemember(file: SeenFile, hash: string, now: number): File
  * @returns Whether to leave it out of the scan.
  */
 export function changedDuringScan(file: SeenFile, since: number, now: number): boolean {
-  return file.kind !== "dir" && file.mtimeMs >= since && file.mtimeMs <= now;
+  return file.kind !== "dir" && file.mtimeMs > since && file.mtimeMs <= now;
 }

@@ -209,8 +209,13 @@ Deno.test("changedDuringScan() leaves to the watcher what was modified after the
       expected: false,
     },
     {
-      description: "modified as the walk began: left (its event comes after the loss)",
+      description: "modified within the millisecond the walk began (maybe before): recorded",
       input: seen("a", { mtimeMs: since }),
+      expected: false,
+    },
+    {
+      description: "modified in the millisecond after the walk began: left",
+      input: seen("a", { mtimeMs: since + 1 }),
       expected: true,
     },
     {
