@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { type TreeEventAction, treeEventAction, Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { LossProbe } from "../_helpers/loss_probe.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
 Deno.test("treeEventAction() rescans when events were lost, records a closed file at once", async (t) => {
@@ -58,13 +59,7 @@ Deno.test("Workspace records what changed while events were lost (Deno's queue o
     await put(root, "src/b.txt", "b");
     await put(root, "src/many/first.txt", "the folder the bursts write in");
     const workspace = await Workspace.open({ root });
-    // A watch of the test's own beside the workspace's: Deno feeds every watch of a process
-    // the same events at once, so when this one's queue overflowed, so did the workspace's.
-    const probe = Deno.watchFs(`${root}/src`, { recursive: true });
-    let lost = false;
-    const probing = (async () => {
-      for await (const event of probe) if (event.flag === "rescan") lost = true;
-    })();
+    const probe = new LossProbe(`${root}/src`);
     try {
       await workspace.scan();
       // A rescan only because events were lost: the safety rescan is minutes away.
@@ -80,7 +75,7 @@ Deno.test("Workspace records what changed while events were lost (Deno's queue o
       // events while the loop is busy: then none are lost, and the burst is made again.
       const many = 2000;
       let files = 1;
-      for (let attempt = 0; !lost; attempt++) {
+      for (let attempt = 0; probe.losses === 0; attempt++) {
         assert.ok(attempt < 5, "no burst of 5 overflowed Deno's queue of events");
         const burst = [
           `for i in $(seq 1 ${many}); do echo "file $i" > src/many/f${attempt}-$i.txt; done`,
@@ -110,8 +105,7 @@ Deno.test("Workspace records what changed while events were lost (Deno's queue o
       await put(root, "src/many/after.txt", "after the burst");
       await waitFor("the watcher's record", () => workspace.store.latest("src/many/after.txt"));
     } finally {
-      probe.close();
-      await probing;
+      await probe.close();
       await workspace.close();
     }
   }));

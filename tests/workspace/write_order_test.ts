@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { LossProbe } from "../_helpers/loss_probe.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { orderedName } from "./_ordered_writer.ts";
 
@@ -30,13 +31,7 @@ Deno.test("Workspace records files in the order they were written, even when fil
     await put(root, "src/first.txt", "the folder the writes go in");
     const scratch = await Deno.makeTempFile({ prefix: "chronicle-clock-" });
     const workspace = await Workspace.open({ root });
-    // A watch of the test's own beside the workspace's: Deno feeds every watch of a process
-    // the same events at once, so when this one's queue overflowed, so did the workspace's.
-    const probe = Deno.watchFs(`${root}/src`, { recursive: true });
-    let lost = false;
-    const probing = (async () => {
-      for await (const event of probe) if (event.flag === "rescan") lost = true;
-    })();
+    const probe = new LossProbe(`${root}/src`);
     try {
       await workspace.scan();
       // A rescan only because events were lost: the safety rescan is minutes away.
@@ -49,7 +44,7 @@ Deno.test("Workspace records files in the order they were written, even when fil
       // none are lost, and the writes are made again in another folder.
       const count = 900;
       const blocked = 600;
-      for (let attempt = 0; !lost; attempt++) {
+      for (let attempt = 0; probe.losses === 0; attempt++) {
         assert.ok(attempt < 5, "no burst of 5 overflowed Deno's queue of events");
         const folder = `src/run${attempt}`;
         await Deno.mkdir(`${root}/${folder}`);
@@ -77,13 +72,14 @@ Deno.test("Workspace records files in the order they were written, even when fil
           assert.ok(
             sequences[k - 1]! < sequences[k]!,
             `file ${k - 1} ("${paths[k - 1]}", sequence ${sequences[k - 1]}) was not recorded ` +
-              `before file ${k} ("${paths[k]}", sequence ${sequences[k]}); events lost: ${lost}`,
+              `before file ${k} ("${paths[k]}", sequence ${sequences[k]}); events lost: ${
+                probe.losses > 0
+              }`,
           );
         }
       }
     } finally {
-      probe.close();
-      await probing;
+      await probe.close();
       await workspace.close();
       await Deno.remove(scratch);
     }
@@ -98,11 +94,7 @@ Deno.test("Workspace records a change while file events are lost again and again
   withTempDir(async (root) => {
     await put(root, "src/first.txt", "the folder the writes go in");
     const workspace = await Workspace.open({ root });
-    const probe = Deno.watchFs(`${root}/src`, { recursive: true });
-    let losses = 0;
-    const probing = (async () => {
-      for await (const event of probe) if (event.flag === "rescan") losses++;
-    })();
+    const probe = new LossProbe(`${root}/src`);
     // Another process rewrites 200 files nonstop until told to stop.
     const writer = new Deno.Command("sh", {
       args: [
@@ -120,7 +112,7 @@ Deno.test("Workspace records a change while file events are lost again and again
       // and recorded all the same, before the losses stop (they do not stop here): by the
       // scan after a loss, or as the watcher reported it, never held for good.
       const busy = { intervalMs: 10, timeoutMs: 60_000 };
-      await waitFor("events lost", () => (blockFor(200), losses > 0), busy);
+      await waitFor("events lost", () => (blockFor(200), probe.losses > 0), busy);
       await put(root, "src/target.txt", "written while events are being lost");
       await waitFor("the target recorded while events are being lost", () => {
         blockFor(200);
@@ -129,8 +121,7 @@ Deno.test("Workspace records a change while file events are lost again and again
     } finally {
       await Deno.writeFile(`${root}/stop`, new Uint8Array());
       await writer.status;
-      probe.close();
-      await probing;
+      await probe.close();
       await workspace.close();
     }
   }));
