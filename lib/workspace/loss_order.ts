@@ -62,10 +62,10 @@ export const NO_LOSS: LossState = { losses: 0, covered: 0, held: 0, heldBytes: 0
  * While a loss is open (reported, and no scan whose walk began after it has ended yet), the
  * watcher's events are held. The scan records what it finds in the order the files were
  * changed (by modification time); once it ends with no loss open, the held paths go on
- * as if reported then. A loss reported while a scan walks keeps the loss open past that scan: the held
- * paths are then dropped, for the next scan (whose walk begins after every held change was
- * made) to record, so that nothing is held for longer than the next scan takes, even when
- * events are lost all the time. Held paths beyond {@linkcode HELD_PATHS_MAX} or
+ * as if reported then. A loss reported while a scan walks keeps the loss open past that
+ * scan: the held paths are then dropped, for the next scan (whose walk begins after every
+ * held change was made) to record, so that nothing is held for longer than the next scan
+ * takes, even when events are lost all the time. Held paths beyond {@linkcode HELD_PATHS_MAX} or
  * {@linkcode HELD_BYTES_MAX} count as a loss of their own: memory stays bounded.
  *
  * @param state The state before.
