@@ -12,9 +12,10 @@ import {
 import { parentOf, PathError, PathSet } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 import { observe } from "./file_observation.ts";
+import { fileSystemsToFlush } from "./flush_targets.ts";
 import type { SeenFile } from "./plan_capture.ts";
 import type { WrittenFile } from "./_recorder.ts";
-import type { WorkspaceDisk } from "./workspace_disk.ts";
+import type { CheckedFolders, WorkspaceDisk } from "./workspace_disk.ts";
 import {
   type ApplyChangesOptions,
   type ApplyChangesResult,
@@ -114,8 +115,9 @@ export class ChangeWriter {
       taken.add(path);
       accepted.push({ ...change, path });
     }
-    // Folders found (or made) folders by this batch: each looked at once (see makeFolder).
-    const parents = new Set<string>();
+    // Folders found (or made) folders by this batch: each looked at once (see makeFolder),
+    // its device noted then for the flush.
+    const parents: CheckedFolders = new Map();
     let made: WorkspaceChange[] = [];
     const written = new Map<string, WrittenFile>();
     const visibleFirst = options.visibleFirst ?? false;
@@ -146,7 +148,7 @@ export class ChangeWriter {
         },
       );
       made.push(...madeHere);
-      const flush = this.#makeDurable(madeHere, write.syncFile);
+      const flush = this.#makeDurable(madeHere, write.syncFile, parents);
       flush.catch(() => {}); // settled below, with the others
       flushes.push(flush);
     }
@@ -229,12 +231,21 @@ export class ChangeWriter {
    * are flushed by one flush of each file system the changes touched (a mount inside the
    * workspace is another one), or, where that cannot be done, one by one. Then, unless a
    * whole file system was flushed, each changed folder is flushed once.
+   *
+   * @param checked The batch's folders with their devices, as its writes' checks found
+   * them: those are not looked at again to learn which file system holds them.
    */
-  async #makeDurable(made: WorkspaceChange[], flushedAsWritten: boolean): Promise<void> {
+  async #makeDurable(
+    made: WorkspaceChange[],
+    flushedAsWritten: boolean,
+    checked: CheckedFolders,
+  ): Promise<void> {
     if (made.length === 0) return;
-    const folders = [...new Set(made.map((change) => this.#absolute(parentOf(change.path))))];
+    const relative = [...new Set(made.map((change) => parentOf(change.path)))];
+    const folders = relative.map((folder) => this.#absolute(folder));
     if (!flushedAsWritten) {
-      if (await syncFileSystems(folders)) return;
+      const devices = relative.map((folder) => checked.get(folder));
+      if (await syncFileSystems(folders, devices)) return;
       await forEachLimited(made, APPLY_CONCURRENCY, (change) => this.#flushWritten(change));
     }
     await forEachLimited(folders, APPLY_CONCURRENCY, async (folder) => {
@@ -266,7 +277,7 @@ export class ChangeWriter {
    */
   async #makeChange(
     change: WorkspaceChange,
-    parents: Set<string>,
+    parents: CheckedFolders,
     write: { visibleFirst: boolean; syncFile: boolean },
   ): Promise<SeenFile | null> {
     const absolute = this.#absolute(change.path);
@@ -301,12 +312,9 @@ export class ChangeWriter {
       });
       return null;
     }
-    // Siblings share one check of their folder (made again for each if it failed).
-    const parent = parentOf(change.path);
-    if (!parents.has(parent)) {
-      await this.#c.disk.prepareFile(change.path, parents);
-      parents.add(parent);
-    }
+    // Siblings share one check of their folder (made again for each if it failed): the
+    // check notes each folder it found (see WorkspaceDisk.checkParents).
+    if (!parents.has(parentOf(change.path))) await this.#c.disk.prepareFile(change.path, parents);
     const writeFile = () =>
       this.#c.cas.writeTo(change.hash, absolute, {
         ...write,
@@ -344,7 +352,7 @@ export class ChangeWriter {
     path: string,
     mode: number,
     createOnly: boolean,
-    checked: Set<string>,
+    checked: CheckedFolders,
   ): Promise<void> {
     // Something in the way is rare: looked for only when the folder cannot be made (an
     // lstat of every new folder first costs an error object each, in an initial sync).
@@ -399,23 +407,26 @@ export class ChangeWriter {
 }
 
 /**
- * Flushes the file systems holding these folders, once each.
+ * Flushes the file systems holding these folders, once each (see `fileSystemsToFlush`:
+ * a folder whose device the batch's checks found is not looked at again).
  *
+ * @param folders Absolute folders.
+ * @param known The device of each folder, where the batch's checks found it already.
  * @returns `false` when that cannot be done here (see `syncFileSystem` in lib/disk).
  */
-async function syncFileSystems(folders: string[]): Promise<boolean> {
-  const byDevice = new Map<number, string>();
-  for (const folder of folders) {
-    let device: number;
+async function syncFileSystems(
+  folders: string[],
+  known: (number | undefined)[],
+): Promise<boolean> {
+  const targets = fileSystemsToFlush(folders, known, (folder) => {
     try {
-      device = Deno.statSync(folder).dev;
+      return Deno.statSync(folder).dev;
     } catch (error) {
-      if (isMissing(error)) continue; // RACE: removed since; nothing left to flush
+      if (isMissing(error)) return null; // RACE: removed since; nothing left to flush
       throw error;
     }
-    if (!byDevice.has(device)) byDevice.set(device, folder);
-  }
-  for (const folder of byDevice.values()) {
+  });
+  for (const folder of targets) {
     if (!(await syncFileSystem(folder))) return false;
   }
   return true;
