@@ -11,7 +11,7 @@ import {
 } from "../disk/mod.ts";
 import { parentOf, PathError, PathSet } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
-import { observe } from "./file_observation.ts";
+import { type Observation, observe } from "./file_observation.ts";
 import { fileSystemsToFlush } from "./flush_targets.ts";
 import type { SeenFile } from "./plan_capture.ts";
 import type { WrittenFile } from "./_recorder.ts";
@@ -60,6 +60,8 @@ export interface ChangeWriterContext {
       written?: Map<string, WrittenFile>;
       /** Folders looked at alone, not with what they hold (see `Recorder.capture`). */
       shallow?: ReadonlySet<string>;
+      /** What the writer's last look found at some of them (see `Recorder.capture`). */
+      looked?: ReadonlyMap<string, Observation>;
       /** Paths removed: what is found there is someone else's (see `Recorder.capture`). */
       removed?: ReadonlySet<string>;
       /** Folders given a mode someone changed since (see `Recorder.capture`). */
@@ -168,14 +170,20 @@ export class ChangeWriter {
     // removal: what is put where we removed something came after the removal, which is
     // recorded, then what is there as theirs (see the capture's `removed`). Nor a folder
     // whose mode was changed after ours: ours is recorded, then theirs (`overtaken`).
-    // RACE: a change between this look and the capture's (microseconds) is still taken.
+    // A folder's look is also the capture's: it records what was looked at here (one
+    // lstat, not two). RACE: a link or file changed between this look and the capture's
+    // (microseconds) is still taken.
     const overtaken = new Map<string, number>();
     const changedSince = new Set<WorkspaceChange>();
+    const looked = new Map<string, Observation>();
     for (const change of options.onlyOwnChanges ? made : []) {
       if ("remove" in change || written.has(change.path)) continue;
-      const now = this.#sinceMade(change.path, change.mode);
-      if (now === "overtaken") overtaken.set(change.path, change.mode);
-      else if (now === "changed") changedSince.add(change);
+      const { verdict, info } = this.#sinceMade(change.path, change.mode);
+      if (verdict === "overtaken") overtaken.set(change.path, change.mode);
+      else if (verdict === "changed") changedSince.add(change);
+      if (verdict !== "changed" && info?.isDirectory) {
+        looked.set(change.path, observe(change.path, info));
+      }
     }
     for (const change of changedSince) {
       failed.push({
@@ -198,6 +206,7 @@ export class ChangeWriter {
       shallow: new Set(
         made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
       ),
+      looked,
       // What is found where we removed something came after the removal, and is not ours
       // whatever its origin would be: the removal is recorded, then that as the
       // workspace's own.
@@ -214,16 +223,22 @@ export class ChangeWriter {
   /**
    * What the disk holds now at `path`, where a change not written as a file made a folder,
    * link or file of `mode` (see applyChanges): still what it made; a folder whose mode
-   * someone changed since; or something else.
+   * someone changed since; or something else. With the look it is told by.
    */
-  #sinceMade(path: string, mode: number): "held" | "overtaken" | "changed" {
+  #sinceMade(
+    path: string,
+    mode: number,
+  ): { verdict: "held" | "overtaken" | "changed"; info: Deno.FileInfo | null } {
     const info = lstatOrNullSync(this.#absolute(path));
-    if (isFolderMode(mode)) {
-      if (info?.isDirectory !== true) return "changed";
-      return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
-    }
-    if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
-    return info?.isFile === true ? "held" : "changed";
+    const verdict = (): "held" | "overtaken" | "changed" => {
+      if (isFolderMode(mode)) {
+        if (info?.isDirectory !== true) return "changed";
+        return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
+      }
+      if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
+      return info?.isFile === true ? "held" : "changed";
+    };
+    return { verdict: verdict(), info };
   }
 
   /**

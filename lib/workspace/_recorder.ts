@@ -13,7 +13,7 @@ import {
   type Store,
 } from "../store/mod.ts";
 import { byDepthThenPath, byTimeThenPath, inChangeOrder, inGivenOrder } from "./capture_order.ts";
-import { observePath } from "./file_observation.ts";
+import { type Observation, observePath } from "./file_observation.ts";
 import {
   changedDuringScan,
   FOLDER_HASH,
@@ -83,6 +83,12 @@ export class Recorder {
        */
       shallow?: ReadonlySet<string>;
       /**
+       * What the caller's own last look found at some of the `shallow` folders (a folder it
+       * just made or gave a mode, looked at once all its changes were made): recorded from
+       * that look, not looked at again.
+       */
+      looked?: ReadonlyMap<string, Observation>;
+      /**
        * Paths the caller's change removed: anything found there (or inside) is not that
        * change's but someone else's, landing after the removal, and is recorded with the
        * workspace's own origin, not `origin` (on a replica: a local change, written back,
@@ -133,7 +139,8 @@ export class Recorder {
         seen.set(scope, file); // just written: a file, with nothing live inside
         continue;
       }
-      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen)) {
+      const lookedAt = options.looked?.get(scope);
+      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen, lookedAt)) {
         single.push(scope);
         continue;
       }
@@ -348,10 +355,12 @@ export class Recorder {
    * Looks at one folder, not what is inside, adding it to `seen` when it is one and the
    * filter lets it through.
    *
+   * @param looked What the caller's own look just found there, if it looked: not looked
+   * at again.
    * @returns Whether it is a folder (looked at, or filtered).
    */
-  #observeFolderAlone(path: string, seen: Map<string, SeenFile>): boolean {
-    const observation = observePath(this.#c.root, path);
+  #observeFolderAlone(path: string, seen: Map<string, SeenFile>, looked?: Observation): boolean {
+    const observation = looked ?? observePath(this.#c.root, path);
     if (observation.kind !== "dir") return false;
     if (!this.#c.filter.local.ignores(path, true)) seen.set(path, observation);
     return true;

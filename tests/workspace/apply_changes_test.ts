@@ -386,3 +386,40 @@ Deno.test("Workspace.applyChanges() refuses related paths in one batch, before t
       await workspace.close();
     }
   }));
+
+Deno.test("Workspace.applyChanges() records a folder it made as its last look found it: a mode changed after that look is not taken for its own", () =>
+  withTempDir(async (root) => {
+    let armed = true;
+    const workspace = await Workspace.open({
+      root,
+      hooks: {
+        // Someone changes the folder's mode after the writer's last look, before the record.
+        beforeRecord: (paths) => {
+          if (armed && paths.includes("made")) Deno.chmodSync(`${root}/made`, 0o700);
+          armed = false;
+        },
+      },
+    });
+    try {
+      const { recorded, failed } = await workspace.applyChanges(
+        [{ path: "made", hash: "", mode: 0o040755 }],
+        { origin: "master", onlyOwnChanges: true },
+      );
+      assert.deepEqual(failed, []);
+      assert.equal(armed, false, "the hook ran");
+      assert.deepEqual(
+        recorded.map(({ path, mode, origin }) => ({ path, mode: mode & 0o7777, origin })),
+        [{ path: "made", mode: 0o755, origin: "master" }],
+        "the change made, as its last look saw it",
+      );
+      // The later change is the next look's to record, as the workspace's own.
+      await workspace.capture(["made"]);
+      const latest = workspace.store.latest("made")!;
+      assert.deepEqual({ mode: latest.mode & 0o7777, origin: latest.origin }, {
+        mode: 0o700,
+        origin: "local",
+      });
+    } finally {
+      await workspace.close();
+    }
+  }));
