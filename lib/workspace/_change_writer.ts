@@ -61,7 +61,7 @@ export interface ChangeWriterContext {
       /** Folders looked at alone, not with what they hold (see `Recorder.capture`). */
       shallow?: ReadonlySet<string>;
       /** What the writer's last look found at some of them (see `Recorder.capture`). */
-      looked?: ReadonlyMap<string, Observation>;
+      lookedAt?: ReadonlyMap<string, Observation>;
       /** Paths removed: what is found there is someone else's (see `Recorder.capture`). */
       removed?: ReadonlySet<string>;
       /** Folders given a mode someone changed since (see `Recorder.capture`). */
@@ -119,7 +119,7 @@ export class ChangeWriter {
     }
     // Folders found (or made) folders by this batch: each looked at once (see makeFolder),
     // its device noted then for the flush.
-    const parents: CheckedFolders = new Map();
+    const parents: CheckedFolders = options.checkedFolders ?? new Map();
     let made: WorkspaceChange[] = [];
     const written = new Map<string, WrittenFile>();
     const visibleFirst = options.visibleFirst ?? false;
@@ -180,7 +180,10 @@ export class ChangeWriter {
       if ("remove" in change || written.has(change.path)) continue;
       const { verdict, info } = this.#sinceMade(change.path, change.mode);
       if (verdict === "overtaken") overtaken.set(change.path, change.mode);
-      else if (verdict === "changed") changedSince.add(change);
+      else if (verdict === "changed") {
+        changedSince.add(change);
+        parents.delete(change.path); // a folder made, now something else: looked at again
+      }
       if (verdict !== "changed" && info?.isDirectory) {
         looked.set(change.path, observe(change.path, info));
       }
@@ -206,7 +209,7 @@ export class ChangeWriter {
       shallow: new Set(
         made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
       ),
-      looked,
+      lookedAt: looked,
       // What is found where we removed something came after the removal, and is not ours
       // whatever its origin would be: the removal is recorded, then that as the
       // workspace's own.

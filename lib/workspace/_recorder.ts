@@ -16,6 +16,7 @@ import { byDepthThenPath, byTimeThenPath, inChangeOrder, inGivenOrder } from "./
 import { type Observation, observePath } from "./file_observation.ts";
 import {
   changedDuringScan,
+  dedupeScopes,
   FOLDER_HASH,
   planCapture,
   sameStat,
@@ -82,12 +83,8 @@ export class Recorder {
        * not yet recorded, must not be recorded with this change's origin).
        */
       shallow?: ReadonlySet<string>;
-      /**
-       * What the caller's own last look found at some of the `shallow` folders (a folder it
-       * just made or gave a mode, looked at once all its changes were made): recorded from
-       * that look, not looked at again.
-       */
-      looked?: ReadonlyMap<string, Observation>;
+      /** What the caller's own last look found at some `shallow` folders: not looked again. */
+      lookedAt?: ReadonlyMap<string, Observation>;
       /**
        * Paths the caller's change removed: anything found there (or inside) is not that
        * change's but someone else's, landing after the removal, and is recorded with the
@@ -139,8 +136,7 @@ export class Recorder {
         seen.set(scope, file); // just written: a file, with nothing live inside
         continue;
       }
-      const lookedAt = options.looked?.get(scope);
-      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen, lookedAt)) {
+      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen, options.lookedAt)) {
         single.push(scope);
         continue;
       }
@@ -353,14 +349,16 @@ export class Recorder {
 
   /**
    * Looks at one folder, not what is inside, adding it to `seen` when it is one and the
-   * filter lets it through.
+   * filter lets it through (not looked at again when in `lookedAt`, the caller's look).
    *
-   * @param looked What the caller's own look just found there, if it looked: not looked
-   * at again.
    * @returns Whether it is a folder (looked at, or filtered).
    */
-  #observeFolderAlone(path: string, seen: Map<string, SeenFile>, looked?: Observation): boolean {
-    const observation = looked ?? observePath(this.#c.root, path);
+  #observeFolderAlone(
+    path: string,
+    seen: Map<string, SeenFile>,
+    lookedAt?: ReadonlyMap<string, Observation>,
+  ): boolean {
+    const observation = lookedAt?.get(path) ?? observePath(this.#c.root, path);
     if (observation.kind !== "dir") return false;
     if (!this.#c.filter.local.ignores(path, true)) seen.set(path, observation);
     return true;
@@ -429,21 +427,6 @@ function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
 /** Whether a file found unchanged on disk is recorded with other content or mode. */
 function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash: string): boolean {
   return recorded?.hash !== hash || recorded.mode !== file.mode;
-}
-
-/**
- * The scopes without those inside another (ancestors are shorter, so they come first). A
- * scope looked at alone (`shallow`) covers nothing.
- */
-function dedupeScopes(scopes: string[], shallow?: ReadonlySet<string>): string[] {
-  const kept = new PathSet();
-  const alone: string[] = [];
-  for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {
-    if (kept.covers(scope)) continue;
-    if (shallow?.has(scope)) alone.push(scope);
-    else kept.add(scope);
-  }
-  return [...kept.paths, ...alone];
 }
 
 /**
