@@ -2,7 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { ancestorsOf, isInside, parentOf, PathSet } from "../paths/mod.ts";
+import { ancestorsOf, isInside, parentOf } from "../paths/mod.ts";
 import {
   type FileState,
   type FileStateChange,
