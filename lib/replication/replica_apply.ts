@@ -283,8 +283,11 @@ export class VersionApplier {
     );
     if (levels.length <= 1) return await this.#makeUnrelatedChanges(items);
     const out: MadeChanges = { made: 0, taken: [], corrupt: [] };
+    // One batch: a folder a level found or made is not looked at again as a parent by the
+    // levels after it (see `ApplyChangesOptions.checkedFolders`).
+    const checkedFolders = new Map<string, number>();
     for (const level of levels) {
-      const made = await this.#makeUnrelatedChanges(level);
+      const made = await this.#makeUnrelatedChanges(level, checkedFolders);
       out.made += made.made;
       out.taken.push(...made.taken);
       out.corrupt.push(...made.corrupt);
@@ -292,8 +295,16 @@ export class VersionApplier {
     return out;
   }
 
-  /** {@linkcode makeChanges} for paths unrelated to each other: one batch of the workspace. */
-  async #makeUnrelatedChanges(items: ChangeToMake[]): Promise<MadeChanges> {
+  /**
+   * {@linkcode makeChanges} for paths unrelated to each other: one batch of the workspace.
+   *
+   * @param checkedFolders The folders the batch's earlier levels found (see
+   * `ApplyChangesOptions.checkedFolders`).
+   */
+  async #makeUnrelatedChanges(
+    items: ChangeToMake[],
+    checkedFolders?: Map<string, number>,
+  ): Promise<MadeChanges> {
     if (items.length === 0) return { made: 0, taken: [], corrupt: [] };
     const { core } = this.#c;
     // A local write to a recorded path, landing after the disk check, makes the change
@@ -324,7 +335,12 @@ export class VersionApplier {
       // A replica's files are copies: visible before their fsync (recorded after it).
       // What a local change replaced right after (a file written where one was removed,
       // a folder's mode changed) is not the master's: taken, recorded as local, weighed.
-      { origin: ORIGINS.master, visibleFirst: true, onlyOwnChanges: true },
+      {
+        origin: ORIGINS.master,
+        visibleFirst: true,
+        onlyOwnChanges: true,
+        ...(checkedFolders ? { checkedFolders } : {}),
+      },
     );
     const byPath = new Map(items.map((item) => [item.path, item]));
     const out: MadeChanges = { made: items.length - failed.length, taken: [], corrupt: [] };

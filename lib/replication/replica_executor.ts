@@ -48,6 +48,11 @@ export class ReplicaExecutor {
   #progress: SyncProgress | null = null;
   /** Paths whose write-back the master accepted on this connection. */
   readonly #acceptedHere = new Set<string>();
+  /**
+   * Notifications already weighed for a prefetch as they arrived: not looked up again
+   * (a store query and a look for the object) when the applier takes their batch.
+   */
+  readonly #prefetched = new WeakSet<NotificationMessage>();
 
   /** @param parts See {@linkcode SessionParts}. */
   constructor(parts: SessionParts) {
@@ -193,11 +198,15 @@ export class ReplicaExecutor {
    * @param ahead Whether it is fetched ahead of the applier (as it arrives): then nothing
    * is started once {@linkcode PREFETCH_AHEAD} fetches are pending. Each pending fetch
    * holds its promises until answered, and during a long catch-up thousands of queued
-   * notifications would; the applier starts the rest when it takes their batch.
+   * notifications would; the applier starts the rest when it takes their batch (those
+   * weighed as they arrived are not weighed again: the applier fetches what it needs
+   * anyway, this only starts it sooner).
    */
   prefetch(msg: NotificationMessage, ahead = true): void {
     if (msg.is_deletion || msg.inline_content !== null) return;
     if (ahead && this.#p.fetcher.inFlight >= PREFETCH_AHEAD) return;
+    if (this.#prefetched.has(msg)) return;
+    this.#prefetched.add(msg);
     const { store, filter } = this.#p.core;
     if (filter.toReplica.ignores(msg.filepath)) return;
     if (store.latest(msg.filepath)?.hash === msg.content_hash) return;

@@ -11,10 +11,11 @@ import {
 } from "../disk/mod.ts";
 import { parentOf, PathError, PathSet } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
-import { observe } from "./file_observation.ts";
+import { type Observation, observe } from "./file_observation.ts";
+import { fileSystemsToFlush } from "./flush_targets.ts";
 import type { SeenFile } from "./plan_capture.ts";
 import type { WrittenFile } from "./_recorder.ts";
-import type { WorkspaceDisk } from "./workspace_disk.ts";
+import type { CheckedFolders, WorkspaceDisk } from "./workspace_disk.ts";
 import {
   type ApplyChangesOptions,
   type ApplyChangesResult,
@@ -59,6 +60,8 @@ export interface ChangeWriterContext {
       written?: Map<string, WrittenFile>;
       /** Folders looked at alone, not with what they hold (see `Recorder.capture`). */
       shallow?: ReadonlySet<string>;
+      /** What the writer's last look found at some of them (see `Recorder.capture`). */
+      lookedAt?: ReadonlyMap<string, Observation>;
       /** Paths removed: what is found there is someone else's (see `Recorder.capture`). */
       removed?: ReadonlySet<string>;
       /** Folders given a mode someone changed since (see `Recorder.capture`). */
@@ -114,8 +117,9 @@ export class ChangeWriter {
       taken.add(path);
       accepted.push({ ...change, path });
     }
-    // Folders found (or made) folders by this batch: each looked at once (see makeFolder).
-    const parents = new Set<string>();
+    // Folders found (or made) folders by this batch: each looked at once (see makeFolder),
+    // its device noted then for the flush.
+    const parents: CheckedFolders = options.checkedFolders ?? new Map();
     let made: WorkspaceChange[] = [];
     const written = new Map<string, WrittenFile>();
     const visibleFirst = options.visibleFirst ?? false;
@@ -146,7 +150,7 @@ export class ChangeWriter {
         },
       );
       made.push(...madeHere);
-      const flush = this.#makeDurable(madeHere, write.syncFile);
+      const flush = this.#makeDurable(madeHere, write.syncFile, parents);
       flush.catch(() => {}); // settled below, with the others
       flushes.push(flush);
     }
@@ -166,14 +170,23 @@ export class ChangeWriter {
     // removal: what is put where we removed something came after the removal, which is
     // recorded, then what is there as theirs (see the capture's `removed`). Nor a folder
     // whose mode was changed after ours: ours is recorded, then theirs (`overtaken`).
-    // RACE: a change between this look and the capture's (microseconds) is still taken.
+    // A folder's look is also the capture's: it records what was looked at here (one
+    // lstat, not two). RACE: a link or file changed between this look and the capture's
+    // (microseconds) is still taken.
     const overtaken = new Map<string, number>();
     const changedSince = new Set<WorkspaceChange>();
+    const looked = new Map<string, Observation>();
     for (const change of options.onlyOwnChanges ? made : []) {
       if ("remove" in change || written.has(change.path)) continue;
-      const now = this.#sinceMade(change.path, change.mode);
-      if (now === "overtaken") overtaken.set(change.path, change.mode);
-      else if (now === "changed") changedSince.add(change);
+      const { verdict, info } = this.#sinceMade(change.path, change.mode);
+      if (verdict === "overtaken") overtaken.set(change.path, change.mode);
+      else if (verdict === "changed") {
+        changedSince.add(change);
+        parents.delete(change.path); // a folder made, now something else: looked at again
+      }
+      if (verdict !== "changed" && info?.isDirectory) {
+        looked.set(change.path, observe(change.path, info));
+      }
     }
     for (const change of changedSince) {
       failed.push({
@@ -196,6 +209,7 @@ export class ChangeWriter {
       shallow: new Set(
         made.filter((change) => "mode" in change && isFolderMode(change.mode)).map((c) => c.path),
       ),
+      lookedAt: looked,
       // What is found where we removed something came after the removal, and is not ours
       // whatever its origin would be: the removal is recorded, then that as the
       // workspace's own.
@@ -212,16 +226,22 @@ export class ChangeWriter {
   /**
    * What the disk holds now at `path`, where a change not written as a file made a folder,
    * link or file of `mode` (see applyChanges): still what it made; a folder whose mode
-   * someone changed since; or something else.
+   * someone changed since; or something else. With the look it is told by.
    */
-  #sinceMade(path: string, mode: number): "held" | "overtaken" | "changed" {
+  #sinceMade(
+    path: string,
+    mode: number,
+  ): { verdict: "held" | "overtaken" | "changed"; info: Deno.FileInfo | null } {
     const info = lstatOrNullSync(this.#absolute(path));
-    if (isFolderMode(mode)) {
-      if (info?.isDirectory !== true) return "changed";
-      return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
-    }
-    if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
-    return info?.isFile === true ? "held" : "changed";
+    const verdict = (): "held" | "overtaken" | "changed" => {
+      if (isFolderMode(mode)) {
+        if (info?.isDirectory !== true) return "changed";
+        return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
+      }
+      if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
+      return info?.isFile === true ? "held" : "changed";
+    };
+    return { verdict: verdict(), info };
   }
 
   /**
@@ -229,12 +249,21 @@ export class ChangeWriter {
    * are flushed by one flush of each file system the changes touched (a mount inside the
    * workspace is another one), or, where that cannot be done, one by one. Then, unless a
    * whole file system was flushed, each changed folder is flushed once.
+   *
+   * @param checked The batch's folders with their devices, as its writes' checks found
+   * them: those are not looked at again to learn which file system holds them.
    */
-  async #makeDurable(made: WorkspaceChange[], flushedAsWritten: boolean): Promise<void> {
+  async #makeDurable(
+    made: WorkspaceChange[],
+    flushedAsWritten: boolean,
+    checked: CheckedFolders,
+  ): Promise<void> {
     if (made.length === 0) return;
-    const folders = [...new Set(made.map((change) => this.#absolute(parentOf(change.path))))];
+    const relative = [...new Set(made.map((change) => parentOf(change.path)))];
+    const folders = relative.map((folder) => this.#absolute(folder));
     if (!flushedAsWritten) {
-      if (await syncFileSystems(folders)) return;
+      const devices = relative.map((folder) => checked.get(folder));
+      if (await syncFileSystems(folders, devices)) return;
       await forEachLimited(made, APPLY_CONCURRENCY, (change) => this.#flushWritten(change));
     }
     await forEachLimited(folders, APPLY_CONCURRENCY, async (folder) => {
@@ -266,7 +295,7 @@ export class ChangeWriter {
    */
   async #makeChange(
     change: WorkspaceChange,
-    parents: Set<string>,
+    parents: CheckedFolders,
     write: { visibleFirst: boolean; syncFile: boolean },
   ): Promise<SeenFile | null> {
     const absolute = this.#absolute(change.path);
@@ -301,12 +330,9 @@ export class ChangeWriter {
       });
       return null;
     }
-    // Siblings share one check of their folder (made again for each if it failed).
-    const parent = parentOf(change.path);
-    if (!parents.has(parent)) {
-      await this.#c.disk.prepareFile(change.path, parents);
-      parents.add(parent);
-    }
+    // Siblings share one check of their folder (made again for each if it failed): the
+    // check notes each folder it found (see WorkspaceDisk.checkParents).
+    if (!parents.has(parentOf(change.path))) await this.#c.disk.prepareFile(change.path, parents);
     const writeFile = () =>
       this.#c.cas.writeTo(change.hash, absolute, {
         ...write,
@@ -344,7 +370,7 @@ export class ChangeWriter {
     path: string,
     mode: number,
     createOnly: boolean,
-    checked: Set<string>,
+    checked: CheckedFolders,
   ): Promise<void> {
     // Something in the way is rare: looked for only when the folder cannot be made (an
     // lstat of every new folder first costs an error object each, in an initial sync).
@@ -399,23 +425,26 @@ export class ChangeWriter {
 }
 
 /**
- * Flushes the file systems holding these folders, once each.
+ * Flushes the file systems holding these folders, once each (see `fileSystemsToFlush`:
+ * a folder whose device the batch's checks found is not looked at again).
  *
+ * @param folders Absolute folders.
+ * @param known The device of each folder, where the batch's checks found it already.
  * @returns `false` when that cannot be done here (see `syncFileSystem` in lib/disk).
  */
-async function syncFileSystems(folders: string[]): Promise<boolean> {
-  const byDevice = new Map<number, string>();
-  for (const folder of folders) {
-    let device: number;
+async function syncFileSystems(
+  folders: string[],
+  known: (number | undefined)[],
+): Promise<boolean> {
+  const targets = fileSystemsToFlush(folders, known, (folder) => {
     try {
-      device = Deno.statSync(folder).dev;
+      return Deno.statSync(folder).dev;
     } catch (error) {
-      if (isMissing(error)) continue; // RACE: removed since; nothing left to flush
+      if (isMissing(error)) return null; // RACE: removed since; nothing left to flush
       throw error;
     }
-    if (!byDevice.has(device)) byDevice.set(device, folder);
-  }
-  for (const folder of byDevice.values()) {
+  });
+  for (const folder of targets) {
     if (!(await syncFileSystem(folder))) return false;
   }
   return true;

@@ -2,7 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { ancestorsOf, isInside, parentOf, PathSet } from "../paths/mod.ts";
+import { ancestorsOf, isInside, parentOf } from "../paths/mod.ts";
 import {
   type FileState,
   type FileStateChange,
@@ -13,9 +13,10 @@ import {
   type Store,
 } from "../store/mod.ts";
 import { byDepthThenPath, byTimeThenPath, inChangeOrder, inGivenOrder } from "./capture_order.ts";
-import { observePath } from "./file_observation.ts";
+import { type Observation, observePath } from "./file_observation.ts";
 import {
   changedDuringScan,
+  dedupeScopes,
   FOLDER_HASH,
   planCapture,
   sameStat,
@@ -82,6 +83,8 @@ export class Recorder {
        * not yet recorded, must not be recorded with this change's origin).
        */
       shallow?: ReadonlySet<string>;
+      /** What the caller's own last look found at some `shallow` folders: not looked again. */
+      lookedAt?: ReadonlyMap<string, Observation>;
       /**
        * Paths the caller's change removed: anything found there (or inside) is not that
        * change's but someone else's, landing after the removal, and is recorded with the
@@ -133,7 +136,7 @@ export class Recorder {
         seen.set(scope, file); // just written: a file, with nothing live inside
         continue;
       }
-      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen)) {
+      if (options.shallow?.has(scope) && this.#observeFolderAlone(scope, seen, options.lookedAt)) {
         single.push(scope);
         continue;
       }
@@ -346,12 +349,16 @@ export class Recorder {
 
   /**
    * Looks at one folder, not what is inside, adding it to `seen` when it is one and the
-   * filter lets it through.
+   * filter lets it through (not looked at again when in `lookedAt`, the caller's look).
    *
    * @returns Whether it is a folder (looked at, or filtered).
    */
-  #observeFolderAlone(path: string, seen: Map<string, SeenFile>): boolean {
-    const observation = observePath(this.#c.root, path);
+  #observeFolderAlone(
+    path: string,
+    seen: Map<string, SeenFile>,
+    lookedAt?: ReadonlyMap<string, Observation>,
+  ): boolean {
+    const observation = lookedAt?.get(path) ?? observePath(this.#c.root, path);
     if (observation.kind !== "dir") return false;
     if (!this.#c.filter.local.ignores(path, true)) seen.set(path, observation);
     return true;
@@ -420,21 +427,6 @@ function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
 /** Whether a file found unchanged on disk is recorded with other content or mode. */
 function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash: string): boolean {
   return recorded?.hash !== hash || recorded.mode !== file.mode;
-}
-
-/**
- * The scopes without those inside another (ancestors are shorter, so they come first). A
- * scope looked at alone (`shallow`) covers nothing.
- */
-function dedupeScopes(scopes: string[], shallow?: ReadonlySet<string>): string[] {
-  const kept = new PathSet();
-  const alone: string[] = [];
-  for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {
-    if (kept.covers(scope)) continue;
-    if (shallow?.has(scope)) alone.push(scope);
-    else kept.add(scope);
-  }
-  return [...kept.paths, ...alone];
 }
 
 /**

@@ -54,6 +54,7 @@ export {
 export { ChangedOnDiskError, type DiskStamp } from "../disk/mod.ts";
 export type { Observation } from "./file_observation.ts";
 export {
+  type CheckedFolders,
   type DiskHooks,
   type DiskOperation,
   ForbiddenWriteError,

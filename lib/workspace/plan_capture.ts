@@ -1,4 +1,5 @@
 import { EMPTY_HASH } from "../cas/mod.ts";
+import { PathSet } from "../paths/mod.ts";
 import type { FileState } from "../store/mod.ts";
 import type { Observation } from "./file_observation.ts";
 
@@ -127,4 +128,23 @@ export function stateToRemember(file: SeenFile, hash: string, now: number): File
  */
 export function changedDuringScan(file: SeenFile, since: number, now: number): boolean {
   return file.kind !== "dir" && file.mtimeMs > since && file.mtimeMs <= now;
+}
+
+/**
+ * The scopes without those inside another (ancestors are shorter, so they come first). A
+ * scope looked at alone (`shallow`) covers nothing.
+ *
+ * @param scopes Workspace paths to look at.
+ * @param shallow The scopes looked at alone.
+ * @returns The scopes to look at, those covering others first.
+ */
+export function dedupeScopes(scopes: string[], shallow?: ReadonlySet<string>): string[] {
+  const kept = new PathSet();
+  const alone: string[] = [];
+  for (const scope of [...new Set(scopes)].sort((a, b) => a.length - b.length)) {
+    if (kept.covers(scope)) continue;
+    if (shallow?.has(scope)) alone.push(scope);
+    else kept.add(scope);
+  }
+  return [...kept.paths, ...alone];
 }

@@ -35,6 +35,13 @@ export interface DiskHooks {
   beforeRecord?: (paths: string[]) => void | Promise<void>;
 }
 
+/**
+ * Folders a batch of changes found to be folders (or made), by workspace path, each with
+ * the device it is on (`Deno.FileInfo.dev`, from the same look): the batch then flushes
+ * each file system it wrote to without looking at its folders again.
+ */
+export type CheckedFolders = Map<string, number>;
+
 /** Options for {@linkcode WorkspaceDisk}. */
 export interface WorkspaceDiskOptions {
   /** Hooks for tests. @default {{}} */
@@ -136,11 +143,12 @@ export class WorkspaceDisk {
    *
    * @param path A normalized workspace path.
    * @param checked Folders a batch of changes found to be folders already (see
-   * {@linkcode WorkspaceDisk.makeFolder}): not looked at again; those found now are added.
+   * {@linkcode WorkspaceDisk.makeFolder}): not looked at again; those found now are added,
+   * with their device.
    * @returns Whether every parent folder exists.
    * @throws {PathError} When a parent is a link or a file.
    */
-  checkParents(path: string, checked?: Set<string>): boolean {
+  checkParents(path: string, checked?: CheckedFolders): boolean {
     let current = "";
     for (const segment of path.split("/").slice(0, -1)) {
       current = current === "" ? segment : `${current}/${segment}`;
@@ -151,7 +159,7 @@ export class WorkspaceDisk {
         const what = info.isSymlink ? "a symbolic link" : "not a folder";
         throw new PathError(path, `"${current}" is ${what} (links are never followed)`);
       }
-      checked?.add(current);
+      checked?.set(current, info.dev);
     }
     return true;
   }
@@ -163,7 +171,7 @@ export class WorkspaceDisk {
    * @param checked See {@linkcode WorkspaceDisk.checkParents}.
    * @throws {PathError} When a parent is a link or a file.
    */
-  makeParents(path: string, checked?: Set<string>): void {
+  makeParents(path: string, checked?: CheckedFolders): void {
     const parent = parentOf(path);
     if (parent === "" || this.checkParents(path, checked)) return;
     // RACE: a parent made by someone else meanwhile is fine (recursive); one swapped for
@@ -181,7 +189,7 @@ export class WorkspaceDisk {
    * @returns The absolute destination.
    * @throws {PathError} When a parent is a link or a file.
    */
-  async prepareFile(path: string, checked?: Set<string>): Promise<string> {
+  async prepareFile(path: string, checked?: CheckedFolders): Promise<string> {
     await this.#hooks.beforeCheck?.(path, "write");
     this.makeParents(path, checked);
     return this.absolute(path);
@@ -322,7 +330,7 @@ export class WorkspaceDisk {
    * {@linkcode WorkspaceDisk.checkParents}); `path` is added once it is one.
    * @throws {PathError} When a parent is a link or a file, or `path` is not a folder.
    */
-  async makeFolder(path: string, mode: number, checked?: Set<string>): Promise<void> {
+  async makeFolder(path: string, mode: number, checked?: CheckedFolders): Promise<void> {
     await this.#hooks.beforeCheck?.(path, "mkdir");
     this.makeParents(path, checked);
     const absolute = this.absolute(path);
@@ -337,7 +345,7 @@ export class WorkspaceDisk {
     if (!info?.isDirectory) throw new PathError(path, "not a folder (links are never followed)");
     // RACE: see the class doc (a link put here since the lstat would be followed).
     if (((info.mode ?? 0) & 0o7777) !== bits) Deno.chmodSync(absolute, bits);
-    checked?.add(path);
+    checked?.set(path, info.dev);
   }
 
   /**

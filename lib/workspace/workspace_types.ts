@@ -64,6 +64,15 @@ export interface ApplyChangesOptions extends WriteOptions {
    * @default {false}
    */
   inGivenOrder?: boolean;
+  /**
+   * For a batch made in several calls (a replica's: the folders a level at a time, then
+   * what they hold): the folders the earlier calls found to be folders, not links, or
+   * made, each with its device. Not looked at again as parents; this call adds those it
+   * finds or makes, and drops any it finds changed since. One map for one batch only:
+   * a check is trusted no longer (see `WorkspaceDisk.checkParents`).
+   * @default {a new map for this call}
+   */
+  checkedFolders?: Map<string, number>;
 }
 
 /** One change for {@linkcode Workspace.applyChanges}. */

@@ -105,6 +105,27 @@ Deno.test("ContentFetcher fetches whole content and shares concurrent requests",
   });
 });
 
+Deno.test("ContentFetcher looks only for the whole object of content it is told is small, and for a manifest otherwise", async () => {
+  await withFetcher(async ({ source, target, fetcher, requests }) => {
+    const small = await source.putBytes(pseudoRandomBytes(5_000, 3));
+    const unsized = await source.putBytes(pseudoRandomBytes(5_000, 5));
+    const large = await source.putBytes(pseudoRandomBytes(9 * 1024 * 1024, 4));
+    assert(large.chunked);
+    const manifestsAsked: string[] = [];
+    const manifest = target.manifest.bind(target);
+    target.manifest = (hash) => (manifestsAsked.push(hash), manifest(hash));
+    await fetcher.ensure(small.hash, 5_000);
+    assertEquals(manifestsAsked, [], "small content is never a manifest: none looked for");
+    await fetcher.ensure(unsized.hash); // size unknown: looked for as either
+    await fetcher.ensure(large.hash, 9 * 1024 * 1024);
+    assertEquals(manifestsAsked.slice(0, 2), [unsized.hash, large.hash]);
+    assertEquals(requests.slice(0, 3), [small.hash, unsized.hash, large.hash], "each fetched");
+    for (const { hash } of [small, unsized, large]) {
+      assertEquals(sha256Hex(await target.readBytes(hash)), hash);
+    }
+  });
+});
+
 Deno.test("ContentFetcher assembles chunked content, fetching only missing chunks", async () => {
   await withFetcher(async ({ source, target, fetcher, requests }) => {
     const bytes = pseudoRandomBytes(9 * 1024 * 1024, 2);

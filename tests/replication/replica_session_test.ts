@@ -10,6 +10,7 @@ import { ReplicaSession } from "../../lib/replication/replica_session.ts";
 import { ManualClock } from "../_helpers/manual_clock.ts";
 import type { NotificationMessage, WireMessage } from "../../lib/wire/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
+import { sha256Hex } from "../../lib/cas/mod.ts";
 import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
@@ -24,6 +25,7 @@ async function withSilentMaster(
     clock: ManualClock,
     heard: WireMessage[],
     ended: Promise<{ reachedLive: boolean; reason: string }>,
+    core: ReplicaCore,
   ) => Promise<void>,
 ): Promise<void> {
   await Deno.mkdir(`${root}/r`);
@@ -40,15 +42,12 @@ async function withSilentMaster(
   });
   const workspace = await Workspace.open({ root: `${root}/r` });
   const clock = new ManualClock();
-  const session = new ReplicaSession(
-    // Heartbeats every 200 ms: a master silent for 3 s (the least) is left.
-    new ReplicaCore({ workspace, heartbeatMs: 200 }),
-    await connectUnix(`${root}/m.sock`),
-    { clock },
-  );
+  // Heartbeats every 200 ms: a master silent for 3 s (the least) is left.
+  const core = new ReplicaCore({ workspace, heartbeatMs: 200 });
+  const session = new ReplicaSession(core, await connectUnix(`${root}/m.sock`), { clock });
   const ended = session.run();
   try {
-    await work(session, clock, heard, ended);
+    await work(session, clock, heard, ended, core);
   } finally {
     session.close("test done");
     await ended;
@@ -111,6 +110,46 @@ Deno.test("step() feeds the state machine: a notification leaving the workspace 
         'notification for a path leaving the workspace: "../outside.txt"',
       );
       await assert.rejects(Deno.lstat(`${root}/outside.txt`), Deno.errors.NotFound);
+    })
+  ));
+
+Deno.test("a notification weighed for a prefetch as it arrived is not weighed again when its batch is applied", () =>
+  withTempDir((root) =>
+    withSilentMaster(root, async (session, clock, heard, _ended, core) => {
+      // Spies on the store: the prefetch looks the path up alone, the applier with its batch.
+      const looked: string[] = [];
+      const batches: string[][] = [];
+      const { store } = core;
+      const latest = store.latest.bind(store);
+      const latestOf = store.latestOf.bind(store);
+      store.latest = (path) => (looked.push(path), latest(path));
+      store.latestOf = (paths) => (batches.push([...paths]), latestOf(paths));
+      const content = new TextEncoder().encode("x".repeat(10_000)); // not inline
+      const notification: NotificationMessage = {
+        type: "Notification",
+        sequence: 1n,
+        filepath: "big.txt",
+        content_hash: sha256Hex(content),
+        size: BigInt(content.length),
+        permissions: 0o100644n,
+        is_deletion: false,
+        inline_content: null,
+      };
+      session.step({ type: "message", message: notification, now: clock.now() });
+      await waitFor("the content asked for", () =>
+        heard.some((msg) => msg.type === "ContentFetchRequest"));
+      await waitFor("the applier to take the batch", () =>
+        batches.some((paths) =>
+          paths.includes("big.txt")
+        ));
+      // Weighed once as it arrived; the applier's own fetch joins the one under way.
+      assert.deepEqual(
+        looked.filter((path) =>
+          path === "big.txt"
+        ),
+        ["big.txt"],
+      );
+      assert.equal(heard.filter((msg) => msg.type === "ContentFetchRequest").length, 1);
     })
   ));
 

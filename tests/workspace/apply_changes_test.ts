@@ -386,3 +386,83 @@ Deno.test("Workspace.applyChanges() refuses related paths in one batch, before t
       await workspace.close();
     }
   }));
+
+Deno.test("Workspace.applyChanges() records a folder it made as its last look found it: a mode changed after that look is not taken for its own", () =>
+  withTempDir(async (root) => {
+    let armed = true;
+    const workspace = await Workspace.open({
+      root,
+      hooks: {
+        // Someone changes the folder's mode after the writer's last look, before the record.
+        beforeRecord: (paths) => {
+          if (armed && paths.includes("made")) Deno.chmodSync(`${root}/made`, 0o700);
+          armed = false;
+        },
+      },
+    });
+    try {
+      const { recorded, failed } = await workspace.applyChanges(
+        [{ path: "made", hash: "", mode: 0o040755 }],
+        { origin: "master", onlyOwnChanges: true },
+      );
+      assert.deepEqual(failed, []);
+      assert.equal(armed, false, "the hook ran");
+      assert.deepEqual(
+        recorded.map(({ path, mode, origin }) => ({ path, mode: mode & 0o7777, origin })),
+        [{ path: "made", mode: 0o755, origin: "master" }],
+        "the change made, as its last look saw it",
+      );
+      // The later change is the next look's to record, as the workspace's own.
+      await workspace.capture(["made"]);
+      const latest = workspace.store.latest("made")!;
+      assert.deepEqual({ mode: latest.mode & 0o7777, origin: latest.origin }, {
+        mode: 0o700,
+        origin: "local",
+      });
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.applyChanges() calls of one batch share their folder checks, but never one found changed since", () =>
+  withTempDir(async (base) => {
+    const root = `${base}/w`;
+    const outside = `${base}/outside`;
+    await Deno.mkdir(root);
+    await Deno.mkdir(outside);
+    let swap = true;
+    const workspace = await Workspace.open({
+      root,
+      hooks: {
+        // "b" is swapped for a link out of the workspace right after it is made.
+        afterChange: (path) => {
+          if (path !== "b" || !swap) return;
+          swap = false;
+          Deno.removeSync(`${root}/b`);
+          Deno.symlinkSync(outside, `${root}/b`);
+        },
+      },
+    });
+    try {
+      const checkedFolders = new Map<string, number>();
+      const options = { origin: "master", onlyOwnChanges: true, checkedFolders };
+      const folders = await workspace.applyChanges([
+        { path: "a", hash: "", mode: 0o040755 },
+        { path: "b", hash: "", mode: 0o040755 },
+      ], options);
+      assert.deepEqual(folders.failed.map(({ path }) => path), ["b"], "b changed since made");
+      assert.deepEqual([...checkedFolders.keys()], ["a"], "only the folder still made is kept");
+      assert.equal(checkedFolders.get("a"), Deno.statSync(root).dev, "with its device");
+      const hash = (await workspace.cas.putBytes(text("inside"))).hash;
+      const files = await workspace.applyChanges([
+        { path: "a/f.txt", hash, mode: 0o100644 },
+        { path: "b/f.txt", hash, mode: 0o100644 },
+      ], options);
+      assert.deepEqual(files.failed.map(({ path }) => path), ["b/f.txt"]);
+      assert.ok(files.failed[0]!.error instanceof PathError, "refused: a link on the way");
+      assert.equal(await lstatOrNull(`${outside}/f.txt`), null, "nothing written through it");
+      assert.equal(await Deno.readTextFile(`${root}/a/f.txt`), "inside");
+    } finally {
+      await workspace.close();
+    }
+  }));

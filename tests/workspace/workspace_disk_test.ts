@@ -208,10 +208,12 @@ Deno.test("WorkspaceDisk.makeFolder() with a batch's set notes the folders it fo
   withRoots(async (root, outside) => {
     await Deno.symlink(outside, `${root}/l`);
     const disk = new WorkspaceDisk(root);
-    const checked = new Set<string>();
+    const checked = new Map<string, number>();
     await disk.makeFolder("a/b/c", 0o755, checked);
     await disk.makeFolder("a/b/d", 0o755, checked);
-    assert.deepEqual([...checked].sort(), ["a", "a/b", "a/b/c", "a/b/d"]);
+    assert.deepEqual([...checked.keys()].sort(), ["a", "a/b", "a/b/c", "a/b/d"]);
+    const device = Deno.statSync(root).dev;
+    assert.ok([...checked.values()].every((dev) => dev === device), "each with its device");
     await assert.rejects(() => disk.makeFolder("l/x", 0o755, checked), PathError);
     await assert.rejects(() => disk.makeFolder("l", 0o755, checked), PathError);
     assert.equal(checked.has("l"), false, "a link is never noted as a folder");
