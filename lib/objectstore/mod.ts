@@ -18,10 +18,12 @@
 export { formatS3Location, parseS3Location, type S3Location } from "./s3_location.ts";
 export {
   type ObjectHead,
+  S3_ATTEMPTS,
   S3Client,
   type S3ClientOptions,
   type S3Credentials,
   S3Error,
+  s3RetryDelay,
 } from "./s3_client.ts";
 export { ObjectTier, type ObjectTierStats } from "./object_tier.ts";
 export { Uploader, type UploaderOptions, type UploaderStatus } from "./uploader.ts";

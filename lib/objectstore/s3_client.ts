@@ -80,9 +80,37 @@ function xmlText(xml: string, tag: string): string[] {
   return out;
 }
 
+/** How many times one request is sent at most, the first included (see {@linkcode s3RetryDelay}). */
+export const S3_ATTEMPTS = 3;
+
+/**
+ * How long to wait before sending a request again, or `null` to give up: S3 asks clients to
+ * retry an internal error (500), `SlowDown` (503) and the other 5xx answers, and 429, with
+ * exponential backoff; a request nobody answered (status 0: connection refused or reset) is
+ * tried again too. Other answers (2xx, 3xx, 4xx) are final. Pure.
+ *
+ * @param attempt The attempt that just failed, from 1.
+ * @param status Its HTTP status, 0 when nobody answered.
+ * @param random A number in [0, 1) that spreads the clients' retries (jitter).
+ * @returns Milliseconds to wait (100 then 200 at most, half of it random), or `null`.
+ * @example
+ * ```ts
+ * s3RetryDelay(1, 503, 0.5); // 75
+ * s3RetryDelay(1, 404, 0.5); // null
+ * ```
+ */
+export function s3RetryDelay(attempt: number, status: number, random: number): number | null {
+  if (attempt >= S3_ATTEMPTS) return null;
+  if (status !== 0 && status !== 429 && status < 500) return null;
+  return Math.round(100 * 2 ** (attempt - 1) * (0.5 + random / 2));
+}
+
 /**
  * A small S3 client on signed `fetch` (AWS Signature V4 by `aws4fetch`): put, get, head,
- * list and delete, each bounded by a timeout, with no retries of its own (callers decide).
+ * list and delete, each bounded by a timeout. A request the service answers with a
+ * transient error (5xx, 429) or that finds nobody answering is sent again, up to
+ * {@linkcode S3_ATTEMPTS} times in all (see {@linkcode s3RetryDelay}): every request here is
+ * idempotent. Longer outages are the callers' (the uploader backs off and tries again).
  * Works with AWS S3 and S3-compatible services (MinIO, R2, Ceph, local test servers).
  */
 export class S3Client {
@@ -135,11 +163,26 @@ export class S3Client {
   }
 
   async #send(what: string, url: string, init: RequestInit): Promise<Response> {
-    try {
-      return await this.#aws.fetch(url, { ...init, signal: AbortSignal.timeout(this.#timeoutMs) });
-    } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
-      throw new S3Error(what, 0, "", detail, { cause: error });
+    const signal = AbortSignal.timeout(this.#timeoutMs);
+    for (let attempt = 1;; attempt++) {
+      let response: Response | null = null;
+      let failure: unknown;
+      try {
+        response = await this.#aws.fetch(url, { ...init, signal });
+      } catch (error) {
+        failure = error;
+      }
+      // Past the timeout, nothing is sent again: the caller's bound holds.
+      const delayMs = signal.aborted
+        ? null
+        : s3RetryDelay(attempt, response?.status ?? 0, Math.random());
+      if (delayMs === null) {
+        if (response !== null) return response;
+        const detail = failure instanceof Error ? failure.message : String(failure);
+        throw new S3Error(what, 0, "", detail, { cause: failure });
+      }
+      await response?.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
 

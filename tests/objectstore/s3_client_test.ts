@@ -1,5 +1,11 @@
 import { deepStrictEqual, rejects, strictEqual, throws } from "node:assert/strict";
-import { parseS3Location, S3Client, type S3Error } from "../../lib/objectstore/mod.ts";
+import {
+  parseS3Location,
+  S3_ATTEMPTS,
+  S3Client,
+  type S3Error,
+  s3RetryDelay,
+} from "../../lib/objectstore/mod.ts";
 import { S3Server } from "./_s3_server.ts";
 
 Deno.test("parseS3Location() reads a bucket and a prefix, and refuses the rest", async (t) => {
@@ -81,4 +87,51 @@ Deno.test("S3Client says plainly when nothing answers", async () => {
     strictEqual(error.message.startsWith("Object store GET a: no answer"), true, error.message);
     return true;
   });
+});
+
+Deno.test("s3RetryDelay() retries what S3 calls transient, with backoff, a bounded number of times", async (t) => {
+  const table: { description: string; input: [number, number, number]; expected: number | null }[] =
+    [
+      { description: "an internal error (500)", input: [1, 500, 0], expected: 50 },
+      { description: "SlowDown (503), later attempt", input: [2, 503, 0], expected: 100 },
+      { description: "the most jitter", input: [2, 503, 0.999], expected: 200 },
+      { description: "too many requests (429)", input: [1, 429, 0.5], expected: 75 },
+      { description: "nobody answered", input: [1, 0, 0], expected: 50 },
+      { description: "the last attempt", input: [S3_ATTEMPTS, 500, 0], expected: null },
+      { description: "not found (404) is an answer", input: [1, 404, 0], expected: null },
+      { description: "forbidden (403) is an answer", input: [1, 403, 0], expected: null },
+      { description: "success", input: [1, 200, 0], expected: null },
+    ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => strictEqual(s3RetryDelay(...input), expected));
+  }
+});
+
+Deno.test("S3Client sends a request again when the service fails for a moment, and gives up after a few tries", async () => {
+  // A real HTTP server on loopback that fails the first `failures` requests for each key.
+  const requests = new Map<string, number>();
+  const failures: Record<string, number> = { "/b/flaky": 2, "/b/down": Infinity, "/b/gone": 0 };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    const path = new URL(request.url).pathname;
+    const count = (requests.get(path) ?? 0) + 1;
+    requests.set(path, count);
+    if (count <= (failures[path] ?? 0)) return new Response("busy", { status: 503 });
+    if (path === "/b/gone") return new Response(null, { status: 404 });
+    return new Response("ok", { status: 200 });
+  });
+  try {
+    const client = new S3Client({
+      bucket: "b",
+      endpoint: `http://127.0.0.1:${server.addr.port}`,
+      credentials: { accessKeyId: "k", secretAccessKey: "s" },
+    });
+    deepStrictEqual(await client.headObject("flaky"), { size: 2 });
+    strictEqual(requests.get("/b/flaky"), 3, "two failures, then the answer");
+    await rejects(client.headObject("down"), (error: S3Error) => error.status === 503);
+    strictEqual(requests.get("/b/down"), S3_ATTEMPTS, "given up after the last attempt");
+    strictEqual(await client.headObject("gone"), null);
+    strictEqual(requests.get("/b/gone"), 1, "a 404 is an answer: asked once");
+  } finally {
+    await server.shutdown();
+  }
 });
