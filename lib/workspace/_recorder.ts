@@ -257,9 +257,16 @@ export class Recorder {
    * ones, ones recorded otherwise, and live ones gone. The walk and the store's records
    * ({@linkcode Store.liveStatesAfter}, a page at a time) are merged in the same order,
    * so neither is ever held whole: on 100,000 paths each would be 100,000 objects. Only the
-   * suspects' paths are kept. None once `closed()` says the store is closing.
+   * suspects' paths are kept. None once `closed()` says the store is closing. Files come
+   * in path order, or with `inChangeOrder` in the order they were changed (a scan covering
+   * lost events: see `loss_order.ts`), which costs a large scan about a sixth more time
+   * (its slices then hold files of many folders).
    */
-  async suspects(walk: AsyncIterable<SeenFile>, closed: () => boolean): Promise<string[]> {
+  async suspects(
+    walk: AsyncIterable<SeenFile>,
+    closed: () => boolean,
+    inChangeOrder = false,
+  ): Promise<string[]> {
     const deleted: string[] = [];
     const otherwiseFolders: string[] = [];
     const files: SeenFile[] = []; // the walk's own objects: no copy of each
@@ -305,8 +312,8 @@ export class Recorder {
     for (let next = live.peek(); next !== undefined; next = live.peek()) gone(live.take().path);
     placeUnrecorded();
     // New folders before the files: a slice's files then find their folders recorded. The
-    // files in the order they were changed, as each slice records its own (inChangeOrder).
-    files.sort(byTimeThenPath);
+    // files in the order they were changed, as each slice records its own, if asked.
+    if (inChangeOrder) files.sort(byTimeThenPath);
     return [...deleted, ...otherwiseFolders, ...files.map((file) => file.path)];
   }
 

@@ -199,7 +199,8 @@ export class Workspace {
    */
   async #scan(options: ScanOptions, changedBefore?: number): Promise<ScanResult> {
     const keep = options.keepRecorded ?? true;
-    const { suspects, skipped } = await this.#walkForSuspects();
+    // A scan covering lost events records in the order of the changes (see loss_order.ts).
+    const { suspects, skipped } = await this.#walkForSuspects(changedBefore !== undefined);
     for (const problem of skipped) log("warn", "not recorded", problem);
     const result: ScanResult = { recorded: [], problems: [...skipped], recordedCount: 0 };
     if (this.#closed) return result; // the store may be closing: nothing to record into
@@ -232,10 +233,16 @@ export class Workspace {
    * scan's captures (which take longest: after a catch-up, every file just written is read
    * again).
    */
-  async #walkForSuspects(): Promise<{ suspects: string[]; skipped: ScanResult["problems"] }> {
+  async #walkForSuspects(
+    inChangeOrder: boolean,
+  ): Promise<{ suspects: string[]; skipped: ScanResult["problems"] }> {
     const skipped: ScanResult["problems"] = [];
     const walk = walkTreeSorted(this.root, this.filter.local, skipped);
-    const suspects = await this.#recorder.suspects(this.#untilClosed(walk), () => this.#closed);
+    const suspects = await this.#recorder.suspects(
+      this.#untilClosed(walk),
+      () => this.#closed,
+      inChangeOrder,
+    );
     return { suspects: this.#closed ? [] : suspects, skipped };
   }
 
