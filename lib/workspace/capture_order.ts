@@ -50,7 +50,9 @@ export function byTimeThenPath(
  * @returns The comparison, for `Array.prototype.sort`.
  * @example
  * ```ts
+ * const file = (path: string) => ({ path, hash: "", size: 0, mode: 0o100644, deleted: false });
  * const times = new Map([["b.txt", 1], ["a.txt", 2]]);
+ * const changes = [file("a.txt"), file("b.txt")];
  * changes.sort(inChangeOrder((path) => times.get(path) ?? 0)); // b.txt, then a.txt
  * ```
  */
@@ -78,6 +80,8 @@ export function inChangeOrder(
  * @returns The comparison, for `Array.prototype.sort`.
  * @example
  * ```ts
+ * const file = (path: string) => ({ path, hash: "", size: 0, mode: 0o100644, deleted: false });
+ * const changes = [file("a/c.txt"), file("b.txt"), { ...file("a"), mode: 0o40755 }];
  * changes.sort(inGivenOrder(["b.txt", "a/c.txt"])); // a (made for a/c.txt), b.txt, a/c.txt
  * ```
  */
