@@ -29,26 +29,13 @@ export async function walkTree(
   let sinceYield = 0;
   while (folders.length > 0) {
     const folder = folders.pop()!;
-    const names: string[] = [];
-    try {
-      for (const entry of Deno.readDirSync(folder === "" ? root : `${root}/${folder}`)) {
-        names.push(entry.name);
+    for (const name of readNames(folder === "" ? root : `${root}/${folder}`)) {
+      const path = childPath(folder, name, skipped);
+      const observation = path === null ? null : observePath(root, path);
+      if (observation !== null && listed(observation, filter)) {
+        files.push(observation);
+        if (observation.kind === "dir") folders.push(observation.path);
       }
-    } catch (error) {
-      if (isMissing(error)) continue;
-      throw error;
-    }
-    const paths = names.flatMap((name) => {
-      const path = folder === "" ? name : `${folder}/${name}`;
-      try {
-        return [normalizeWorkspacePath(path)];
-      } catch (error) {
-        if (error instanceof PathError) skipped.push({ path, reason: error.message });
-        return [];
-      }
-    });
-    for (const path of paths) {
-      collect(observePath(root, path), filter, files, folders);
       if (++sinceYield >= ENTRIES_PER_YIELD) {
         sinceYield = 0;
         await new Promise((resolve) => setTimeout(resolve, 0));
@@ -58,19 +45,29 @@ export async function walkTree(
   return { files, skipped };
 }
 
-function collect(
-  observation: Observation,
-  filter: PathFilter,
-  files: SeenFile[],
-  folders: string[],
-): void {
-  if (observation.kind === "dir") {
-    if (!filter.ignores(observation.path, true)) {
-      folders.push(observation.path);
-      files.push(observation);
-    }
-  } else if (observation.kind === "file" || observation.kind === "symlink") {
-    if (!filter.ignores(observation.path, false)) files.push(observation);
+/** Whether a walk lists what it found: a file, link or folder the filter lets through. */
+function listed(observation: Observation, filter: PathFilter): observation is SeenFile {
+  if (observation.kind === "dir") return !filter.ignores(observation.path, true);
+  return (observation.kind === "file" || observation.kind === "symlink") &&
+    !filter.ignores(observation.path, false);
+}
+
+/**
+ * The normalized path of `name` in `folder`, or `null` when it cannot be recorded (noted in
+ * `skipped`, with the reason).
+ */
+function childPath(
+  folder: string,
+  name: string,
+  skipped: Array<{ path: string; reason: string }>,
+): string | null {
+  const path = folder === "" ? name : `${folder}/${name}`;
+  try {
+    return normalizeWorkspacePath(path);
+  } catch (error) {
+    if (!(error instanceof PathError)) throw error;
+    skipped.push({ path, reason: error.message });
+    return null;
   }
 }
 
@@ -127,23 +124,14 @@ export async function* walkTreeSorted(
   let sinceYield = 0;
   async function* folder(path: string): AsyncGenerator<SeenFile> {
     const entries: Array<{ key: string; seen: SeenFile; inside: boolean }> = [];
-    const found: SeenFile[] = [];
     for (const name of readNames(path === "" ? root : `${root}/${path}`)) {
-      const full = path === "" ? name : `${path}/${name}`;
-      let normalized: string;
-      try {
-        normalized = normalizeWorkspacePath(full);
-      } catch (error) {
-        if (error instanceof PathError) skipped.push({ path: full, reason: error.message });
-        continue;
+      const child = childPath(path, name, skipped);
+      const seen = child === null ? null : observePath(root, child);
+      if (seen !== null && listed(seen, filter)) {
+        const key = path === "" ? seen.path : seen.path.slice(path.length + 1);
+        entries.push({ key, seen, inside: false });
+        if (seen.kind === "dir") entries.push({ key: `${key}/`, seen, inside: true });
       }
-      const folders: string[] = [];
-      collect(observePath(root, normalized), filter, found, folders);
-      const seen = found.pop();
-      if (seen === undefined) continue;
-      const key = path === "" ? seen.path : seen.path.slice(path.length + 1);
-      entries.push({ key, seen, inside: false });
-      if (folders.length > 0) entries.push({ key: `${key}/`, seen, inside: true });
       if (++sinceYield >= ENTRIES_PER_YIELD) {
         sinceYield = 0;
         await new Promise((resolve) => setTimeout(resolve, 0));
