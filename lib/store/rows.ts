@@ -17,7 +17,7 @@ export interface FileState {
   hash: string;
 }
 
-/** A live path as `Store.liveStates` reads it. */
+/** A live path as `Store.liveStatesAfter` reads it. */
 export interface LiveState {
   /** Normalized workspace-relative path. */
   path: string;

@@ -372,26 +372,12 @@ export class Store {
   }
 
   /**
-   * Each live path with its latest iteration's content hash and mode, and what the scanner
-   * last saw of it (`null` when nothing), sorted by path and read one row at a time: a
-   * scan of a large tree compares with it without holding every record at once.
-   *
-   * @returns The live paths, as a generator to be read to its end before the store is
-   * written again.
-   */
-  *liveStates(): Generator<LiveState> {
-    const rows = this.#statement(
-      `SELECT ${LIVE_COLUMNS} FROM paths p JOIN iterations i ON i.sequence = p.sequence
-       LEFT JOIN file_state f ON f.path = p.path
-       WHERE p.deleted = 0 ORDER BY p.path`,
-    ).iterate();
-    for (const row of rows) yield toLiveState(row);
-  }
-
-  /**
-   * A page of {@linkcode liveStates}: the first `limit` live paths after `after` (from the
-   * first with `null`), in the same order. Each page is a query of its own, so a caller may
-   * wait between pages (a scan walking the disk meanwhile) while the store is written.
+   * A page of the live paths, sorted by path: the first `limit` after `after` (from the
+   * first with `null`), each with its latest iteration's content hash and mode, and what
+   * the scanner last saw of it (`null` when nothing). A scan of a large tree compares with
+   * them a page at a time, never holding every record at once. Each page is a query of its
+   * own, so a caller may wait between pages (a scan walking the disk meanwhile) while the
+   * store is written.
    *
    * @param after The last path of the page before, or `null`.
    * @param limit How many at most.
