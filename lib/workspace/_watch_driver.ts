@@ -55,8 +55,6 @@ export class WatchDriver {
   #rescanDueAt = Infinity;
   /** Whether a rescan is walking or capturing now. */
   #rescanning = false;
-  /** Whether the OS lost events since the running rescan started walking. */
-  #rescanAgain = false;
   /** The watcher's capture queued and not started yet, which new events join. */
   #waitingCapture: Set<string> | null = null;
   /** Where the order of changes after lost events stands (see `loss_order.ts`). */
@@ -230,10 +228,11 @@ export class WatchDriver {
    * the scan's walk passed it is reported by the watcher, which goes on.
    */
   #rescanSoon(quietMs: number, lost: boolean): void {
-    // A scan already walking may have passed what was lost: one more once it ends.
-    if (this.#rescanning) this.#rescanAgain = true;
+    // A scan already walking may have passed what was lost: its end finds the loss still
+    // open (see loss_order.ts) and runs one more soon.
+    if (this.#rescanning) return;
     // Armed this soon already: losses all along a burst do not put the scan off.
-    else if (this.#rescanDueAt > Date.now() + quietMs) {
+    if (this.#rescanDueAt > Date.now() + quietMs) {
       log(
         "info",
         lost
@@ -254,14 +253,13 @@ export class WatchDriver {
     this.#rescanDueAt = Date.now() + delayMs;
     this.#rescanTimer = setTimeout(async () => {
       this.#rescanning = true;
-      this.#rescanAgain = false;
       const started = Date.now();
       await this.#runScan();
       this.#rescanning = false;
       const minimumMs = this.#options?.rescanMs ?? 10_000;
       // The interval grows with the scan's duration: a large tree is not scanned nonstop.
       this.#scheduleRescan(
-        this.#rescanAgain
+        this.#loss.losses > this.#loss.covered // lost while it walked: one more soon
           ? this.#options?.debounceMs ?? 50
           : Math.max(minimumMs, (Date.now() - started) * 10),
       );
