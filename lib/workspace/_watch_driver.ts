@@ -94,22 +94,35 @@ export class WatchDriver {
     this.#scheduleRescan(options.scanAtStart === false ? options.rescanMs ?? 10_000 : 0);
   }
 
-  /** Stops the watcher (rescans go on) and hands the events it had to the queue. */
+  /**
+   * Stops the watcher and the safety rescans, and hands the events it had to the queue.
+   * No rescan while suspended: the resume's own scan covers everything, and one walking a
+   * bulk write meanwhile (a replica's catch-up) would re-read each file just written, whose
+   * fresh modification time makes its record untrustworthy (see `stateToRemember`).
+   */
   async suspend(): Promise<void> {
     const watcher = this.#watcher;
     if (!watcher) return;
     this.#watcher = undefined;
+    clearTimeout(this.#rescanTimer);
+    this.#rescanDueAt = Infinity;
     await watcher.close();
     this.#debouncer?.flushNow();
     this.#follow({ type: "stopped" }, []);
   }
 
-  /** Starts the watcher again after {@linkcode WatchDriver.suspend}, then scans. */
+  /**
+   * Starts the watcher again after {@linkcode WatchDriver.suspend}, then scans, then the
+   * safety rescans again.
+   */
   async resume(): Promise<void> {
     const options = this.#options;
     if (!options || this.#watcher || this.#c.closed()) return;
     await this.#start(options);
-    if (!this.#c.closed()) await this.#runScan(true); // closing meanwhile: nothing to record into
+    if (this.#c.closed()) return; // closing meanwhile: nothing to record into
+    const started = Date.now();
+    await this.#runScan(true);
+    this.#scheduleRescan(this.#nextRescanMs(started));
   }
 
   /** Hands the events waiting for their quiet time to the queue at once. */
@@ -249,21 +262,23 @@ export class WatchDriver {
    */
   #scheduleRescan(delayMs: number): void {
     clearTimeout(this.#rescanTimer);
-    if (this.#c.closed()) return;
+    // Suspended (or never started): the resume arms it.
+    if (this.#c.closed() || !this.#watcher) return;
     this.#rescanDueAt = Date.now() + delayMs;
     this.#rescanTimer = setTimeout(async () => {
       this.#rescanning = true;
       const started = Date.now();
       await this.#runScan();
       this.#rescanning = false;
-      const minimumMs = this.#options?.rescanMs ?? 10_000;
-      // The interval grows with the scan's duration: a large tree is not scanned nonstop.
-      this.#scheduleRescan(
-        this.#loss.losses > this.#loss.covered // lost while it walked: one more soon
-          ? this.#options?.debounceMs ?? 50
-          : Math.max(minimumMs, (Date.now() - started) * 10),
-      );
+      this.#scheduleRescan(this.#nextRescanMs(started));
     }, delayMs);
+  }
+
+  /** When the rescan after one that began at `started` (and ended now) is due, from now. */
+  #nextRescanMs(started: number): number {
+    if (this.#loss.losses > this.#loss.covered) return this.#options?.debounceMs ?? 50; // lost while it walked
+    // The interval grows with the scan's duration: a large tree is not scanned nonstop.
+    return Math.max(this.#options?.rescanMs ?? 10_000, (Date.now() - started) * 10);
   }
 
   /**

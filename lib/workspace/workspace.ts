@@ -273,9 +273,10 @@ export class Workspace {
   }
 
   /**
-   * Stops the watcher of {@linkcode watch} until {@linkcode resumeWatching}; safety
-   * rescans go on. For bulk writes such as a replica's initial sync: each file written
-   * would come back as an event to look at, costing as much again as writing it.
+   * Stops the watcher of {@linkcode watch} and its safety rescans until
+   * {@linkcode resumeWatching}, whose scan records what changed meanwhile. For bulk writes
+   * such as a replica's initial sync: each file written would come back as an event to
+   * look at, or be read again by a rescan, costing as much again as writing it.
    */
   suspendWatching(): Promise<void> {
     return this.#watch.suspend();
