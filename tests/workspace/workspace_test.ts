@@ -318,6 +318,53 @@ Deno.test("Workspace safety rescan records a change the watcher never heard of",
     }
   }));
 
+Deno.test("Workspace safety rescans stop while watching is suspended, and start again with the resume", () =>
+  withTempDir(async (root) => {
+    const outside = await Deno.makeTempDir();
+    try {
+      await put(root, "src/a.txt", "before");
+      const workspace = await open(root);
+      try {
+        await workspace.scan();
+        await workspace.watch({ debounceMs: 20, rescanMs: 50 });
+        await workspace.suspendWatching();
+        // A change no event tells of (written through a hard link elsewhere): only a scan
+        // can notice it.
+        await Deno.link(`${root}/src/a.txt`, `${outside}/alias.txt`);
+        const writeThroughLink = async (content: string) => {
+          const file = await Deno.open(`${outside}/alias.txt`, { write: true, truncate: true });
+          await file.write(text(content));
+          file.close();
+        };
+        await writeThroughLink("while suspended");
+        // Forty rescan intervals: rescans still running would have recorded it by now.
+        const stillSuspended = Date.now() + 40 * 50;
+        await waitFor("forty rescan intervals", () => Date.now() >= stillSuspended);
+        await workspace.settled();
+        assert.equal(
+          workspace.store.latest("src/a.txt")?.iteration,
+          1,
+          "no rescan while suspended",
+        );
+        await workspace.resumeWatching();
+        assert.equal(
+          workspace.store.latest("src/a.txt")?.iteration,
+          2,
+          "the resume's scan records it",
+        );
+        await writeThroughLink("after the resume");
+        await waitFor(
+          "a safety rescan again",
+          () => workspace.store.latest("src/a.txt")?.iteration === 3,
+        );
+      } finally {
+        await workspace.close();
+      }
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
+  }));
+
 Deno.test("Workspace.watch() records at once what changed between the last scan and the watch", () =>
   withTempDir(async (root) => {
     await put(root, "src/a.txt", "a");
