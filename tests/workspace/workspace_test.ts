@@ -292,78 +292,73 @@ Deno.test("Workspace.writeBytes() stores large content in chunks and small conte
     }
   }));
 
-Deno.test("Workspace safety rescan records a change the watcher never heard of", () =>
-  withTempDir(async (root) => {
-    const outside = await Deno.makeTempDir();
+/**
+ * Runs `body` with a scanned workspace over `root` holding `src/a.txt`, and a way to write
+ * that file which no event in the workspace's folders reports (through a hard link
+ * elsewhere): only a scan can notice such a change.
+ */
+async function withUnreportedWrites(
+  root: string,
+  body: (
+    workspace: Workspace,
+    writeUnreported: (content: string) => Promise<void>,
+  ) => Promise<void>,
+): Promise<void> {
+  const outside = await Deno.makeTempDir();
+  try {
+    await put(root, "src/a.txt", "before");
+    const workspace = await open(root);
     try {
-      await put(root, "src/a.txt", "before");
-      const workspace = await open(root);
-      try {
-        await workspace.scan();
-        await workspace.watch({ debounceMs: 20, rescanMs: 200 });
-        // Writing through a hard link elsewhere changes the file without any event in
-        // the workspace's folders: only a rescan can notice it.
-        await Deno.link(`${root}/src/a.txt`, `${outside}/alias.txt`);
-        const file = await Deno.open(`${outside}/alias.txt`, { write: true });
-        await file.write(text("AFTER!"));
+      await workspace.scan();
+      await Deno.link(`${root}/src/a.txt`, `${outside}/alias.txt`);
+      await body(workspace, async (content) => {
+        const file = await Deno.open(`${outside}/alias.txt`, { write: true, truncate: true });
+        await file.write(text(content));
         file.close();
-        await waitFor("the rescan", () => workspace.store.latest("src/a.txt")?.iteration === 2);
-        const bytes = await workspace.cas.readBytes(workspace.store.latest("src/a.txt")!.hash);
-        assert.equal(new TextDecoder().decode(bytes), "AFTER!");
-      } finally {
-        await workspace.close();
-      }
+      });
     } finally {
-      await Deno.remove(outside, { recursive: true });
+      await workspace.close();
     }
-  }));
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+}
+
+Deno.test("Workspace safety rescan records a change the watcher never heard of", () =>
+  withTempDir((root) =>
+    withUnreportedWrites(root, async (workspace, writeUnreported) => {
+      await workspace.watch({ debounceMs: 20, rescanMs: 200 });
+      await writeUnreported("AFTER!");
+      await waitFor("the rescan", () => workspace.store.latest("src/a.txt")?.iteration === 2);
+      const bytes = await workspace.cas.readBytes(workspace.store.latest("src/a.txt")!.hash);
+      assert.equal(new TextDecoder().decode(bytes), "AFTER!");
+    })
+  ));
 
 Deno.test("Workspace safety rescans stop while watching is suspended, and start again with the resume", () =>
-  withTempDir(async (root) => {
-    const outside = await Deno.makeTempDir();
-    try {
-      await put(root, "src/a.txt", "before");
-      const workspace = await open(root);
-      try {
-        await workspace.scan();
-        await workspace.watch({ debounceMs: 20, rescanMs: 50 });
-        await workspace.suspendWatching();
-        // A change no event tells of (written through a hard link elsewhere): only a scan
-        // can notice it.
-        await Deno.link(`${root}/src/a.txt`, `${outside}/alias.txt`);
-        const writeThroughLink = async (content: string) => {
-          const file = await Deno.open(`${outside}/alias.txt`, { write: true, truncate: true });
-          await file.write(text(content));
-          file.close();
-        };
-        await writeThroughLink("while suspended");
-        // Forty rescan intervals: rescans still running would have recorded it by now.
-        const stillSuspended = Date.now() + 40 * 50;
-        await waitFor("forty rescan intervals", () => Date.now() >= stillSuspended);
-        await workspace.settled();
-        assert.equal(
-          workspace.store.latest("src/a.txt")?.iteration,
-          1,
-          "no rescan while suspended",
-        );
-        await workspace.resumeWatching();
-        assert.equal(
-          workspace.store.latest("src/a.txt")?.iteration,
-          2,
-          "the resume's scan records it",
-        );
-        await writeThroughLink("after the resume");
-        await waitFor(
-          "a safety rescan again",
-          () => workspace.store.latest("src/a.txt")?.iteration === 3,
-        );
-      } finally {
-        await workspace.close();
-      }
-    } finally {
-      await Deno.remove(outside, { recursive: true });
-    }
-  }));
+  withTempDir((root) =>
+    withUnreportedWrites(root, async (workspace, writeUnreported) => {
+      await workspace.watch({ debounceMs: 20, rescanMs: 50 });
+      await workspace.suspendWatching();
+      await writeUnreported("while suspended");
+      // Forty rescan intervals: rescans still running would have recorded it by now.
+      const fortyIntervalsLater = Date.now() + 40 * 50;
+      await waitFor("forty rescan intervals", () => Date.now() >= fortyIntervalsLater);
+      await workspace.settled();
+      assert.equal(workspace.store.latest("src/a.txt")?.iteration, 1, "no rescan while suspended");
+      await workspace.resumeWatching();
+      assert.equal(
+        workspace.store.latest("src/a.txt")?.iteration,
+        2,
+        "the resume's scan records it",
+      );
+      await writeUnreported("after the resume");
+      await waitFor(
+        "a safety rescan again",
+        () => workspace.store.latest("src/a.txt")?.iteration === 3,
+      );
+    })
+  ));
 
 Deno.test("Workspace.watch() records at once what changed between the last scan and the watch", () =>
   withTempDir(async (root) => {
