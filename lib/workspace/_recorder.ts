@@ -12,8 +12,14 @@ import {
   type NewIteration,
   type Store,
 } from "../store/mod.ts";
-import { byDepthThenPath, byTimeThenPath, inChangeOrder, inGivenOrder } from "./capture_order.ts";
+import {
+  byDepthThenPath,
+  inChangeOrder,
+  inGivenOrder,
+  pathsInChangeOrder,
+} from "./capture_order.ts";
 import { type Observation, observePath } from "./file_observation.ts";
+import { IGNORE_FILE } from "./ignore_file.ts";
 import {
   changedDuringScan,
   dedupeScopes,
@@ -33,9 +39,6 @@ const HASH_CONCURRENCY = 8;
 
 /** Paths whose file states {@linkcode Recorder.suspects} reads in one query. */
 const STATE_PAGE = 1000;
-
-/** The ignore file whose change makes the workspace read its patterns again. */
-export const IGNORE_FILE = ".chronicleignore";
 
 /** What a {@linkcode Recorder} works on. */
 export interface RecorderContext {
@@ -269,11 +272,14 @@ export class Recorder {
   ): Promise<string[]> {
     const deleted: string[] = [];
     const otherwiseFolders: string[] = [];
-    const files: SeenFile[] = []; // the walk's own objects: no copy of each
+    // Of each suspect file only its path (and time, for change order), not what the walk
+    // saw: after a catch-up every file just written is a suspect, 100,000 on a large tree.
+    const files: string[] = [];
+    const times: number[] = [];
     const place = (file: SeenFile, verdict: ScanVerdict) => {
       if (verdict === "unchanged") return;
       if (file.kind === "dir") otherwiseFolders.push(file.path);
-      else files.push(file);
+      else if (files.push(file.path) && inChangeOrder) times.push(file.mtimeMs);
     };
     const live = new LivePages(this.#c.store);
     const gone = (path: string) => {
@@ -313,8 +319,8 @@ export class Recorder {
     placeUnrecorded();
     // New folders before the files: a slice's files then find their folders recorded. The
     // files in the order they were changed, as each slice records its own, if asked.
-    if (inChangeOrder) files.sort(byTimeThenPath);
-    return [...deleted, ...otherwiseFolders, ...files.map((file) => file.path)];
+    const ordered = inChangeOrder ? pathsInChangeOrder(files, times) : files;
+    return [...deleted, ...otherwiseFolders, ...ordered];
   }
 
   /** Adds the live iterations the local filter lets through to `live`, by path. */
@@ -434,21 +440,6 @@ function toChange(file: SeenFile, hash: string, origin: string): NewIteration {
 /** Whether a file found unchanged on disk is recorded with other content or mode. */
 function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash: string): boolean {
   return recorded?.hash !== hash || recorded.mode !== file.mode;
-}
-
-/**
- * The lines of the workspace's {@linkcode IGNORE_FILE}, none when it does not exist.
- *
- * @param root The workspace root.
- * @returns Its lines.
- */
-export async function readIgnoreFile(root: string): Promise<string[]> {
-  try {
-    return (await Deno.readTextFile(`${root}/${IGNORE_FILE}`)).split(/\r?\n/);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
-  }
 }
 
 /**

@@ -19,23 +19,36 @@ import { isFolderMode, type NewIteration } from "../store/mod.ts";
  */
 export function byDepthThenPath(a: NewIteration, b: NewIteration): number {
   if (a.deleted !== b.deleted) return Number(b.deleted) - Number(a.deleted);
-  const order = depthOf(a.path) - depthOf(b.path) ||
-    (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const order = depthOf(a.path) - depthOf(b.path) || comparePaths(a.path, b.path);
   return a.deleted ? -order : order;
 }
 
 /**
- * Earlier modification time first, then path order.
+ * Paths in the order they were changed: earlier modification time first, then path order
+ * (the order {@linkcode inChangeOrder} gives files). For the files of a whole tree (a scan
+ * covering lost events: after a catch-up, every file just written) without an object per
+ * file: only an index is sorted.
  *
- * @param a One path and its modification time (epoch ms).
- * @param b Another.
- * @returns Negative when `a` comes first.
+ * @param paths The paths.
+ * @param times Each path's modification time (epoch ms), at the same index.
+ * @returns The paths in that order.
+ * @example
+ * ```ts
+ * pathsInChangeOrder(["a.txt", "b.txt", "c.txt"], [2, 1, 2]); // ["b.txt", "a.txt", "c.txt"]
+ * ```
  */
-export function byTimeThenPath(
-  a: { path: string; mtimeMs: number },
-  b: { path: string; mtimeMs: number },
-): number {
-  return a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+export function pathsInChangeOrder(
+  paths: readonly string[],
+  times: readonly number[],
+): string[] {
+  const order = Array.from(paths.keys());
+  order.sort((a, b) => times[a]! - times[b]! || comparePaths(paths[a]!, paths[b]!));
+  return order.map((index) => paths[index]!);
+}
+
+/** Path order, as JavaScript compares strings. */
+function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -63,10 +76,7 @@ export function inChangeOrder(
   return (a, b) => {
     const groups = group(a) - group(b);
     if (groups !== 0 || group(a) !== 2) return groups || byDepthThenPath(a, b);
-    return byTimeThenPath(
-      { path: a.path, mtimeMs: mtimeOf(a.path) },
-      { path: b.path, mtimeMs: mtimeOf(b.path) },
-    );
+    return mtimeOf(a.path) - mtimeOf(b.path) || comparePaths(a.path, b.path);
   };
 }
 

@@ -6,7 +6,11 @@
  */
 import assert from "node:assert/strict";
 import type { NewIteration } from "../../lib/store/mod.ts";
-import { inChangeOrder, inGivenOrder } from "../../lib/workspace/capture_order.ts";
+import {
+  inChangeOrder,
+  inGivenOrder,
+  pathsInChangeOrder,
+} from "../../lib/workspace/capture_order.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 
@@ -160,6 +164,32 @@ Deno.test("inGivenOrder() keeps the order changes were made in, each after the f
       const sorted = [...input.changes].sort(inGivenOrder(input.order));
       const shown = sorted.map((change) => `${change.path}${change.deleted ? " deleted" : ""}`);
       assert.deepEqual(shown, expected);
+    });
+  }
+});
+
+Deno.test("pathsInChangeOrder() sorts paths by modification time, then path", async (t) => {
+  const table = [
+    { description: "no paths", input: { paths: [], times: [] }, expected: [] },
+    {
+      description: "earlier time first, whatever the path",
+      input: { paths: ["a.txt", "b/c.txt", "d.txt"], times: [30, 10, 20] },
+      expected: ["b/c.txt", "d.txt", "a.txt"],
+    },
+    {
+      description: "the same time: in path order",
+      input: { paths: ["z.txt", "a/b.txt", "m.txt", "a.txt"], times: [5, 5, 5, 1] },
+      expected: ["a.txt", "a/b.txt", "m.txt", "z.txt"],
+    },
+    {
+      description: "a time before 1970 (set, not made by a write): first",
+      input: { paths: ["new.txt", "old.txt"], times: [1_700_000_000_000, -86_400_000] },
+      expected: ["old.txt", "new.txt"],
+    },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => {
+      assert.deepEqual(pathsInChangeOrder(input.paths, input.times), expected);
     });
   }
 });
