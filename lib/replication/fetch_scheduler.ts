@@ -1,3 +1,4 @@
+import { nextTurn } from "../concurrency/mod.ts";
 import type { BudgetHolder, ByteBudget } from "../net/mod.ts";
 import type { WireMessage } from "../wire/mod.ts";
 
@@ -138,7 +139,7 @@ export class FetchScheduler {
         this.#running--;
         // A turn of the event loop between answers: other connections' messages, timers
         // and HTTP requests run before the next answer is prepared.
-        setTimeout(() => this.#pump(), 0);
+        void nextTurn().then(() => this.#pump());
       });
     }
   }
