@@ -1,4 +1,3 @@
-import { nextTurn } from "../concurrency/mod.ts";
 import type { BudgetHolder, ByteBudget } from "../net/mod.ts";
 import type { WireMessage } from "../wire/mod.ts";
 
@@ -139,7 +138,7 @@ export class FetchScheduler {
         this.#running--;
         // A turn of the event loop between answers: other connections' messages, timers
         // and HTTP requests run before the next answer is prepared.
-        void nextTurn().then(() => this.#pump());
+        setTimeout(() => this.#pump(), 0);
       });
     }
   }
