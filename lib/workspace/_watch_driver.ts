@@ -120,9 +120,7 @@ export class WatchDriver {
     if (!options || this.#watcher || this.#c.closed()) return;
     await this.#start(options);
     if (this.#c.closed()) return; // closing meanwhile: nothing to record into
-    const started = Date.now();
     await this.#runScan(true);
-    this.#scheduleRescan(this.#nextRescanMs(started));
   }
 
   /** Hands the events waiting for their quiet time to the queue at once. */
@@ -217,20 +215,26 @@ export class WatchDriver {
 
   /**
    * One scan, reported to {@linkcode nextLossState}: it covers the losses reported before
-   * it began. While the watcher runs, files modified after that are left to it.
+   * it began. While the watcher runs, files modified after that are left to it. Then the
+   * next safety rescan is armed, whether it succeeded or not; no other rescan starts while
+   * it runs (see `#rescanSoon`).
    *
    * @param rethrow Whether its error is the caller's, or only logged.
    */
   async #runScan(rethrow = false): Promise<void> {
+    this.#rescanning = true;
+    const started = Date.now();
     const from = this.#loss.losses;
-    const changedBefore = this.#watcher ? Date.now() : undefined;
+    const changedBefore = this.#watcher ? started : undefined;
     try {
       await this.#c.scan(changedBefore);
     } catch (error) {
       if (rethrow) throw error;
       log("error", "rescan failed", { error });
     } finally {
-      this.#follow({ type: "scanEnded", from }, []);
+      this.#follow({ type: "scanEnded", from }, []); // a loss still open: the next one soon
+      this.#rescanning = false;
+      this.#scheduleRescan(this.#nextRescanMs(started));
     }
   }
 
@@ -265,13 +269,7 @@ export class WatchDriver {
     // Suspended (or never started): the resume arms it.
     if (this.#c.closed() || !this.#watcher) return;
     this.#rescanDueAt = Date.now() + delayMs;
-    this.#rescanTimer = setTimeout(async () => {
-      this.#rescanning = true;
-      const started = Date.now();
-      await this.#runScan();
-      this.#rescanning = false;
-      this.#scheduleRescan(this.#nextRescanMs(started));
-    }, delayMs);
+    this.#rescanTimer = setTimeout(() => this.#runScan(), delayMs);
   }
 
   /** When the rescan after one that began at `started` (and ended now) is due, from now. */
