@@ -5,7 +5,7 @@ import { errorMessage, log } from "../log/mod.ts";
 import { ancestorsOf, PathError, PathSet } from "../paths/mod.ts";
 import { ChangedOnDiskError, type DiskStamp, isMissing } from "../disk/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS } from "../store/mod.ts";
-import { FolderNotEmptyError } from "../workspace/mod.ts";
+import { type CheckedFolders, FolderNotEmptyError } from "../workspace/mod.ts";
 import { type ApplyAction, decideApply } from "./apply_decision.ts";
 import { type ContentFetcher, ContentUnavailableError } from "./content_fetcher.ts";
 import { diskMatches, matchingStamp, type SeenStamp } from "./disk_check.ts";
@@ -285,7 +285,7 @@ export class VersionApplier {
     const out: MadeChanges = { made: 0, taken: [], corrupt: [] };
     // One batch: a folder a level found or made is not looked at again as a parent by the
     // levels after it (see `ApplyChangesOptions.checkedFolders`).
-    const checkedFolders = new Map<string, number>();
+    const checkedFolders: CheckedFolders = new Map();
     for (const level of levels) {
       const made = await this.#makeUnrelatedChanges(level, checkedFolders);
       out.made += made.made;
@@ -303,7 +303,7 @@ export class VersionApplier {
    */
   async #makeUnrelatedChanges(
     items: ChangeToMake[],
-    checkedFolders?: Map<string, number>,
+    checkedFolders?: CheckedFolders,
   ): Promise<MadeChanges> {
     if (items.length === 0) return { made: 0, taken: [], corrupt: [] };
     const { core } = this.#c;

@@ -231,17 +231,9 @@ export class ChangeWriter {
   #sinceMade(
     path: string,
     mode: number,
-  ): { verdict: "held" | "overtaken" | "changed"; info: Deno.FileInfo | null } {
+  ): { verdict: SinceMade; info: Deno.FileInfo | null } {
     const info = lstatOrNullSync(this.#absolute(path));
-    const verdict = (): "held" | "overtaken" | "changed" => {
-      if (isFolderMode(mode)) {
-        if (info?.isDirectory !== true) return "changed";
-        return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
-      }
-      if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
-      return info?.isFile === true ? "held" : "changed";
-    };
-    return { verdict: verdict(), info };
+    return { verdict: sinceMade(info, mode), info };
   }
 
   /**
@@ -422,6 +414,19 @@ export class ChangeWriter {
   #absolute(path: string): string {
     return `${this.#c.root}/${path}`;
   }
+}
+
+/** What the disk holds where a change made something: see `ChangeWriter.#sinceMade`. */
+type SinceMade = "held" | "overtaken" | "changed";
+
+/** Whether `info` (a look at a path, `null`: nothing there) is still what a change of `mode` made. */
+function sinceMade(info: Deno.FileInfo | null, mode: number): SinceMade {
+  if (isFolderMode(mode)) {
+    if (info?.isDirectory !== true) return "changed";
+    return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
+  }
+  if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
+  return info?.isFile === true ? "held" : "changed";
 }
 
 /**

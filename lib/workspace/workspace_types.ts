@@ -1,6 +1,6 @@
 import type { Iteration } from "../store/mod.ts";
 import type { DiskStamp } from "../disk/mod.ts";
-import type { DiskHooks } from "./workspace_disk.ts";
+import type { CheckedFolders, DiskHooks } from "./workspace_disk.ts";
 import type { LayoutOptions } from "./layout.ts";
 
 /** Options for {@linkcode Workspace.open}. */
@@ -72,7 +72,7 @@ export interface ApplyChangesOptions extends WriteOptions {
    * a check is trusted no longer (see `WorkspaceDisk.checkParents`).
    * @default {a new map for this call}
    */
-  checkedFolders?: Map<string, number>;
+  checkedFolders?: CheckedFolders;
 }
 
 /** One change for {@linkcode Workspace.applyChanges}. */
