@@ -142,8 +142,9 @@ Deno.test("two sandboxes writing one file at once: exactly one wins, the other's
     try {
       await waitForSameTrees([m, r1, r2], { peers: [master, one, two] });
       await master.stop(); // both write with the same view of the master
-      await put(r1, "same.txt", "from one");
-      await put(r2, "same.txt", "from two");
+      // In one step each: a write captured after its truncate would journal two entries.
+      await putAtomic(r1, "same.txt", "from one");
+      await putAtomic(r2, "same.txt", "from two");
       await waitFor("one to journal", async () => (await replicaStatus(one)).journal.pending === 1);
       await waitFor("two to journal", async () => (await replicaStatus(two)).journal.pending === 1);
       master = await startMaster(m, sock);
