@@ -11,7 +11,7 @@ import {
   runChronicle,
   spawnChronicle,
 } from "../_helpers/processes.ts";
-import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { put, putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 
@@ -85,7 +85,9 @@ Deno.test("chronicle watch --json prints each iteration as Chronicle records it,
     try {
       watch = spawnWatch(root, "--json");
       await connected(watch);
-      await put(root, "notes.md", "written on disk while watched");
+      // In one step: the empty file of a truncate, captured alone, would be the first
+      // notes.md line, of size 0.
+      await putAtomic(root, "notes.md", "written on disk while watched");
       const line = await waitFor(
         "notes.md in watch's output",
         () => watch!.lines.find((l) => l.includes('"notes.md"')),

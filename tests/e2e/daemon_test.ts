@@ -3,7 +3,7 @@ import { DatabaseSync } from "node:sqlite";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
 import { Store } from "../../lib/store/mod.ts";
 import { freePort, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
-import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { put, putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
 const TOKEN = "test-token-123";
@@ -29,7 +29,8 @@ Deno.test("daemon serves history, iterations and changes over REST, with REST er
     await put(root, "src/app.ts", "v1");
     const { child, base } = await startDaemon(root);
     try {
-      await put(root, "src/app.ts", "v2");
+      // In one step: the empty file of a truncate, captured alone, would be iteration 2.
+      await putAtomic(root, "src/app.ts", "v2");
       await waitFor(
         "v2 recorded",
         async () =>
@@ -169,7 +170,7 @@ Deno.test("CLI history commands: output, exit 1 with one line, exit 2 on bad usa
   withTempDir(async (root) => {
     await put(root, "a.txt", "one");
     const daemon = await startDaemon(root);
-    await put(root, "a.txt", "two");
+    await putAtomic(root, "a.txt", "two"); // one step: one iteration (the history counts them)
     try {
       await waitFor(
         "edit recorded",

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { type Child, freePort, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
-import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { put, putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
 const TOKEN = "origins-e2e-token";
@@ -116,7 +116,9 @@ Deno.test("master and replica: each change adds one iteration with its origin", 
         assert.equal(after.at(-1)!.origin, expected, what);
       };
 
-      await step("a local edit", () => put(m, "notes.md", "v2"), "local");
+      // Each write in one step: the empty file of a truncate, captured alone (or written
+      // back), would be an iteration of its own, and the steps count them.
+      await step("a local edit", () => putAtomic(m, "notes.md", "v2"), "local");
       await replicaHolds("v2");
       const snapshot = JSON.parse(
         await chronicle(m, ["snapshot", "write_file", "--path", "notes.md", "--json"]),
@@ -144,12 +146,12 @@ Deno.test("master and replica: each change adds one iteration with its origin", 
       assert.equal(await Deno.readTextFile(`${m}/notes.md`), "v3");
       await replicaHolds("v3");
 
-      await step("a write-back", () => put(r, "notes.md", "v4 from the sandbox"), SANDBOX);
+      await step("a write-back", () => putAtomic(r, "notes.md", "v4 from the sandbox"), SANDBOX);
       assert.equal(await Deno.readTextFile(`${m}/notes.md`), "v4 from the sandbox");
 
       // A later write-back through the same connection: once the master holds it, anything
       // the replica would have echoed back of the steps above has arrived too.
-      await put(r, "marker.txt", "flush");
+      await putAtomic(r, "marker.txt", "flush");
       await waitFor("the marker's write-back", async () => {
         const history = await cliHistory(m, "marker.txt").catch(() => []);
         return history.length === 1;
