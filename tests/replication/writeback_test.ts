@@ -35,13 +35,15 @@ Deno.test("a sandbox's create, edit, rename, chmod and delete reach the master a
     const peers = [master, sandbox, other];
     const all = [m, r1, r2];
     try {
+      // Each write in one step: the empty file of a truncate, captured alone, would be an
+      // entry of its own, and the journal's entries are counted below.
       await t.step("create", async () => {
-        await put(r1, "work/out.txt", "built by the sandbox");
-        await put(r1, "work/big.bin", pseudoRandomBytes(4_300_000, 21)); // chunked, in content_bytes
+        await putAtomic(r1, "work/out.txt", "built by the sandbox");
+        await putAtomic(r1, "work/big.bin", pseudoRandomBytes(4_300_000, 21)); // chunked, in content_bytes
         await waitForSameTrees(all, { peers });
       });
       await t.step("edit", async () => {
-        await put(r1, "work/out.txt", "rebuilt by the sandbox");
+        await putAtomic(r1, "work/out.txt", "rebuilt by the sandbox");
         await waitForSameTrees(all, { peers });
       });
       await t.step("rename", async () => {
@@ -225,7 +227,9 @@ Deno.test("no echo loop: exactly one write-back per real change", async () => {
     const sandbox = await startReplica(r, sock, { args: ["--sandbox-id", "echo"] });
     try {
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
-      for (let i = 0; i < 5; i++) await put(r, `sandbox/${i}.txt`, `sandbox ${i}`);
+      // In one step each: a new file captured empty, before its content, would be written
+      // back twice, and the write-backs are counted below.
+      for (let i = 0; i < 5; i++) await putAtomic(r, `sandbox/${i}.txt`, `sandbox ${i}`);
       for (let i = 0; i < 20; i += 2) await put(m, `agent/${i}.txt`, `agent edit ${i}`);
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
       await master.command("settle");
@@ -296,7 +300,8 @@ Deno.test("a master killed while it applies a burst of write-backs takes the res
     try {
       await waitForSameTrees([m, r], { peers: [master, sandbox] });
       await master.stop();
-      for (let i = 0; i < 2000; i++) await put(r, `w/${i % 20}/${i}.txt`, `sandbox ${i}`);
+      // In one step each: a new file captured empty, before its content, is a second entry.
+      for (let i = 0; i < 2000; i++) await putAtomic(r, `w/${i % 20}/${i}.txt`, `sandbox ${i}`);
       await waitFor(
         "the burst journaled",
         // The files, and their folders w, w/0 … w/19.
@@ -372,7 +377,8 @@ Deno.test("local writes over the write-back limit are refused locally and listed
     const master = await startMaster(m, sock);
     const sandbox = await startReplica(r, sock, { args: ["--max-writeback", "1000"] });
     try {
-      await put(r, "huge.bin", pseudoRandomBytes(5000, 9));
+      // In one step: captured empty first, huge.bin would be written back (empty fits).
+      await putAtomic(r, "huge.bin", pseudoRandomBytes(5000, 9));
       await put(r, "small.txt", "fits");
       await waitFor("small.txt on the master", async () => (await treeState(m)).has("small.txt"));
       const answered = await writeBacksAnswered(sandbox);
