@@ -1,12 +1,16 @@
 /**
  * What an agent does with Chronicle's MCP tools, run the same way over stdio and over HTTP.
  *
+ * Every file is written in one step (`putAtomic`): Chronicle is running, and a capture
+ * between a truncate and its write would record the empty file as an iteration of its own,
+ * where the scenarios count iterations and read them by number.
+ *
  * @module
  */
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { put, readText } from "../_helpers/temp_dir.ts";
+import { putAtomic, readText } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { call, ok, until } from "./_mcp.ts";
 
@@ -36,7 +40,7 @@ export async function listsToolsAndResources(client: Client, root: string): Prom
     assert((tool.description ?? "").length > 80, `${tool.name} needs a real description`);
     assertEquals(tool.inputSchema.type, "object");
   }
-  await put(root, "notes.md", "# Notes\n");
+  await putAtomic(root, "notes.md", "# Notes\n");
   const resources = await waitForResource(client, "chronicle://files/notes.md?iteration=1");
   assert(resources.some((r) => r.name === "notes.md"));
   const { resourceTemplates } = await client.listResourceTemplates();
@@ -57,7 +61,7 @@ function waitForResource(client: Client, uri: string) {
 
 /** An agent writes a file, deletes it, finds it in the history and restores it. */
 export async function deletedFileComesBack(client: Client, root: string): Promise<void> {
-  await put(root, "draft.md", "plan v1\n");
+  await putAtomic(root, "draft.md", "plan v1\n");
   await until(
     "draft.md recorded",
     client,
@@ -87,14 +91,14 @@ export async function deletedFileComesBack(client: Client, root: string): Promis
 
 /** Snapshot, a destructive edit, the diffs that show it, and the rollback that undoes it. */
 export async function snapshotEditDiffRollback(client: Client, root: string): Promise<void> {
-  await put(root, "src/app.ts", "const a = 1;\nconst b = 2;\n");
+  await putAtomic(root, "src/app.ts", "const a = 1;\nconst b = 2;\n");
   await until("app.ts recorded", client, "file_history", { path: "src/app.ts" }, (a) => !a.isError);
   const taken = await ok(client, "take_snapshot", {
     action_type: "write_file",
     path: "src/app.ts",
   });
   const id = taken.json.snapshot.id as string;
-  await put(root, "src/app.ts", "const a = 1;\nconst b = 'broken';\n");
+  await putAtomic(root, "src/app.ts", "const a = 1;\nconst b = 'broken';\n");
   await until(
     "the edit recorded",
     client,
@@ -119,7 +123,7 @@ export async function snapshotEditDiffRollback(client: Client, root: string): Pr
 /** Restore to a moment: a dry run that changes nothing, then the applied plan. */
 export async function restoreWorkspaceDryRunFirst(client: Client, root: string): Promise<void> {
   const before = (await ok(client, "status")).json.sequence as number;
-  await put(root, "later.txt", "made later\n");
+  await putAtomic(root, "later.txt", "made later\n");
   await until(
     "later.txt recorded",
     client,
@@ -143,7 +147,7 @@ export async function restoreWorkspaceDryRunFirst(client: Client, root: string):
 
 /** Bad input comes back as a tool error the model reads, and the server answers after each. */
 export async function badInputIsAToolError(client: Client, root: string): Promise<void> {
-  await put(root, "big.bin", new Uint8Array(200_000).map((_, i) => i % 251));
+  await putAtomic(root, "big.bin", new Uint8Array(200_000).map((_, i) => i % 251));
   await until("big.bin recorded", client, "file_history", { path: "big.bin" }, (a) => !a.isError);
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ["read_file", { path: "../outside.txt" }, "'..'"],
@@ -195,14 +199,14 @@ export async function largeOutputPages(client: Client): Promise<void> {
 
 /** The past as the tools show it: a listing and a read at a sequence or a time, changes since. */
 export async function pastViews(client: Client, root: string): Promise<void> {
-  await put(root, "docs/a/deep.md", "deep v1\n");
-  await put(root, "docs/top.md", "top v1\n");
+  await putAtomic(root, "docs/a/deep.md", "deep v1\n");
+  await putAtomic(root, "docs/top.md", "top v1\n");
   for (const path of ["docs/a/deep.md", "docs/top.md"]) {
     await until(`${path} recorded`, client, "file_history", { path }, (a) => !a.isError);
   }
   const then = (await ok(client, "status")).json.sequence as number;
   const top1 = (await ok(client, "file_history", { path: "docs/top.md" })).json.iterations[0];
-  await put(root, "docs/top.md", "top v2\n");
+  await putAtomic(root, "docs/top.md", "top v2\n");
   await Deno.remove(`${root}/docs/a/deep.md`);
   for (const path of ["docs/a/deep.md", "docs/top.md"]) {
     await until(`${path} changed`, client, "file_history", { path }, (a) => a.json?.total === 2);
@@ -251,7 +255,7 @@ export async function pastViews(client: Client, root: string): Promise<void> {
 /** `resources/list` pages of 100 with a cursor; a made-up cursor is refused. */
 export async function resourcesPage(client: Client, root: string): Promise<void> {
   for (let i = 0; i < 120; i++) {
-    await put(root, `many/f${String(i).padStart(3, "0")}.txt`, `${i}\n`);
+    await putAtomic(root, `many/f${String(i).padStart(3, "0")}.txt`, `${i}\n`);
   }
   await until(
     "120 files recorded",

@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { BINARY_PERMISSIONS } from "../../lib/cli/sync_commands.ts";
 import { assert, assertEquals } from "../_helpers/assert.ts";
 import { MAIN, PROJECT_ROOT } from "../_helpers/processes.ts";
-import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 import { call, ok, startChronicle, type StdioOptions, stdioTransport, until } from "./_mcp.ts";
 
 Deno.test("chronicle mcp finds its workspace upwards from the current folder, or by --data-dir", () =>
@@ -46,7 +46,9 @@ Deno.test("content too large to diff or to return as a resource is refused with 
     try {
       await client.connect(stdioTransport(root));
       const big = new Uint8Array(9 * 1024 * 1024).fill(0x61);
-      await put(root, "huge.txt", "small\n");
+      // Each write in one step: a capture between a truncate and its write would record the
+      // empty file as an iteration of its own, and iterations are counted and read by number.
+      await putAtomic(root, "huge.txt", "small\n");
       await until(
         "huge.txt recorded",
         client,
@@ -54,7 +56,7 @@ Deno.test("content too large to diff or to return as a resource is refused with 
         { path: "huge.txt" },
         (a) => !a.isError,
       );
-      await put(root, "huge.txt", big);
+      await putAtomic(root, "huge.txt", big);
       await until(
         "the large version recorded",
         client,
@@ -78,7 +80,7 @@ Deno.test("content too large to diff or to return as a resource is refused with 
       // One file's patch in a snapshot diff is cut on its own, so it cannot fill the answer.
       const lines = (word: string) =>
         Array.from({ length: 3000 }, (_, i) => `${word} ${i}\n`).join("");
-      await put(root, "wide.txt", lines("before"));
+      await putAtomic(root, "wide.txt", lines("before"));
       await until(
         "wide.txt recorded",
         client,
@@ -90,7 +92,7 @@ Deno.test("content too large to diff or to return as a resource is refused with 
         action_type: "write_file",
         path: "wide.txt",
       });
-      await put(root, "wide.txt", lines("after"));
+      await putAtomic(root, "wide.txt", lines("after"));
       await until(
         "the rewrite recorded",
         client,

@@ -1,7 +1,7 @@
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "../_helpers/assert.ts";
-import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
+import { put, putAtomic, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { call, ok, startChronicle, stdioTransport, until } from "./_mcp.ts";
 
 Deno.test("MCP on a master and its replica: status, wait_for_sync, a restore on the replica reaches the master, a wait with the master gone is an error", () =>
@@ -41,7 +41,9 @@ Deno.test("MCP on a master and its replica: status, wait_for_sync, a restore on 
 
       // The agent host breaks the file; the sandbox's agent finds the good iteration in its
       // own history and restores it: the restore is a local change, written back to the master.
-      await put(master, "spec.md", "broken\n");
+      // In one step: the empty file of a truncate, captured alone, would be an iteration
+      // of its own on both sides (counted below, and the restore's number).
+      await putAtomic(master, "spec.md", "broken\n");
       await ok(onReplica, "wait_for_sync", { timeout_ms: 30_000 });
       const history = (await until(
         "the broken edit replicated",
