@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { errorMessage } from "../../lib/log/mod.ts";
 import type { Child } from "../_helpers/processes.ts";
 import { runChronicle } from "../_helpers/processes.ts";
-import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { put, putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { waitForSameTrees } from "../_helpers/tree_state.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
@@ -134,7 +134,10 @@ Deno.test("local-sync carries edits both ways, editor saves and bursts, never ed
           await Deno.writeTextFile(`${local}/4913`, "");
           await Deno.remove(`${local}/4913`);
           await Deno.rename(`${local}/a.txt`, `${local}/a.txt~`);
-          await Deno.writeTextFile(`${local}/a.txt`, "saved by vim\n");
+          // The new file in one step: a capture between its creation and the write would
+          // send the empty file back as a version of its own, and the versions sent are
+          // listed below.
+          await putAtomic(local, "a.txt", "saved by vim\n");
           await Deno.remove(`${local}/a.txt~`);
           await Deno.writeTextFile(`${local}/.a.txt.swp`, "vim swap 2");
           await waitForText(`${agent}/a.txt`, "saved by vim\n");
