@@ -6,6 +6,7 @@ import { openDatabase } from "../../lib/db/mod.ts";
 import { listBucketCheckpoints, objectKey } from "../../lib/objectstore/mod.ts";
 import { controlJson } from "../_helpers/control_socket.ts";
 import { type Child, spawnChronicle } from "../_helpers/processes.ts";
+import { putAtomic } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { S3_ENV, S3Server } from "./_s3_server.ts";
 
@@ -126,13 +127,15 @@ Deno.test("chronicle --checkpoint-interval checkpoints to the bucket on a timer 
     { env: S3_ENV, permissions: [...BINARY_PERMISSIONS] },
   );
   try {
-    await Deno.writeTextFile(join(root, "notes.md"), "before\n");
+    // Each write in one step: the empty file of a truncate, captured alone, would reach
+    // the sequence waited for below before the last write is recorded.
+    await putAtomic(root, "notes.md", "before\n");
     await waitFor(
       "a periodic checkpoint",
       async () => (await listBucketCheckpoints(client, "ws/")).length >= 2,
       { timeoutMs: 60_000 },
     );
-    await Deno.writeTextFile(join(root, "notes.md"), "last words\n");
+    await putAtomic(root, "notes.md", "last words\n");
     const sequence = await waitFor("the last write to be recorded", async () => {
       const { body } = await controlJson(data, "/status");
       const status = body as { sequence: number };

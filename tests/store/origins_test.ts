@@ -13,7 +13,7 @@ import { ORIGINS, RESERVED_ORIGINS } from "../../lib/store/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
 import { runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
-import { put, withTempDir } from "../_helpers/temp_dir.ts";
+import { put, putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 
 /** One writer: it changes `notes.md` (v1, then v2 on disk, both recorded locally first). */
 interface Case {
@@ -221,7 +221,8 @@ Deno.test("beside a running Chronicle, restore and rollback commands are done by
         const history = await runChronicle(["history", "notes.md", "--json", "-C", root]);
         return JSON.parse(history.stdout).at(-1) as { iteration: number; origin: string };
       };
-      await put(root, "notes.md", "v2");
+      // In one step: the empty file of a truncate, captured alone, would be iteration 2.
+      await putAtomic(root, "notes.md", "v2");
       await waitFor("v2 recorded", async () => (await latestOrigin()).iteration === 2);
       const snap = await runChronicle([
         "snapshot",

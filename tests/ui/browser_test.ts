@@ -8,7 +8,7 @@ import { assert, assertEquals } from "../_helpers/assert.ts";
 import { launchChromium, type Page } from "../_helpers/chromium.ts";
 import { controlJson } from "../_helpers/control_socket.ts";
 import { freePort, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
-import { put, readText, withTempDir } from "../_helpers/temp_dir.ts";
+import { put, putAtomic, readText, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
 /** A 1×1 PNG. */
@@ -37,7 +37,9 @@ Deno.test("the UI in Chromium: find, diff, roll back, live timeline, restore, to
         const ready = await controlJson(data, "/ready").catch(() => undefined);
         return ready?.status === 200;
       });
-      await put(ws, "notes.md", "# Notes\nfirst line\nv2\n");
+      // In one step: the empty file of a truncate, captured alone, would be an iteration of
+      // its own, and the timeline's rows and the file's history are counted below.
+      await putAtomic(ws, "notes.md", "# Notes\nfirst line\nv2\n");
       await waitForIterations(data, "notes.md", 2);
 
       // chronicle ui: a loopback listener, the token in the fragment.
@@ -149,7 +151,8 @@ Deno.test("the UI in Chromium: find, diff, roll back, live timeline, restore, to
 
       // Live timeline: a write on disk shows up without a reload.
       await page.click('#nav button[data-view="timeline"]');
-      await put(ws, "live.txt", "written while watching\n");
+      // In one step: captured empty first, live.txt would be in the moment picked below.
+      await putAtomic(ws, "live.txt", "written while watching\n");
       await page.waitFor(
         "live.txt in the timeline",
         `document.querySelector('#timeline li[data-path="live.txt"]')`,
