@@ -10,7 +10,7 @@ import { parsePrometheusText } from "../metrics/_prometheus_text.ts";
 import { binaryCommand, runBinary, Running } from "./_deploy.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { controlFetch } from "../_helpers/control_socket.ts";
-import { withTempDir } from "../_helpers/temp_dir.ts";
+import { putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 
 const decoder = new TextDecoder();
@@ -153,7 +153,9 @@ Deno.test({
         const probe = await runBinary("agent", ["health", "--data-dir", data]);
         strictEqual(probe.code, 0, probe.stderr);
         strictEqual(JSON.parse(probe.stdout).status, "ok");
-        await Deno.writeTextFile(join(workspace, "src/a.txt"), "two");
+        // In one step: the empty file of a truncate, captured alone, would be an iteration
+        // of its own, and the history's iterations are counted.
+        await putAtomic(workspace, "src/a.txt", "two");
         await waitFor("the second iteration", async () => {
           const history = await runBinary("agent", [
             "history",
