@@ -23,8 +23,9 @@ export interface JournalPlanContext {
 /**
  * Turns a batch of captured local changes into journal entries: a changed content is a
  * `write`, a changed mode alone a `chmod`, a removal a `delete`, and a removal paired
- * with a creation of the same content in the same batch a `rename`. Filtered paths and
- * changes that change nothing are left out. Pure.
+ * with a creation of the same content in the same batch a `rename` (an empty file is a
+ * `write`, never a rename's target). Filtered paths and changes that change nothing are
+ * left out. Pure.
  *
  * A folder (PROTOCOL.md §8) is a `write` of its mode, a `chmod` or a `delete`, never one
  * side of a rename (a moved folder is its files' renames, the new folder's creation and
@@ -96,6 +97,10 @@ export function planJournalEntries(
   const creationsByHash = new Map<string, CapturedChange[]>();
   for (const creation of creations) {
     if (isFolderMode(creation.current.mode)) continue; // written, never a rename's target
+    // Nor an empty file: its content says nothing of where it came from, and a file being
+    // written is empty at first. Taken for a rename's target, a rejected rename (undone)
+    // would remove it while its writer goes on writing, into a file no longer there.
+    if (creation.current.size === 0) continue;
     const same = creationsByHash.get(creation.current.hash);
     if (same) same.push(creation);
     else creationsByHash.set(creation.current.hash, [creation]);

@@ -14,6 +14,7 @@ import {
   sandboxIdProblem,
   type WriteBackFacts,
 } from "../../lib/replication/mod.ts";
+import { EMPTY_HASH } from "../../lib/cas/mod.ts";
 import type { Iteration } from "../../lib/store/mod.ts";
 import type { WriteBackEntry } from "../../lib/wire/mod.ts";
 
@@ -418,6 +419,17 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         filtered: new Set(),
       },
       expected: [["rename", "a", "b", 1]],
+    },
+    {
+      // The racing soak (seed 30) with writes paused after their truncate: a removed empty
+      // file and a new file captured empty, before its content, were a rename; rejected
+      // and undone, it removed the new file while it was being written.
+      description: "an empty file removed and another made empty are a delete and a write",
+      changes: [
+        { current: it("a", 5, ""), previous: { ...it("a", 3, EMPTY_HASH), size: 0 } },
+        { current: { ...it("b", 6, EMPTY_HASH), size: 0 }, previous: undefined },
+      ],
+      expected: [["delete", "a", null, 0], ["write", "b", null, 0]],
     },
     {
       description: "different content is a delete and a write, not a rename",
