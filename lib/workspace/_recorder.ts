@@ -278,8 +278,12 @@ export class Recorder {
     const times: number[] = [];
     const place = (file: SeenFile, verdict: ScanVerdict) => {
       if (verdict === "unchanged") return;
-      if (file.kind === "dir") otherwiseFolders.push(file.path);
-      else if (files.push(file.path) && inChangeOrder) times.push(file.mtimeMs);
+      if (file.kind === "dir") {
+        otherwiseFolders.push(file.path);
+        return;
+      }
+      files.push(file.path);
+      if (inChangeOrder) times.push(file.mtimeMs);
     };
     const live = new LivePages(this.#c.store);
     const gone = (path: string) => {

@@ -274,7 +274,8 @@ export class WatchDriver {
 
   /** When the rescan after one that began at `started` (and ended now) is due, from now. */
   #nextRescanMs(started: number): number {
-    if (this.#loss.losses > this.#loss.covered) return this.#options?.debounceMs ?? 50; // lost while it walked
+    // Lost while it walked: one more soon.
+    if (this.#loss.losses > this.#loss.covered) return this.#options?.debounceMs ?? 50;
     // The interval grows with the scan's duration: a large tree is not scanned nonstop.
     return Math.max(this.#options?.rescanMs ?? 10_000, (Date.now() - started) * 10);
   }
