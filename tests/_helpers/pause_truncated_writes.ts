@@ -58,28 +58,33 @@ async function writeSlowly(path: string | URL, bytes: Uint8Array, options: Deno.
   }
 }
 
-Object.defineProperty(Deno, "writeFile", {
-  configurable: true,
-  writable: true,
-  value: (
-    path: string | URL,
-    data: Uint8Array | ReadableStream<Uint8Array>,
-    options: Deno.WriteFileOptions = {},
-  ) =>
-    data instanceof Uint8Array && paused(path, options)
-      ? writeSlowly(path, data, options)
-      : writeFile(path, data, options),
-});
+/**
+ * Puts in place of `Deno[name]` a writer that writes slowly what is paused (see `paused`),
+ * when `bytesOf` can take its data whole; everything else goes to `original`.
+ */
+function slowDown<Data>(
+  name: "writeFile" | "writeTextFile",
+  original: (path: string | URL, data: Data, options?: Deno.WriteFileOptions) => Promise<void>,
+  bytesOf: (data: Data) => Uint8Array | null,
+): void {
+  Object.defineProperty(Deno, name, {
+    configurable: true,
+    writable: true,
+    value: (path: string | URL, data: Data, options: Deno.WriteFileOptions = {}) => {
+      const bytes = paused(path, options) ? bytesOf(data) : null;
+      return bytes ? writeSlowly(path, bytes, options) : original(path, data, options);
+    },
+  });
+}
 
-Object.defineProperty(Deno, "writeTextFile", {
-  configurable: true,
-  writable: true,
-  value: (
-    path: string | URL,
-    data: string | ReadableStream<string>,
-    options: Deno.WriteFileOptions = {},
-  ) =>
-    typeof data === "string" && paused(path, options)
-      ? writeSlowly(path, new TextEncoder().encode(data), options)
-      : writeTextFile(path, data, options),
-});
+slowDown(
+  "writeFile",
+  writeFile,
+  (data: Uint8Array | ReadableStream<Uint8Array>) => data instanceof Uint8Array ? data : null,
+);
+slowDown(
+  "writeTextFile",
+  writeTextFile,
+  (data: string | ReadableStream<string>) =>
+    typeof data === "string" ? new TextEncoder().encode(data) : null,
+);
