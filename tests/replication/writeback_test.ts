@@ -378,7 +378,13 @@ Deno.test("local writes over the write-back limit are refused locally and listed
     const sandbox = await startReplica(r, sock, { args: ["--max-writeback", "1000"] });
     try {
       // In one step: captured empty first, huge.bin would be written back (empty fits).
+      // Renamed into place, it waits for the watcher's quiet time, where a file closed
+      // after writing does not: small.txt is written once huge.bin is refused, not before.
       await putAtomic(r, "huge.bin", pseudoRandomBytes(5000, 9));
+      await waitFor("huge.bin refused", async () => {
+        const status = await replicaStatus(sandbox);
+        return status.refused.some((entry) => entry.path === "huge.bin");
+      });
       await put(r, "small.txt", "fits");
       await waitFor("small.txt on the master", async () => (await treeState(m)).has("small.txt"));
       const answered = await writeBacksAnswered(sandbox);
