@@ -17,7 +17,7 @@ import type { WriteToOptions } from "./options.ts";
 import type { LocalStore } from "./_local_store.ts";
 import { manifestFromTier, objectFromTier } from "./_tier_reads.ts";
 import { putHashed } from "./_chunked_writes.ts";
-import { isCrossDevice, tempBeside, writeFileAtomic } from "../disk/mod.ts";
+import { isCrossDevice, type PreparedFile, prepareFileAtomic, tempBeside } from "../disk/mod.ts";
 
 /** Options of {@linkcode contentPieces}. */
 export interface ContentPiecesOptions {
@@ -142,15 +142,29 @@ export async function writeContentTo(
   dest: string,
   options: WriteToOptions,
 ): Promise<Deno.FileInfo> {
+  const prepared = await prepareContentWrite(store, hash, dest, options);
+  return await prepared.place();
+}
+
+/**
+ * The first half of {@linkcode writeContentTo} (see `Cas.prepareWrite`): the content in
+ * a temp file; placing it also stores given bytes.
+ */
+export async function prepareContentWrite(
+  store: LocalStore,
+  hash: string,
+  dest: string,
+  options: WriteToOptions,
+): Promise<PreparedFile> {
   const bytes = options.bytes;
   if (bytes !== undefined) {
     const actual = sha256Hex(bytes);
     if (actual !== hash) throw new CorruptContentError(hash, actual);
   }
   const mode = (options.mode ?? 0o644) & 0o7777;
-  const write = (temp: string) =>
+  const prepare = (temp: string) =>
     // Pieces go to a temp file, removed when the whole does not hash to `hash`.
-    writeFileAtomic(
+    prepareFileAtomic(
       temp,
       dest,
       bytes ?? contentPieces(store, hash, { wholeBeforeUse: true }),
@@ -163,16 +177,26 @@ export async function writeContentTo(
         ...(options.beforeReplace ? { beforeReplace: options.beforeReplace } : {}),
       },
     );
-  const written = options.tempInStore
-    ? await write(store.tempPath()).catch((error) => {
-      // `dest` is on another mount than the store after all (a bind mount, a mounted
-      // subfolder): written beside it instead.
-      if (!isCrossDevice(error)) throw error;
-      return write(tempBeside(dest));
-    })
-    : await write(tempBeside(dest));
-  if (bytes === undefined) return written;
-  if (bytes.length < CHUNKING_THRESHOLD) await store.writeObject(hash, bytes, { deferSync: true });
-  else await putHashed(store, hash, bytes); // chunked, as any large content
-  return written;
+  const prepared = await prepare(options.tempInStore ? store.tempPath() : tempBeside(dest));
+  return {
+    written: prepared.written,
+    discard: () => prepared.discard(),
+    place: async () => {
+      let placed: Deno.FileInfo;
+      try {
+        placed = await prepared.place();
+      } catch (error) {
+        // `dest` is on another mount than the store after all (a bind mount, a mounted
+        // subfolder): written beside it instead.
+        if (!options.tempInStore || !isCrossDevice(error)) throw error;
+        const beside = await prepare(tempBeside(dest));
+        placed = await beside.place();
+      }
+      if (bytes === undefined) return placed;
+      if (bytes.length < CHUNKING_THRESHOLD) {
+        await store.writeObject(hash, bytes, { deferSync: true });
+      } else await putHashed(store, hash, bytes); // chunked, as any large content
+      return placed;
+    },
+  };
 }

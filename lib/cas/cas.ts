@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { PreparedFile } from "../disk/mod.ts";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
 import type { ContentTier } from "./content_tier.ts";
 import type { CasOptions, CasStats, SweepOptions, SweepResult, WriteToOptions } from "./options.ts";
@@ -7,7 +8,12 @@ import { CorruptContentError } from "./errors.ts";
 import { concat } from "./_files.ts";
 import { LocalStore } from "./_local_store.ts";
 import { putFile, putHashed, putPieces } from "./_chunked_writes.ts";
-import { contentPieces, recordManifest, writeContentTo } from "./_verified_reads.ts";
+import {
+  contentPieces,
+  prepareContentWrite,
+  recordManifest,
+  writeContentTo,
+} from "./_verified_reads.ts";
 import { evict, stats, sweep } from "./_sweep.ts";
 import { exportManifest, exportObject, importManifest, importObject } from "./_folder_copy.ts";
 
@@ -296,6 +302,27 @@ export class Cas {
   ): Promise<Deno.FileInfo> {
     assertContentHash(hash);
     return await writeContentTo(this.#store, hash, dest, options);
+  }
+
+  /**
+   * The first half of {@linkcode Cas.writeTo}: the content written to its temp file, not
+   * yet at `dest`. A caller writing many files places them later, together (see
+   * `PreparedFile`); given bytes are stored once placed.
+   *
+   * @param hash The content hash.
+   * @param dest The file to create or replace once placed.
+   * @param options As {@linkcode Cas.writeTo}'s.
+   * @returns The prepared file, to place or discard.
+   * @throws {ContentNotFoundError} When the content or one of its chunks is not stored.
+   * @throws {CorruptContentError} When stored or given bytes do not match their hash.
+   */
+  async prepareWrite(
+    hash: string,
+    dest: string,
+    options: WriteToOptions = {},
+  ): Promise<PreparedFile> {
+    assertContentHash(hash);
+    return await prepareContentWrite(this.#store, hash, dest, options);
   }
 
   /**

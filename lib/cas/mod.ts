@@ -6,6 +6,7 @@
  * @module
  */
 export { Cas } from "./cas.ts";
+export type { PreparedFile } from "../disk/mod.ts";
 export type { CasOptions, CasStats, SweepOptions, SweepResult, WriteToOptions } from "./options.ts";
 export { casManifestPath, casObjectPath } from "./layout.ts";
 export {

@@ -147,6 +147,47 @@ export async function writeFileAtomic(
   mode: number,
   options: AtomicWriteOptions = {},
 ): Promise<Deno.FileInfo> {
+  const prepared = await prepareFileAtomic(tempPath, dest, source, mode, options);
+  return await prepared.place();
+}
+
+/**
+ * A file written under its temp name and not yet in place (see
+ * {@linkcode prepareFileAtomic}): exactly one of `place` or `discard` must follow.
+ */
+export interface PreparedFile {
+  /** Its status, from its own handle (see {@linkcode writeFileAtomic}). */
+  readonly written: Deno.FileInfo;
+  /**
+   * Puts it at its destination as {@linkcode writeFileAtomic} does, then flushes what the
+   * options ask for.
+   *
+   * @returns The status of the file placed: `written`, unless it had to be written again
+   * (see `Cas.prepareWrite`).
+   * @throws As {@linkcode writeFileAtomic}; the temp file is then removed.
+   */
+  place(): Promise<Deno.FileInfo>;
+  /** Removes the temp file: it is never placed. */
+  discard(): void;
+}
+
+/**
+ * The first half of {@linkcode writeFileAtomic}: the temp file written (and flushed,
+ * unless `visibleFirst` or not `syncFile`), closed, but not yet at `dest`. A caller writing
+ * many files places them later, together: a file placed once the clock has moved past its
+ * modification time can be trusted by that time alone (see `settledAt` in
+ * lib/workspace), since any later write changes it.
+ *
+ * @returns The prepared file, to place or discard.
+ * @throws Any I/O error, or whatever `source` throws; the temp file is then removed.
+ */
+export async function prepareFileAtomic(
+  tempPath: string,
+  dest: string,
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+  mode: number,
+  options: AtomicWriteOptions = {},
+): Promise<PreparedFile> {
   // Created with the permission bits it will have, but writable by its owner only (the
   // umask may take more away): most often it then needs no chmod. Nobody can read more of
   // it than of the final file, nor change it before it is in place.
@@ -155,31 +196,57 @@ export async function writeFileAtomic(
     createNew: true,
     mode: (mode & 0o755) | 0o200,
   });
+  const discard = () => {
+    try {
+      Deno.removeSync(tempPath);
+    } catch { /* already gone or never made */ }
+  };
+  let written: Deno.FileInfo;
+  try {
+    if (source instanceof Uint8Array) {
+      await writePiece(file, source);
+    } else {
+      for await (const piece of source) await writePiece(file, piece);
+    }
+    written = file.statSync();
+    if (((written.mode ?? 0) & 0o7777) !== mode) {
+      Deno.chmodSync(tempPath, mode);
+      written = { ...written, mode: ((written.mode ?? 0) & ~0o7777) | mode };
+    }
+    // Not at all when the caller flushes the whole file system; after the rename when
+    // visible first.
+    if (options.syncFile !== false && !options.visibleFirst) await file.sync();
+  } catch (error) {
+    file.close();
+    discard();
+    throw error;
+  }
+  // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
+  file.close();
+  const info = written;
+  return {
+    written: info,
+    discard,
+    place: async () => {
+      await placeFile(tempPath, dest, options);
+      return info;
+    },
+  };
+}
+
+/** The second half of {@linkcode writeFileAtomic}: see {@linkcode PreparedFile.place}. */
+async function placeFile(
+  tempPath: string,
+  dest: string,
+  options: AtomicWriteOptions,
+): Promise<void> {
   // Visible first: the content is flushed after the rename, through a read-only handle on
   // the same file (closing it is no write a watcher reports, and it is ours whatever
   // replaces `dest` meanwhile).
   let reader: Deno.FsFile | null = null;
-  let written: Deno.FileInfo;
   try {
-    try {
-      if (source instanceof Uint8Array) {
-        await writePiece(file, source);
-      } else {
-        for await (const piece of source) await writePiece(file, piece);
-      }
-      written = file.statSync();
-      if (((written.mode ?? 0) & 0o7777) !== mode) {
-        Deno.chmodSync(tempPath, mode);
-        written = { ...written, mode: ((written.mode ?? 0) & ~0o7777) | mode };
-      }
-      // Not at all when the caller flushes the whole file system.
-      if (options.syncFile !== false) {
-        if (options.visibleFirst) reader = Deno.openSync(tempPath, { read: true });
-        else await file.sync();
-      }
-    } finally {
-      // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
-      file.close();
+    if (options.syncFile !== false && options.visibleFirst) {
+      reader = Deno.openSync(tempPath, { read: true });
     }
     if (options.createOnly) linkIntoPlace(tempPath, dest);
     else {
@@ -201,7 +268,6 @@ export async function writeFileAtomic(
     }
   }
   if (options.syncFolder ?? true) await syncDir(dirname(dest));
-  return written;
 }
 
 /**

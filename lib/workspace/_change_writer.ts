@@ -1,4 +1,4 @@
-import type { Cas } from "../cas/mod.ts";
+import type { Cas, PreparedFile } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import {
   canSyncFileSystem,
@@ -13,7 +13,7 @@ import { parentOf, PathError, PathSet } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 import { type Observation, observe } from "./file_observation.ts";
 import { fileSystemsToFlush } from "./flush_targets.ts";
-import type { SeenFile } from "./plan_capture.ts";
+import { type SeenFile, SETTLE_MS, settledWhenPlaced } from "./plan_capture.ts";
 import type { WrittenFile } from "./_recorder.ts";
 import type { CheckedFolders, WorkspaceDisk } from "./workspace_disk.ts";
 import {
@@ -128,18 +128,45 @@ export class ChangeWriter {
     const flushAtOnce = visibleFirst && accepted.length >= FILE_SYSTEM_SYNC_MIN &&
       canSyncFileSystem();
     const write = { visibleFirst, syncFile: !flushAtOnce };
-    // Each chunk is flushed while the next one is written: only the last flush is waited
-    // for with nothing else to do. Every flush starts after its chunk's writes.
+    // A large batch of copies puts each chunk's files in place only once the next chunk is
+    // written (the last one, once SETTLE_MS passed): by then the clock has moved past their
+    // modification times, so their records are trusted at once (settledWhenPlaced), and
+    // the scan after a catch-up does not read every file it wrote again.
+    const placeLater = visibleFirst && accepted.length >= FILE_SYSTEM_SYNC_MIN;
+    // Each chunk is flushed while the next is written: only the last flush is waited for
+    // with nothing else to do. Every flush starts once its chunk's changes are all made.
     const flushes: Promise<void>[] = [];
+    const finish = async (chunk: Chunk) => {
+      await forEachLimited(chunk.unplaced, APPLY_CONCURRENCY, async ({ change, prepared }) => {
+        try {
+          const placedAt = Date.now();
+          const file = await this.#place(change, prepared, write);
+          chunk.made.push(change);
+          await this.#c.disk.changed(change.path);
+          if (file) {
+            const settled = settledWhenPlaced(file.mtimeMs, placedAt);
+            written.set(change.path, { file, hash: change.hash, seenAt: Date.now(), settled });
+          }
+        } catch (error) {
+          failed.push({ path: change.path, error });
+        }
+      });
+      made.push(...chunk.made);
+      const flush = this.#makeDurable(chunk.made, write.syncFile, parents);
+      flush.catch(() => {}); // settled below, with the others
+      flushes.push(flush);
+    };
+    let previous: Chunk | null = null;
     for (let at = 0; at < accepted.length; at += FLUSH_CHUNK) {
-      const madeHere: WorkspaceChange[] = [];
+      const chunk: Chunk = { made: [], unplaced: [] };
       await forEachLimited(
         accepted.slice(at, at + FLUSH_CHUNK),
         APPLY_CONCURRENCY,
         async (change) => {
           try {
-            const file = await this.#makeChange(change, parents, write);
-            madeHere.push(change);
+            const file = await this.#makeChange(change, parents, write, placeLater && chunk);
+            if (file === UNPLACED) return;
+            chunk.made.push(change);
             await this.#c.disk.changed(change.path);
             if (file && "hash" in change) {
               written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
@@ -149,10 +176,12 @@ export class ChangeWriter {
           }
         },
       );
-      made.push(...madeHere);
-      const flush = this.#makeDurable(madeHere, write.syncFile, parents);
-      flush.catch(() => {}); // settled below, with the others
-      flushes.push(flush);
+      if (previous) await finish(previous);
+      previous = chunk;
+    }
+    if (previous) {
+      await untilSettled(previous.unplaced);
+      await finish(previous);
     }
     const flushFailure = (await Promise.allSettled(flushes)).find((outcome) =>
       outcome.status === "rejected"
@@ -200,7 +229,7 @@ export class ChangeWriter {
     // A write by someone else after our rename of a file is not seen here (the file is
     // recorded as written, from its handle); its own watcher event re-hashes the file,
     // because the state remembered for a fresh mtime is marked untrustworthy (see
-    // stateToRemember).
+    // stateToRemember), or, for a file placed settled, the write moved its mtime.
     const { recorded } = await this.#c.capture(made.map((change) => change.path), {
       origin: options.origin,
       written,
@@ -289,7 +318,8 @@ export class ChangeWriter {
     change: WorkspaceChange,
     parents: CheckedFolders,
     write: { visibleFirst: boolean; syncFile: boolean },
-  ): Promise<SeenFile | null> {
+    later: Chunk | false = false,
+  ): Promise<SeenFile | null | typeof UNPLACED> {
     const absolute = this.#absolute(change.path);
     // What the caller saw there is looked for again at the last moment, by the executor
     // (a file's right before the rename that replaces it): a write landing after the
@@ -325,27 +355,50 @@ export class ChangeWriter {
     // Siblings share one check of their folder (made again for each if it failed): the
     // check notes each folder it found (see WorkspaceDisk.checkParents).
     if (!parents.has(parentOf(change.path))) await this.#c.disk.prepareFile(change.path, parents);
-    const writeFile = () =>
-      this.#c.cas.writeTo(change.hash, absolute, {
-        ...write,
-        mode: fullMode,
-        syncFolder: false,
-        tempInStore: this.#c.tempInStore,
-        createOnly: change.createOnly ?? false,
-        ...(change.unchangedSince
-          ? { beforeReplace: () => expectStamp(absolute, change.unchangedSince!) }
-          : {}),
-        ...(change.bytes ? { bytes: change.bytes } : {}),
-      });
+    const file = { ...change, mode: fullMode };
+    if (later) {
+      later.unplaced.push({ change: file, prepared: await this.#prepareFile(file, write) });
+      return UNPLACED;
+    }
+    return await this.#place(file, await this.#prepareFile(file, write), write);
+  }
+
+  /** A file's content written under its temp name (see `Cas.prepareWrite`). */
+  #prepareFile(change: FileChange, write: WriteFlags): Promise<PreparedFile> {
+    const absolute = this.#absolute(change.path);
+    return this.#c.cas.prepareWrite(change.hash, absolute, {
+      ...write,
+      mode: change.mode,
+      syncFolder: false,
+      tempInStore: this.#c.tempInStore,
+      createOnly: change.createOnly ?? false,
+      ...(change.unchangedSince
+        ? { beforeReplace: () => expectStamp(absolute, change.unchangedSince!) }
+        : {}),
+      ...(change.bytes ? { bytes: change.bytes } : {}),
+    });
+  }
+
+  /**
+   * Puts a prepared file in place; where a folder is in the way (rarely: asked for then,
+   * not looked for before every write), removes it if empty and writes the file again.
+   *
+   * @returns What was written (`null`: not a regular file).
+   */
+  async #place(
+    change: FileChange,
+    prepared: PreparedFile,
+    write: WriteFlags,
+  ): Promise<SeenFile | null> {
     try {
-      return observeFile(change.path, await writeFile());
+      return observeFile(change.path, await prepared.place());
     } catch (error) {
-      // Rarely a folder is in the way: asked for then, not looked for before every write.
-      if (!isFolderInTheWay(error, absolute)) throw error;
+      if (!isFolderInTheWay(error, this.#absolute(change.path))) throw error;
     }
     this.#removeEmptyFolder(change.path);
     // The capture also records what the folder held as deleted.
-    return observeFile(change.path, await writeFile());
+    const again = await this.#prepareFile(change, write);
+    return observeFile(change.path, await again.place());
   }
 
   /**
@@ -414,6 +467,34 @@ export class ChangeWriter {
   #absolute(path: string): string {
     return `${this.#c.root}/${path}`;
   }
+}
+
+/** How files are written: see `AtomicWriteOptions`. */
+type WriteFlags = { visibleFirst: boolean; syncFile: boolean };
+
+/** A write of a regular file, its mode with the type bits. */
+type FileChange = Extract<WorkspaceChange, { hash: string }>;
+
+/** What {@linkcode ChangeWriter.applyChanges}'s `#makeChange` answers for a file left to place. */
+const UNPLACED = Symbol("unplaced");
+
+/** One chunk of a batch: the changes made, and the files written but not yet in place. */
+interface Chunk {
+  made: WorkspaceChange[];
+  unplaced: { change: FileChange; prepared: PreparedFile }[];
+}
+
+/**
+ * Waits until every file of `unplaced` can be placed settled (see `settledWhenPlaced`): at
+ * most {@linkcode SETTLE_MS}, and only for the last chunk of a batch.
+ */
+async function untilSettled(unplaced: Chunk["unplaced"]): Promise<void> {
+  let latest = -Infinity;
+  for (const { prepared } of unplaced) {
+    latest = Math.max(latest, prepared.written.mtime?.getTime() ?? -Infinity);
+  }
+  const wait = Math.min(latest + SETTLE_MS - Date.now(), SETTLE_MS);
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 /** What the disk holds where a change made something: see `ChangeWriter.#sinceMade`. */

@@ -213,7 +213,7 @@ export class Recorder {
         const read = { ...file, size: stored.size };
         changes.push(toChange(read, stored.hash, originOf(file.path)));
         // Racy or not as of when the file was seen: for one we wrote, when it was written.
-        states.push(stateToRemember(read, stored.hash, mine?.seenAt ?? now));
+        states.push(stateToRemember(read, stored.hash, mine?.seenAt ?? now, mine?.settled));
       } catch (error) {
         if (error instanceof Deno.errors.NotFound) return; // RACE: deleted while we looked; its event follows
         problems.push({ path: file.path, reason: errorMessage(error) });
@@ -273,7 +273,7 @@ export class Recorder {
     const deleted: string[] = [];
     const otherwiseFolders: string[] = [];
     // Of each suspect file only its path (and time, for change order), not what the walk
-    // saw: after a catch-up every file just written is a suspect, 100,000 on a large tree.
+    // saw: at a first scan every file is a suspect, 100,000 on a large tree.
     const files: string[] = [];
     const times: number[] = [];
     const place = (file: SeenFile, verdict: ScanVerdict) => {
@@ -435,6 +435,11 @@ export interface WrittenFile {
   hash: string;
   /** When `file` was taken (epoch ms): its state is racy as of then, not of the capture. */
   seenAt: number;
+  /**
+   * Whether it was placed settled (see `settledWhenPlaced`): then its state is never racy.
+   * @default {false}
+   */
+  settled?: boolean;
 }
 
 function toChange(file: SeenFile, hash: string, origin: string): NewIteration {

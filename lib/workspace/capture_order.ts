@@ -26,7 +26,7 @@ export function byDepthThenPath(a: NewIteration, b: NewIteration): number {
 /**
  * Paths in the order they were changed: earlier modification time first, then path order
  * (the order {@linkcode inChangeOrder} gives files). For the files of a whole tree (a scan
- * covering lost events: after a catch-up, every file just written) without an object per
+ * covering lost events: 100,000 files on a large tree) without an object per
  * file: only an index is sorted.
  *
  * @param paths The paths.

@@ -97,9 +97,45 @@ export function sameStat(a: StatKey, b: StatKey): boolean {
  */
 export const RACY_WINDOW_MS = 2000;
 
-/** The state to remember for a file, made untrustworthy when its mtime is too recent. */
-export function stateToRemember(file: SeenFile, hash: string, now: number): FileState {
-  const racy = now - file.mtimeMs < RACY_WINDOW_MS;
+/**
+ * How long a file written under a temp name waits, past its modification time, before it is
+ * put in place, for {@linkcode settledWhenPlaced} to trust its record at once. The kernel
+ * stamps a write with a clock that lags the real one by up to a tick (10 ms at 100 Hz), a
+ * file system may round further (exFAT: 10 ms), and times are compared in whole
+ * milliseconds: 25 ms covers all three.
+ */
+export const SETTLE_MS = 25;
+
+/**
+ * Whether a file placed at `placedAt` (epoch ms, the rename or link that gave it its name)
+ * can be trusted unchanged while its size, mtime, inode and mode stay as written, however
+ * soon it is looked at again. Until it was placed nobody could reach it by its name, and
+ * any write after that carries a later modification time, so no second write within the
+ * same clock tick can hide ("racy git"). Not for a time in whole seconds, which may come
+ * from a file system that keeps nothing finer (ext3, FAT): such a file is racy as usual.
+ * RACE: a clock set back by more than {@linkcode SETTLE_MS} between the write and a later
+ * one of the same size could stamp both alike, as it could defeat
+ * {@linkcode RACY_WINDOW_MS}. Pure.
+ *
+ * @param mtimeMs The written file's modification time, from its own handle.
+ * @param placedAt When it was put in place (epoch ms).
+ * @returns Whether its record needs no second read.
+ */
+export function settledWhenPlaced(mtimeMs: number, placedAt: number): boolean {
+  return mtimeMs % 1000 !== 0 && placedAt >= mtimeMs + SETTLE_MS;
+}
+
+/**
+ * The state to remember for a file, made untrustworthy when its mtime is too recent,
+ * unless it was written and placed settled (see {@linkcode settledWhenPlaced}).
+ */
+export function stateToRemember(
+  file: SeenFile,
+  hash: string,
+  now: number,
+  settled = false,
+): FileState {
+  const racy = !settled && now - file.mtimeMs < RACY_WINDOW_MS;
   return {
     path: file.path,
     size: file.size,

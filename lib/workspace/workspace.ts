@@ -184,8 +184,8 @@ export class Workspace {
    * slices of {@linkcode SCAN_SLICE} (doubling up to `SCAN_SLICE_MAX` while nothing else
    * waits), each a turn of its own in the queue. Writes and
    * captures queued meanwhile (a replica's notifications) then wait for one slice at most,
-   * never for the whole tree: after a large catch-up, every file just written is read
-   * again, which takes seconds on 100,000 files. Each slice looks at its paths again, so
+   * never for the whole tree: reading files again takes seconds on 100,000 of them (a
+   * catch-up's own writes are trusted at once, see `settledWhenPlaced`). Each slice looks at its paths again, so
    * what changed since the walk is recorded as it is then. Files and links are recorded in
    * the order they were changed (by modification time, then path), after the deletions
    * and the folders.
@@ -231,8 +231,8 @@ export class Workspace {
    * The tree walked, and the paths of it a scan must capture. The walk, in path order, is
    * compared with the store's records as it goes: what it saw of each file is dropped at
    * once, never held for the whole tree, and only the suspects' paths are kept for the
-   * scan's captures (which take longest: after a catch-up, every file just written is read
-   * again).
+   * scan's captures (which take longest: every file new, changed or too recently written to
+   * trust is read again).
    */
   async #walkForSuspects(
     inChangeOrder: boolean,

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { canSyncFileSystem, syncFileSystem, writeFileAtomic } from "../../lib/disk/mod.ts";
+import {
+  canSyncFileSystem,
+  lstatOrNull,
+  prepareFileAtomic,
+  syncFileSystem,
+  writeFileAtomic,
+} from "../../lib/disk/mod.ts";
 import { fakeProgram } from "../_helpers/fake_program.ts";
 import { runChronicle } from "../_helpers/processes.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
@@ -16,6 +22,25 @@ Deno.test("writeFileAtomic() gives the file exactly its mode, whatever the umask
       assert.equal(seen.mode! & 0o7777, mode, mode.toString(8));
       assert.equal(info.mode, seen.mode, "the status answered is the final one");
     }
+  }));
+
+Deno.test("prepareFileAtomic() leaves the file under its temp name until placed, or removes it", () =>
+  withTempDir(async (dir) => {
+    const bytes = new TextEncoder().encode("prepared");
+    const kept = await prepareFileAtomic(`${dir}/t1`, `${dir}/kept`, bytes, 0o640);
+    const dropped = await prepareFileAtomic(`${dir}/t2`, `${dir}/dropped`, bytes, 0o640);
+    assert.equal(await lstatOrNull(`${dir}/kept`), null, "nothing at the destination yet");
+    assert.equal((await Deno.lstat(`${dir}/t1`)).ino, kept.written.ino);
+    const placed = await kept.place();
+    const seen = await Deno.lstat(`${dir}/kept`);
+    assert.deepEqual(
+      [placed.ino, placed.size, placed.mtime?.getTime()],
+      [seen.ino, seen.size, seen.mtime?.getTime()],
+    );
+    assert.equal(await lstatOrNull(`${dir}/t1`), null);
+    dropped.discard();
+    assert.equal(await lstatOrNull(`${dir}/t2`), null, "the temp file removed");
+    assert.equal(await lstatOrNull(`${dir}/dropped`), null, "and never placed");
   }));
 
 Deno.test("writeFileAtomic() answers the written file's status, as lstat then sees it", () =>

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { sha256Hex } from "../../lib/cas/mod.ts";
 import { lstatOrNull } from "../../lib/disk/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
@@ -462,6 +463,46 @@ Deno.test("Workspace.applyChanges() calls of one batch share their folder checks
       assert.ok(files.failed[0]!.error instanceof PathError, "refused: a link on the way");
       assert.equal(await lstatOrNull(`${outside}/f.txt`), null, "nothing written through it");
       assert.equal(await Deno.readTextFile(`${root}/a/f.txt`), "inside");
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("Workspace.applyChanges() trusts a large batch of copies at once, yet records a same-size write right after", () =>
+  withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      // More than two chunks of 512: chunks placed behind the next one's writes, and a last
+      // one placed once it settled.
+      const count = 1_100;
+      const changes = [];
+      for (let i = 0; i < count; i++) {
+        const bytes = text(`copy ${String(i).padStart(5, "0")}`);
+        changes.push({
+          path: `copies/${i % 7}/f${i}.txt`,
+          hash: sha256Hex(bytes),
+          mode: 0o644,
+          bytes,
+        });
+      }
+      const { failed } = await workspace.applyChanges(changes, {
+        origin: "master",
+        visibleFirst: true,
+      });
+      assert.deepEqual(failed, []);
+      const states = workspace.store.fileStates("copies");
+      assert.equal(states.size, count);
+      for (const [path, state] of states) {
+        // Racy only where the file system may keep whole seconds (see settledWhenPlaced).
+        const onDisk = (await Deno.lstat(`${root}/${path}`)).mtime!.getTime();
+        const trusted = onDisk % 1000 !== 0;
+        assert.equal(state.mtimeMs, trusted ? onDisk : -1, `${path}: its state as written`);
+      }
+      // Right after, in place and of the same size: its modification time moved all the same.
+      await Deno.writeTextFile(`${root}/copies/3/f3.txt`, "COPY 00003");
+      const { recorded } = await workspace.scan();
+      assert.deepEqual(recorded.map((iteration) => iteration.path), ["copies/3/f3.txt"]);
+      assert.equal(recorded[0]!.hash, sha256Hex(text("COPY 00003")));
     } finally {
       await workspace.close();
     }

@@ -4,6 +4,8 @@ import { FOLDER_HASH, planCapture, RACY_WINDOW_MS } from "../../lib/workspace/mo
 import {
   changedDuringScan,
   scanVerdict,
+  SETTLE_MS,
+  settledWhenPlaced,
   stateToRemember,
 } from "../../lib/workspace/plan_capture.ts";
 
@@ -126,6 +128,44 @@ Deno.test("stateToRemember() distrusts an mtime inside the racy window", () => {
     now - RACY_WINDOW_MS - 1,
   );
   assert.equal(stateToRemember(seen("a", { mtimeMs: now - 10 }), H, now).mtimeMs, -1);
+  assert.equal(stateToRemember(seen("a", { mtimeMs: now - 10 }), H, now, true).mtimeMs, now - 10);
+});
+
+Deno.test("settledWhenPlaced() trusts a file placed once the clock moved past its time", async (t) => {
+  const mtimeMs = 1_795_797_533_514;
+  const table = [
+    { description: "placed at once: racy", input: { mtimeMs, placedAt: mtimeMs }, expected: false },
+    {
+      description: "placed a moment too soon: racy",
+      input: { mtimeMs, placedAt: mtimeMs + SETTLE_MS - 1 },
+      expected: false,
+    },
+    {
+      description: "placed SETTLE_MS later: settled",
+      input: { mtimeMs, placedAt: mtimeMs + SETTLE_MS },
+      expected: true,
+    },
+    {
+      description: "placed long after: settled",
+      input: { mtimeMs, placedAt: mtimeMs + 60_000 },
+      expected: true,
+    },
+    {
+      description: "a time in whole seconds (ext3, FAT may keep no more): racy",
+      input: { mtimeMs: 1_795_797_533_000, placedAt: 1_795_797_593_000 },
+      expected: false,
+    },
+    {
+      description: "a time before the placing's clock (set back): racy",
+      input: { mtimeMs, placedAt: mtimeMs - 5_000 },
+      expected: false,
+    },
+  ];
+  for (const row of table) {
+    await t.step(row.description, () => {
+      assert.equal(settledWhenPlaced(row.input.mtimeMs, row.input.placedAt), row.expected);
+    });
+  }
 });
 
 Deno.test("scanVerdict() is planCapture()'s rule for one path a scan saw", async (t) => {
