@@ -7,13 +7,23 @@ import {
   isMissing,
   lstatOrNullSync,
   syncDir,
-  syncFileSystem,
 } from "../disk/mod.ts";
 import { parentOf, PathError, PathSet } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 import { type Observation, observe } from "./file_observation.ts";
-import { fileSystemsToFlush } from "./flush_targets.ts";
-import { type SeenFile, SETTLE_MS, settledWhenPlaced } from "./plan_capture.ts";
+import {
+  type Chunk,
+  type FileChange,
+  isFolderInTheWay,
+  observeFile,
+  type SinceMade,
+  sinceMade,
+  syncFileSystems,
+  UNPLACED,
+  untilSettled,
+  type WriteFlags,
+} from "./_change_steps.ts";
+import { type SeenFile, settledWhenPlaced } from "./plan_capture.ts";
 import type { WrittenFile } from "./_recorder.ts";
 import type { CheckedFolders, WorkspaceDisk } from "./workspace_disk.ts";
 import {
@@ -467,87 +477,4 @@ export class ChangeWriter {
   #absolute(path: string): string {
     return `${this.#c.root}/${path}`;
   }
-}
-
-/** How files are written: see `AtomicWriteOptions`. */
-type WriteFlags = { visibleFirst: boolean; syncFile: boolean };
-
-/** A write of a regular file, its mode with the type bits. */
-type FileChange = Extract<WorkspaceChange, { hash: string }>;
-
-/** What {@linkcode ChangeWriter.applyChanges}'s `#makeChange` answers for a file left to place. */
-const UNPLACED = Symbol("unplaced");
-
-/** One chunk of a batch: the changes made, and the files written but not yet in place. */
-interface Chunk {
-  made: WorkspaceChange[];
-  unplaced: { change: FileChange; prepared: PreparedFile }[];
-}
-
-/**
- * Waits until every file of `unplaced` can be placed settled (see `settledWhenPlaced`): at
- * most {@linkcode SETTLE_MS}, and only for the last chunk of a batch.
- */
-async function untilSettled(unplaced: Chunk["unplaced"]): Promise<void> {
-  let latest = -Infinity;
-  for (const { prepared } of unplaced) {
-    latest = Math.max(latest, prepared.written.mtime?.getTime() ?? -Infinity);
-  }
-  const wait = Math.min(latest + SETTLE_MS - Date.now(), SETTLE_MS);
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-}
-
-/** What the disk holds where a change made something: see `ChangeWriter.#sinceMade`. */
-type SinceMade = "held" | "overtaken" | "changed";
-
-/** Whether `info` (a look at a path, `null`: nothing there) is still what a change of `mode` made. */
-function sinceMade(info: Deno.FileInfo | null, mode: number): SinceMade {
-  if (isFolderMode(mode)) {
-    if (info?.isDirectory !== true) return "changed";
-    return ((info.mode ?? 0) & 0o7777) === (mode & 0o7777) ? "held" : "overtaken";
-  }
-  if ((mode & S_IFMT) === S_IFLNK) return info?.isSymlink === true ? "held" : "changed";
-  return info?.isFile === true ? "held" : "changed";
-}
-
-/**
- * Flushes the file systems holding these folders, once each (see `fileSystemsToFlush`:
- * a folder whose device the batch's checks found is not looked at again).
- *
- * @param folders Absolute folders.
- * @param known The device of each folder, where the batch's checks found it already.
- * @returns `false` when that cannot be done here (see `syncFileSystem` in lib/disk).
- */
-async function syncFileSystems(
-  folders: string[],
-  known: (number | undefined)[],
-): Promise<boolean> {
-  const targets = fileSystemsToFlush(folders, known, (folder) => {
-    try {
-      return Deno.statSync(folder).dev;
-    } catch (error) {
-      if (isMissing(error)) return null; // RACE: removed since; nothing left to flush
-      throw error;
-    }
-  });
-  for (const folder of targets) {
-    if (!(await syncFileSystem(folder))) return false;
-  }
-  return true;
-}
-
-/**
- * Whether a write failed because a folder is at `absolute`: a rename over it says so; a
- * create-only write finds something there, which may be a folder.
- */
-function isFolderInTheWay(error: unknown, absolute: string): boolean {
-  if (error instanceof Deno.errors.IsADirectory) return true;
-  return error instanceof Deno.errors.AlreadyExists &&
-    lstatOrNullSync(absolute)?.isDirectory === true;
-}
-
-/** The observation of a file just written, from its handle's status (`null`: not a file). */
-function observeFile(path: string, info: Deno.FileInfo): SeenFile | null {
-  const observation = observe(path, info);
-  return observation.kind === "file" ? observation : null;
 }
