@@ -37,6 +37,7 @@ import {
   peerUnavailable,
   percentile,
   processCpuMs,
+  processWrittenBytes,
   propagationLatency,
   quickMode,
   runPeer,
@@ -184,6 +185,10 @@ async function initialSync(
   } folders and links, ${formatMiB(bytes)}`;
   const perThousand = 1000 / Math.max(1, entries.length);
   const cpu = { master: [] as number[], replica: [] as number[] };
+  /** Bytes each sync's replica wrote to storage (null: the kernel does not count them). */
+  const written: (number | null)[] = [];
+  /** Bytes each durable copy (the floor) wrote, counted the same way. */
+  const floorWritten: (number | null)[] = [];
   const times = {
     chronicle: [] as number[],
     /** Of each sync, the replica process starting until ready. */
@@ -235,9 +240,17 @@ async function initialSync(
       times.chronicle.push(synced.ms);
       times.start.push(synced.startMs);
       times.afterSync.push(synced.nextWriteMs);
+      written.push(synced.writtenBytes);
       await syncDisks();
       const floorTarget = await fresh(base, `floor-${round}`);
+      const floorWrittenBefore = await processWrittenBytes(Deno.pid);
       times.floor.push(await timeMs(() => durableCopy(source, floorTarget, entries)));
+      const floorWrittenAfter = await processWrittenBytes(Deno.pid);
+      floorWritten.push(
+        floorWrittenBefore === null || floorWrittenAfter === null
+          ? null
+          : floorWrittenAfter - floorWrittenBefore,
+      );
     }
   } finally {
     await master.stop();
@@ -269,6 +282,7 @@ async function initialSync(
     `  CPU time (user + system) per 1,000 entries: master ${
       formatNumber(median(cpu.master), 1)
     } ms, replica ${formatNumber(median(cpu.replica), 1)} ms (its start included)`,
+    writtenLine(written, floorWritten, bytes),
     `  a write on the master right after the sync, on the replica's disk in ${
       formatNumber(median(times.afterSync), 1)
     } ms${rounds(times.afterSync)} (the scan that follows a large catch-up runs meanwhile)`,
@@ -286,7 +300,9 @@ async function replicaSync(
   sequence: number,
   round: number,
   profile?: ProfileSession,
-): Promise<{ ms: number; startMs: number; nextWriteMs: number; cpuMs: number }> {
+): Promise<
+  { ms: number; startMs: number; nextWriteMs: number; cpuMs: number; writtenBytes: number | null }
+> {
   const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
   const replica = await startPeer(
@@ -306,9 +322,10 @@ async function replicaSync(
     const ms = performance.now() - start;
     profile?.window(`replica-${round}`, start, start + ms);
     const replicaCpuMs = await cpuMs(replica);
+    const writtenBytes = await processWrittenBytes(replica.info.pid as number);
     const nextWriteMs = await nextWrite(source, target, round);
     await waitForSameTrees([source, target], { peers: [master, replica] });
-    return { ms, startMs, nextWriteMs, cpuMs: replicaCpuMs };
+    return { ms, startMs, nextWriteMs, cpuMs: replicaCpuMs, writtenBytes };
   } finally {
     await replica.stop();
   }
@@ -445,6 +462,32 @@ async function masterMemory(base: string, sizes: Sizes): Promise<string[]> {
     await Promise.all(replicas.map((replica) => replica.stop()));
     await master.stop();
   }
+}
+
+/**
+ * What the replicas of the syncs wrote to storage (workspace, store, CAS and their logs),
+ * against what the durable copy wrote, counted the same way (pages dirtied: a file of a
+ * few hundred bytes counts a whole page in both).
+ */
+function writtenLine(
+  written: (number | null)[],
+  floorWritten: (number | null)[],
+  fileBytes: number,
+): string {
+  const median = (samples: (number | null)[]) => {
+    const counted = samples.filter((bytes): bytes is number => bytes !== null);
+    return counted.length === 0 ? null : percentile(counted, 50);
+  };
+  const replica = median(written);
+  const floor = median(floorWritten);
+  if (replica === null || floor === null) {
+    return "  written to storage by the replica: not counted by this kernel";
+  }
+  return `  written to storage by the replica until synced: ${
+    formatMiB(replica)
+  }; by the durable ` +
+    `copy: ${formatMiB(floor)} (Chronicle ${formatNumber(replica / Math.max(1, floor), 2)}x; ` +
+    `the files hold ${formatMiB(fileBytes)})`;
 }
 
 /** The corpora of a run's size. */

@@ -104,5 +104,24 @@ export async function processCpuMs(pid: number): Promise<number> {
   }
 }
 
+/**
+ * Bytes a process has caused to be written to storage so far (`write_bytes` less
+ * `cancelled_write_bytes` of `/proc/PID/io`, counted when pages are dirtied, all its
+ * threads included), or `null` where the kernel keeps no such count.
+ *
+ * @param pid The process.
+ * @returns The bytes, or `null`.
+ */
+export async function processWrittenBytes(pid: number): Promise<number | null> {
+  try {
+    const io = await Deno.readTextFile(`/proc/${pid}/io`);
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, "m").exec(io)?.[1]);
+    const bytes = field("write_bytes") - field("cancelled_write_bytes");
+    return Number.isFinite(bytes) ? bytes : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `sysconf(_SC_CLK_TCK)`: 100 on every Linux Chronicle runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;

@@ -6,7 +6,14 @@
  * @module
  */
 export { discoverBenches, isBenchFile } from "./bench_files.ts";
-export { benchCorpora, type Corpus, type CorpusEntry, listTree, processCpuMs } from "./corpora.ts";
+export {
+  benchCorpora,
+  type Corpus,
+  type CorpusEntry,
+  listTree,
+  processCpuMs,
+  processWrittenBytes,
+} from "./corpora.ts";
 export { discard } from "./discard.ts";
 export { durableCopy, durableWriteFloor } from "./durable_copy.ts";
 export { formatMiB, formatNumber, KiB, MiB, rateRatio, sizeRatio } from "./format.ts";
