@@ -321,13 +321,16 @@ export class ChangeWriter {
   /**
    * Writes or removes one path on disk, without recording it.
    *
+   * @param later Where a regular file is left under its temp name, to be placed with its
+   * chunk (see `applyChanges`), instead of placed now.
    * @returns What was written, for a regular file put where no folder was; `null` for
-   * anything else, which the capture looks at on disk.
+   * anything else, which the capture looks at on disk; {@linkcode UNPLACED} for a file left
+   * in `later`.
    */
   async #makeChange(
     change: WorkspaceChange,
     parents: CheckedFolders,
-    write: { visibleFirst: boolean; syncFile: boolean },
+    write: WriteFlags,
     later: Chunk | false = false,
   ): Promise<SeenFile | null | typeof UNPLACED> {
     const absolute = this.#absolute(change.path);
