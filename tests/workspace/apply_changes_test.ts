@@ -113,8 +113,10 @@ Deno.test("Workspace.applyChanges() writes and records a batch of copies where t
 Deno.test("Workspace.applyChanges() flushes a large batch in chunks; one failed flush fails them all", async (t) => {
   const script = new URL("./_apply_batch.ts", import.meta.url).pathname;
   const count = 1100;
-  // Counts its calls in `calls`; fails the call numbered FAIL_AT, if any.
+  // Counts its calls in `calls`; fails the call numbered FAIL_AT, if any. Chunks' flushes
+  // may run at once: each call counts under a lock, or two could read the same count.
   const fakeSync = (dir: string) =>
+    `exec 9>"${dir}/calls.lock"; flock 9; ` +
     `n=$(( $(cat "${dir}/calls" 2>/dev/null || echo 0) + 1 )); echo $n > "${dir}/calls"; ` +
     `if [ "$n" = "\${FAIL_AT:-0}" ]; then echo "sync: error syncing: Input/output error" >&2; exit 1; fi`;
   const cases = [
