@@ -175,7 +175,7 @@ export interface PreparedFile {
  * The first half of {@linkcode writeFileAtomic}: the temp file written (and flushed,
  * unless `visibleFirst` or not `syncFile`), closed, but not yet at `dest`. A caller writing
  * many files places them later, together: a file placed once the clock has moved past its
- * modification time can be trusted by that time alone (see `settledAt` in
+ * modification time can be trusted by that time alone (see `settledWhenPlaced` in
  * lib/workspace), since any later write changes it.
  *
  * @returns The prepared file, to place or discard.
