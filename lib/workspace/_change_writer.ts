@@ -146,17 +146,25 @@ export class ChangeWriter {
     // Each chunk is flushed while the next is written: only the last flush is waited for
     // with nothing else to do. Every flush starts once its chunk's changes are all made.
     const flushes: Promise<void>[] = [];
+    // A change made: flushed with its chunk, recorded with what was written, if a file.
+    const madeOne = async (
+      chunk: Chunk,
+      change: WorkspaceChange,
+      file: SeenFile | null,
+      settled = false,
+    ) => {
+      chunk.made.push(change);
+      await this.#c.disk.changed(change.path);
+      if (file && "hash" in change) {
+        written.set(change.path, { file, hash: change.hash, seenAt: Date.now(), settled });
+      }
+    };
     const finish = async (chunk: Chunk) => {
       await forEachLimited(chunk.unplaced, APPLY_CONCURRENCY, async ({ change, prepared }) => {
         try {
           const placedAt = Date.now();
           const file = await this.#place(change, prepared, write);
-          chunk.made.push(change);
-          await this.#c.disk.changed(change.path);
-          if (file) {
-            const settled = settledWhenPlaced(file.mtimeMs, placedAt);
-            written.set(change.path, { file, hash: change.hash, seenAt: Date.now(), settled });
-          }
+          await madeOne(chunk, change, file, !!file && settledWhenPlaced(file.mtimeMs, placedAt));
         } catch (error) {
           failed.push({ path: change.path, error });
         }
@@ -175,19 +183,18 @@ export class ChangeWriter {
         async (change) => {
           try {
             const file = await this.#makeChange(change, parents, write, placeLater && chunk);
-            if (file === UNPLACED) return;
-            chunk.made.push(change);
-            await this.#c.disk.changed(change.path);
-            if (file && "hash" in change) {
-              written.set(change.path, { file, hash: change.hash, seenAt: Date.now() });
-            }
+            if (file !== UNPLACED) await madeOne(chunk, change, file);
           } catch (error) {
             failed.push({ path: change.path, error });
           }
         },
       );
-      if (previous) await finish(previous);
-      previous = chunk;
+      // Nothing left to place: flushed now, while the next chunk is written.
+      if (!placeLater) await finish(chunk);
+      else {
+        if (previous) await finish(previous);
+        previous = chunk;
+      }
     }
     if (previous) {
       await untilSettled(previous.unplaced);
