@@ -180,7 +180,6 @@ export async function prepareContentWrite(
   const prepared = await prepare(options.tempInStore ? store.tempPath() : tempBeside(dest));
   return {
     written: prepared.written,
-    discard: () => prepared.discard(),
     place: async () => {
       let placed: Deno.FileInfo;
       try {

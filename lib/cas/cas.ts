@@ -312,7 +312,7 @@ export class Cas {
    * @param hash The content hash.
    * @param dest The file to create or replace once placed.
    * @param options As {@linkcode Cas.writeTo}'s.
-   * @returns The prepared file, to place or discard.
+   * @returns The prepared file, to place.
    * @throws {ContentNotFoundError} When the content or one of its chunks is not stored.
    * @throws {CorruptContentError} When stored or given bytes do not match their hash.
    */

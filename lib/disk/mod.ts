@@ -153,7 +153,8 @@ export async function writeFileAtomic(
 
 /**
  * A file written under its temp name and not yet in place (see
- * {@linkcode prepareFileAtomic}): exactly one of `place` or `discard` must follow.
+ * {@linkcode prepareFileAtomic}). A temp file never placed (a process stopped first) is
+ * swept like any other a crash leaves.
  */
 export interface PreparedFile {
   /** Its status, from its own handle (see {@linkcode writeFileAtomic}). */
@@ -167,8 +168,6 @@ export interface PreparedFile {
    * @throws As {@linkcode writeFileAtomic}; the temp file is then removed.
    */
   place(): Promise<Deno.FileInfo>;
-  /** Removes the temp file: it is never placed. */
-  discard(): void;
 }
 
 /**
@@ -178,7 +177,7 @@ export interface PreparedFile {
  * modification time can be trusted by that time alone (see `settledWhenPlaced` in
  * lib/workspace), since any later write changes it.
  *
- * @returns The prepared file, to place or discard.
+ * @returns The prepared file, to place.
  * @throws Any I/O error, or whatever `source` throws; the temp file is then removed.
  */
 export async function prepareFileAtomic(
@@ -196,11 +195,6 @@ export async function prepareFileAtomic(
     createNew: true,
     mode: (mode & 0o755) | 0o200,
   });
-  const discard = () => {
-    try {
-      Deno.removeSync(tempPath);
-    } catch { /* already gone or never made */ }
-  };
   let written: Deno.FileInfo;
   try {
     if (source instanceof Uint8Array) {
@@ -218,20 +212,25 @@ export async function prepareFileAtomic(
     if (options.syncFile !== false && !options.visibleFirst) await file.sync();
   } catch (error) {
     file.close();
-    discard();
+    removeTemp(tempPath);
     throw error;
   }
   // Closed before the rename: a watcher of dest's folder then sees no close-after-write.
   file.close();
-  const info = written;
   return {
-    written: info,
-    discard,
+    written,
     place: async () => {
       await placeFile(tempPath, dest, options);
-      return info;
+      return written;
     },
   };
+}
+
+/** Removes a temp file a failed write leaves, if it is there. */
+function removeTemp(tempPath: string): void {
+  try {
+    Deno.removeSync(tempPath);
+  } catch { /* already gone or never made */ }
 }
 
 /** The second half of {@linkcode writeFileAtomic}: see {@linkcode PreparedFile.place}. */
@@ -255,9 +254,7 @@ async function placeFile(
     }
   } catch (error) {
     reader?.close();
-    try {
-      Deno.removeSync(tempPath);
-    } catch { /* already gone or never made */ }
+    removeTemp(tempPath);
     throw error;
   }
   if (reader) {
