@@ -483,11 +483,10 @@ function writtenLine(
   if (replica === null || floor === null) {
     return "  written to storage by the replica: not counted by this kernel";
   }
-  return `  written to storage by the replica until synced: ${
-    formatMiB(replica)
-  }; by the durable ` +
-    `copy: ${formatMiB(floor)} (Chronicle ${formatNumber(replica / Math.max(1, floor), 2)}x; ` +
-    `the files hold ${formatMiB(fileBytes)})`;
+  const ratio = formatNumber(replica / Math.max(1, floor), 2);
+  const files = formatMiB(fileBytes);
+  return `  written to storage by the replica until synced: ${formatMiB(replica)}; by the ` +
+    `durable copy: ${formatMiB(floor)} (Chronicle ${ratio}x; the files hold ${files})`;
 }
 
 /** The corpora of a run's size. */
