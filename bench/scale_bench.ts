@@ -128,6 +128,7 @@ export async function run(quick: boolean): Promise<string[]> {
     // Caught up, the replica still scans (every file it just wrote is read again): its
     // peak until it is idle.
     const afterSyncMs = await untilIdle(firstReplica);
+    const collected = await heapCollections(firstReplica);
 
     const sample = tree[Math.floor(tree.length / 2)]!.path;
     const ls = await latencies(m.dataDir, "/files?path=&depth=1");
@@ -197,7 +198,8 @@ export async function run(quick: boolean): Promise<string[]> {
       `replica under 150 MiB)`,
       `  the first replica: ${figure(replicaSyncPeak)} at most while syncing, ${
         figure(firstReplica.peak)
-      } at most with the scan after its catch-up (idle ${formatNumber(afterSyncMs)} ms after)`,
+      } at most with the scan after its catch-up (idle ${formatNumber(afterSyncMs)} ms after); ` +
+      collected,
       `  the first replica at its peak: ${firstReplica.peakBreakdown}`,
     ];
   } finally {
@@ -410,6 +412,23 @@ async function latencies(dataDir: string, path: string): Promise<number[]> {
     samples.push(performance.now() - start);
   }
   return samples;
+}
+
+/**
+ * What the heap keeper (lib/memory) did in a process so far, from its `/metrics`: how many
+ * collections, and their time.
+ */
+async function heapCollections(process: Probed): Promise<string> {
+  const text = await (await controlFetch(process.dataDir, "/metrics")).text();
+  const value = (name: string) =>
+    Number(text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1] ?? NaN);
+  const count = value("chronicle_heap_collections_total");
+  const ms = value("chronicle_heap_collection_seconds_total") * 1000;
+  return count > 0
+    ? `its heap collected ${formatNumber(count)} times by the heap keeper, ${
+      formatNumber(ms)
+    } ms in all`
+    : "its heap never collected by the heap keeper";
 }
 
 /** `rsync -a` of the tree then `sync`, in ms, or `null` without rsync. */

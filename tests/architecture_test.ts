@@ -18,6 +18,7 @@ const LAYERS: Record<string, number> = {
   log: 0,
   paths: 1,
   concurrency: 1,
+  memory: 1,
   disk: 1,
   db: 1,
   wire: 1,

@@ -9,6 +9,7 @@ import {
 } from "../http/mod.ts";
 import { configureLogging, errorMessage, log } from "../log/mod.ts";
 import { mcpRoutes } from "../mcp/mod.ts";
+import { keepHeapSmall } from "../memory/mod.ts";
 import { defaultRegistry, metrics, metricsRoutes } from "../metrics/mod.ts";
 import {
   keptConflictHashes,
@@ -114,6 +115,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   };
   // The replica's view of the master's versions (its tables are made when it starts).
   const replicaPaths = new ReplicaPaths(workspace.store.db);
+  const heapKeeper = keepHeapSmall({ onCollected: countCollection });
   try {
     const routes: Routes[] = [
       opsRoutes({
@@ -197,6 +199,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     // Scale to zero: a stopped instance leaves its latest checkpoint in the bucket.
     await objectStore?.stop(config.checkpointInterval !== undefined);
   } finally {
+    heapKeeper?.stop();
     events.abort();
     shutdown.dispose();
     removeCollector();
@@ -204,6 +207,12 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     await closeAll(services, workspace);
   }
   return 0;
+}
+
+/** One collection of the heap keeper, counted in the metrics. */
+function countCollection(ms: number): void {
+  metrics.heapCollections.inc();
+  metrics.heapCollectionSeconds.inc(ms / 1000);
 }
 
 async function startServers(

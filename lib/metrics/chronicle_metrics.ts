@@ -31,6 +31,10 @@ export interface ChronicleMetrics {
   objectStoreFailures: Counter;
   /** `chronicle_objectstore_upload_bytes_per_second`: upload rate of the last pass. */
   objectStoreRate: Gauge;
+  /** `chronicle_heap_collections_total`: V8 heap collections the heap keeper made. */
+  heapCollections: Counter;
+  /** `chronicle_heap_collection_seconds_total`: their total time. */
+  heapCollectionSeconds: Counter;
 }
 
 /**
@@ -96,6 +100,14 @@ export function createChronicleMetrics(registry: Registry): ChronicleMetrics {
     objectStoreRate: registry.gauge({
       name: "chronicle_objectstore_upload_bytes_per_second",
       help: "Upload rate to the object store over its last pass.",
+    }),
+    heapCollections: registry.counter({
+      name: "chronicle_heap_collections_total",
+      help: "Collections of the V8 heap's garbage made before it piled up (not V8's own).",
+    }),
+    heapCollectionSeconds: registry.counter({
+      name: "chronicle_heap_collection_seconds_total",
+      help: "Seconds spent in those collections.",
     }),
   };
   // Both results are always present, so a rate() over either starts from 0.

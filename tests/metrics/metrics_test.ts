@@ -44,6 +44,8 @@ Deno.test("Chronicle's metrics render as valid Prometheus text with every named 
     ["chronicle_objectstore_uploaded_bytes_total", "counter"],
     ["chronicle_objectstore_upload_failures_total", "counter"],
     ["chronicle_objectstore_upload_bytes_per_second", "gauge"],
+    ["chronicle_heap_collections_total", "counter"],
+    ["chronicle_heap_collection_seconds_total", "counter"],
   ];
   assertEquals([...parsed.keys()], expected.map(([name]) => name));
   for (const [name, type] of expected) {

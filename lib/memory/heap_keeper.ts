@@ -1,0 +1,133 @@
+/**
+ * Keeps the V8 heap close to what it holds alive. V8 lets garbage pile up until the old
+ * generation reaches a limit that starts tens of MiB above what is alive and grows with the
+ * heap. A replica's initial sync makes short-lived rows, stats, frames and contents by the
+ * hundred thousand, and most of them outlive the 1 MiB young generation the binaries run
+ * with (`BINARY_V8_FLAGS`), so they die in the old one: at 100,000 files its peak held
+ * 40 MiB of garbage in V8's pages and more in the array buffers and malloc memory that
+ * garbage kept. Collecting whenever a few MiB of garbage have piled up bounds all three.
+ *
+ * V8 collects on its own as well: this only adds collections, sooner, and only in a process
+ * large enough for them to matter (`rssFloorBytes`). It needs V8's `gc()`, which
+ * `--expose-gc` gives (in `BINARY_V8_FLAGS`); without it nothing is done.
+ *
+ * @module
+ */
+
+/** Garbage (V8 heap and array buffers) allowed to pile up before a collection, by default. */
+export const HEAP_GARBAGE_BUDGET = 8 * 1024 * 1024;
+
+/**
+ * Below this resident size nothing is collected, by default: an idle or small process
+ * (about 95 MiB, most of it the runtime's code) pays no collection at all.
+ */
+export const HEAP_KEEPER_RSS_FLOOR = 112 * 1024 * 1024;
+
+/** How often the heap is looked at, by default (a look costs microseconds). */
+export const HEAP_CHECK_MS = 100;
+
+/** What the keeper reads at each look, bytes. */
+export interface HeapReading {
+  /** V8 heap in use plus the array buffers its objects hold outside it. */
+  held: number;
+  /** `held` right after the last collection (0 before the first). */
+  heldAfterLast: number;
+  /** The process's resident set size. */
+  rss: number;
+}
+
+/** The limits a collection is weighed against, bytes. */
+export interface HeapLimits {
+  /** Growth of `held` allowed since the last collection. */
+  budget: number;
+  /** Resident size below which nothing is collected. */
+  rssFloor: number;
+}
+
+/**
+ * Whether to collect now: the process is at least `rssFloor` large, and what it holds
+ * grew by `budget` or more since the last collection (pure).
+ *
+ * @param reading What the keeper read.
+ * @param limits The budget and the floor.
+ * @returns `true` when a collection is due.
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * const limits = { budget: 8 << 20, rssFloor: 112 << 20 };
+ * equal(collectionDue({ held: 30 << 20, heldAfterLast: 20 << 20, rss: 150 << 20 }, limits), true);
+ * equal(collectionDue({ held: 30 << 20, heldAfterLast: 20 << 20, rss: 100 << 20 }, limits), false);
+ * ```
+ */
+export function collectionDue(reading: HeapReading, limits: HeapLimits): boolean {
+  return reading.rss >= limits.rssFloor && reading.held - reading.heldAfterLast >= limits.budget;
+}
+
+/** Options of {@linkcode keepHeapSmall}. */
+export interface HeapKeeperOptions {
+  /** Garbage allowed to pile up, bytes. @default {HEAP_GARBAGE_BUDGET} */
+  budgetBytes?: number;
+  /** Resident size below which nothing is collected, bytes. @default {HEAP_KEEPER_RSS_FLOOR} */
+  rssFloorBytes?: number;
+  /** How often to look, ms. @default {HEAP_CHECK_MS} */
+  intervalMs?: number;
+  /** Told after each collection how long it took, ms. */
+  onCollected?: (ms: number) => void;
+}
+
+/** A running {@linkcode keepHeapSmall}. */
+export interface HeapKeeper {
+  /** Collections made so far. */
+  readonly collections: number;
+  /** Their total time, ms. */
+  readonly collectingMs: number;
+  /** Stops looking. */
+  stop(): void;
+}
+
+/**
+ * Looks at the process's memory every `intervalMs` and collects the V8 heap's garbage
+ * when {@linkcode collectionDue}. The timer does not keep the process alive.
+ *
+ * @param options The limits, the interval, and who is told of each collection.
+ * @returns The keeper, or `null` when `gc()` is not exposed (`--expose-gc`).
+ * @example
+ * ```ts ignore
+ * const keeper = keepHeapSmall({ onCollected: (ms) => metrics.collections.inc() });
+ * // ...
+ * keeper?.stop();
+ * ```
+ */
+export function keepHeapSmall(options: HeapKeeperOptions = {}): HeapKeeper | null {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  if (typeof gc !== "function") return null;
+  const limits: HeapLimits = {
+    budget: options.budgetBytes ?? HEAP_GARBAGE_BUDGET,
+    rssFloor: options.rssFloorBytes ?? HEAP_KEEPER_RSS_FLOOR,
+  };
+  let heldAfterLast = 0;
+  let collections = 0;
+  let collectingMs = 0;
+  const timer = setInterval(() => {
+    const { heapUsed, external, rss } = Deno.memoryUsage();
+    if (!collectionDue({ held: heapUsed + external, heldAfterLast, rss }, limits)) return;
+    const start = performance.now();
+    gc();
+    const ms = performance.now() - start;
+    const after = Deno.memoryUsage();
+    heldAfterLast = after.heapUsed + after.external;
+    collections++;
+    collectingMs += ms;
+    options.onCollected?.(ms);
+  }, options.intervalMs ?? HEAP_CHECK_MS);
+  Deno.unrefTimer(timer);
+  return {
+    get collections() {
+      return collections;
+    },
+    get collectingMs() {
+      return collectingMs;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
