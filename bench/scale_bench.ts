@@ -4,7 +4,8 @@
  * `chronicle` processes (`main.ts`, master and replicas):
  *
  * - the master's initial scan (start until `/ready`);
- * - the initial sync to a new replica, against `rsync -a` then `sync` of the same tree;
+ * - the initial sync to a new replica, against `rsync -a` then `sync` of the same tree, run
+ *   right before and right after it (the disk's speed drifts: the ratio is to their mean);
  * - `ls` (`GET /files?depth=1`) and `history` (`GET /files/{path}/history`) latency on
  *   the running master, over its control socket;
  * - then ten copies of the synced replica (each its own sandbox id) connecting at once;
@@ -106,7 +107,7 @@ export async function run(quick: boolean): Promise<string[]> {
     const onDisk = diskUsage(master);
     await syncDisks();
 
-    const rsync = await rsyncThenSync(master, `${base}/rsync`);
+    const rsyncBefore = await rsyncThenSync(master, `${base}/rsync-before`);
 
     const scanStart = performance.now();
     const m = spawn(master, ["--replication", "--quiet"]);
@@ -128,6 +129,8 @@ export async function run(quick: boolean): Promise<string[]> {
     // Caught up, the replica still scans (every file it just wrote is read again): its
     // peak until it is idle.
     const afterSyncMs = await untilIdle(firstReplica);
+    // Both copies are kept until the end (see `discard`).
+    const rsyncAfter = await rsyncThenSync(master, `${base}/rsync-after`);
     const collected = await heapCollections(firstReplica);
 
     const sample = tree[Math.floor(tree.length / 2)]!.path;
@@ -170,11 +173,13 @@ export async function run(quick: boolean): Promise<string[]> {
       { rss: 0, heap: 0 },
     );
 
-    const ratio = rsync === null
+    const ratio = rsyncBefore === null || rsyncAfter === null
       ? peerUnavailable("rsync")
-      : `rsync -a then sync ${formatNumber(rsync)} ms (Chronicle ${
-        formatNumber(syncMs / rsync, 2)
-      }x its time)`;
+      : `rsync -a then sync ${formatNumber(rsyncBefore)} ms before it and ${
+        formatNumber(rsyncAfter)
+      } ms after (Chronicle ${
+        formatNumber(2 * syncMs / (rsyncBefore + rsyncAfter), 2)
+      }x their mean)`;
     return [
       ...(v8Flags === "" ? [] : [`scale: every chronicle process ran with --v8-flags=${v8Flags}`]),
       `scale (${formatNumber(files)} files of 200 B–6 KiB, ${formatMiB(bytes)}, ${
@@ -424,10 +429,9 @@ async function heapCollections(process: Probed): Promise<string> {
     Number(text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1] ?? NaN);
   const count = value("chronicle_heap_collections_total");
   const ms = value("chronicle_heap_collection_seconds_total") * 1000;
+  const times = count === 1 ? "once" : `${formatNumber(count)} times`;
   return count > 0
-    ? `its heap collected ${formatNumber(count)} times by the heap keeper, ${
-      formatNumber(ms)
-    } ms in all`
+    ? `its heap collected ${times} by the heap keeper, ${formatNumber(ms)} ms in all`
     : "its heap never collected by the heap keeper";
 }
 
