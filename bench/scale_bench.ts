@@ -129,9 +129,9 @@ export async function run(quick: boolean): Promise<string[]> {
     // Caught up, the replica still scans (every file it just wrote is read again): its
     // peak until it is idle.
     const afterSyncMs = await untilIdle(firstReplica);
-    // Both copies are kept until the end (see `discard`).
-    const rsyncAfter = await rsyncThenSync(master, `${base}/rsync-after`);
-    const collected = await heapCollections(firstReplica);
+    const keeperOn = v8Flags.split(",").includes("--expose-gc");
+    const keeperOff = "the heap keeper off (no --expose-gc)";
+    const collected = keeperOn ? await heapCollections(firstReplica) : keeperOff;
 
     const sample = tree[Math.floor(tree.length / 2)]!.path;
     const ls = await latencies(m.dataDir, "/files?path=&depth=1");
@@ -147,6 +147,8 @@ export async function run(quick: boolean): Promise<string[]> {
         } at most until idle ${formatNumber(afterSyncMs)} ms later: ${firstReplica.peakBreakdown}`,
     );
     await firstReplica.child.stop();
+    // The master idle meanwhile; both copies are kept until the end (see `discard`).
+    const rsyncAfter = await rsyncThenSync(master, `${base}/rsync-after`);
     const others: Probed[] = [];
     for (let i = 0; i < replicas; i++) {
       const folder = `${base}/replica-${i}`;
@@ -173,6 +175,7 @@ export async function run(quick: boolean): Promise<string[]> {
       { rss: 0, heap: 0 },
     );
 
+    const masterCollected = keeperOn ? await heapCollections(m) : keeperOff;
     const ratio = rsyncBefore === null || rsyncAfter === null
       ? peerUnavailable("rsync")
       : `rsync -a then sync ${formatNumber(rsyncBefore)} ms before it and ${
@@ -206,6 +209,7 @@ export async function run(quick: boolean): Promise<string[]> {
       } at most with the scan after its catch-up (idle ${formatNumber(afterSyncMs)} ms after); ` +
       collected,
       `  the first replica at its peak: ${firstReplica.peakBreakdown}`,
+      `  the master, from its start to the end: ${masterCollected}`,
     ];
   } finally {
     await Promise.all(children.map((child) => child.stop()));
@@ -435,10 +439,14 @@ async function heapCollections(process: Probed): Promise<string> {
     : "its heap never collected by the heap keeper";
 }
 
-/** `rsync -a` of the tree then `sync`, in ms, or `null` without rsync. */
+/**
+ * `rsync -a` of the tree then `sync`, in ms, or `null` without rsync. The master's data
+ * folder is left out: a copy of the workspace's files only, as the replica gets.
+ */
 async function rsyncThenSync(source: string, target: string): Promise<number | null> {
   const start = performance.now();
-  if (!(await runPeer("rsync", ["-a", `${source}/`, `${target}/`]))) return null;
+  const copy = ["-a", "--exclude=/.chronicle/", `${source}/`, `${target}/`];
+  if (!(await runPeer("rsync", copy))) return null;
   await syncDisks();
   const ms = performance.now() - start;
   await discard(target);

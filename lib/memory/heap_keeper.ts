@@ -8,13 +8,18 @@
  * garbage kept. Collecting whenever a few MiB of garbage have piled up bounds all three.
  *
  * V8 collects on its own as well: this only adds collections, sooner, and only in a process
- * large enough for them to matter (`rssFloorBytes`). It needs V8's `gc()`, which
+ * large enough for them to matter (`rssFloorBytes`; a process that passed it after a burst
+ * most often stays above it, and the keeper keeps working). It needs V8's `gc()`, which
  * `--expose-gc` gives (in `BINARY_V8_FLAGS`); without it nothing is done.
  *
  * @module
  */
 
-/** Garbage (V8 heap and array buffers) allowed to pile up before a collection, by default. */
+/**
+ * Garbage (V8 heap and array buffers) allowed to pile up before a collection, by default;
+ * or a quarter of what the last collection left alive, when that is more (see
+ * {@linkcode collectionDue}).
+ */
 export const HEAP_GARBAGE_BUDGET = 8 * 1024 * 1024;
 
 /**
@@ -30,7 +35,10 @@ export const HEAP_CHECK_MS = 100;
 export interface HeapReading {
   /** V8 heap in use plus the array buffers its objects hold outside it. */
   held: number;
-  /** `held` right after the last collection (0 before the first). */
+  /**
+   * `held` right after the last collection (0 before the first), or less since: lowered
+   * to `held` whenever that is lower (V8 collected on its own).
+   */
   heldAfterLast: number;
   /** The process's resident set size. */
   rss: number;
@@ -38,7 +46,7 @@ export interface HeapReading {
 
 /** The limits a collection is weighed against, bytes. */
 export interface HeapLimits {
-  /** Growth of `held` allowed since the last collection. */
+  /** Growth of `held` allowed since the last collection, at least. */
   budget: number;
   /** Resident size below which nothing is collected. */
   rssFloor: number;
@@ -46,7 +54,10 @@ export interface HeapLimits {
 
 /**
  * Whether to collect now: the process is at least `rssFloor` large, and what it holds
- * grew by `budget` or more since the last collection (pure).
+ * grew since the last collection by `budget` or a quarter of what that collection left, the
+ * larger (pure). The quarter keeps the keeper's share of the time bounded in a large heap:
+ * a collection's cost grows with what is alive, and the collections then come as much
+ * less often.
  *
  * @param reading What the keeper read.
  * @param limits The budget and the floor.
@@ -57,10 +68,13 @@ export interface HeapLimits {
  * const limits = { budget: 8 << 20, rssFloor: 112 << 20 };
  * equal(collectionDue({ held: 30 << 20, heldAfterLast: 20 << 20, rss: 150 << 20 }, limits), true);
  * equal(collectionDue({ held: 30 << 20, heldAfterLast: 20 << 20, rss: 100 << 20 }, limits), false);
+ * // 100 MiB alive: 25 MiB of growth allowed.
+ * equal(collectionDue({ held: 120 << 20, heldAfterLast: 100 << 20, rss: 300 << 20 }, limits), false);
  * ```
  */
 export function collectionDue(reading: HeapReading, limits: HeapLimits): boolean {
-  return reading.rss >= limits.rssFloor && reading.held - reading.heldAfterLast >= limits.budget;
+  const allowed = Math.max(limits.budget, reading.heldAfterLast / 4);
+  return reading.rss >= limits.rssFloor && reading.held - reading.heldAfterLast >= allowed;
 }
 
 /** Options of {@linkcode keepHeapSmall}. */
@@ -91,26 +105,35 @@ export interface HeapKeeper {
  *
  * @param options The limits, the interval, and who is told of each collection.
  * @returns The keeper, or `null` when `gc()` is not exposed (`--expose-gc`).
+ * @throws {RangeError} When a limit is negative or not a number, or the interval is not
+ * a positive number.
  * @example
  * ```ts ignore
- * const keeper = keepHeapSmall({ onCollected: (ms) => metrics.collections.inc() });
+ * const keeper = keepHeapSmall({ onCollected: () => metrics.heapCollections.inc() });
  * // ...
  * keeper?.stop();
  * ```
  */
 export function keepHeapSmall(options: HeapKeeperOptions = {}): HeapKeeper | null {
-  const gc = (globalThis as { gc?: unknown }).gc;
-  if (typeof gc !== "function") return null;
   const limits: HeapLimits = {
     budget: options.budgetBytes ?? HEAP_GARBAGE_BUDGET,
     rssFloor: options.rssFloorBytes ?? HEAP_KEEPER_RSS_FLOOR,
   };
+  const intervalMs = options.intervalMs ?? HEAP_CHECK_MS;
+  for (const [name, value] of Object.entries(limits)) {
+    if (!(value >= 0)) throw new RangeError(`The heap keeper's ${name} must be 0 or more bytes`);
+  }
+  if (!(intervalMs > 0)) throw new RangeError("The heap keeper's interval must be positive");
+  const gc = (globalThis as { gc?: unknown }).gc;
+  if (typeof gc !== "function") return null;
   let heldAfterLast = 0;
   let collections = 0;
   let collectingMs = 0;
   const timer = setInterval(() => {
     const { heapUsed, external, rss } = Deno.memoryUsage();
-    if (!collectionDue({ held: heapUsed + external, heldAfterLast, rss }, limits)) return;
+    const held = heapUsed + external;
+    heldAfterLast = Math.min(heldAfterLast, held);
+    if (!collectionDue({ held, heldAfterLast, rss }, limits)) return;
     const start = performance.now();
     gc();
     const ms = performance.now() - start;
@@ -119,7 +142,7 @@ export function keepHeapSmall(options: HeapKeeperOptions = {}): HeapKeeper | nul
     collections++;
     collectingMs += ms;
     options.onCollected?.(ms);
-  }, options.intervalMs ?? HEAP_CHECK_MS);
+  }, intervalMs);
   Deno.unrefTimer(timer);
   return {
     get collections() {

@@ -1,21 +1,29 @@
 /**
- * Run by heap_keeper_test.ts in a process of its own (with or without `--expose-gc`):
- * keeps the heap with the limits given as arguments, makes garbage until the keeper has
- * collected three times or 200 MiB were made, and prints what the keeper did as JSON.
+ * Run by heap_keeper_test.ts in a process of its own, with the V8 flags the test gives:
+ * `deno run FLAGS _keeper_child.ts BUDGET RSS_FLOOR`. Keeps the heap with those limits,
+ * makes garbage until the keeper has collected three times or 200 MiB were made, and
+ * prints as JSON what the keeper did: `null` when it could not run, else the bytes made
+ * when each collection came, and in all.
  *
  * @module
  */
 import { keepHeapSmall } from "../../lib/memory/mod.ts";
 
 const [budgetBytes, rssFloorBytes] = Deno.args.map(Number);
-const keeper = keepHeapSmall({
-  budgetBytes: budgetBytes!,
-  rssFloorBytes: rssFloorBytes!,
-  intervalMs: 5,
-});
+if (Deno.args.length !== 2 || budgetBytes === undefined || rssFloorBytes === undefined) {
+  throw new TypeError("Usage: _keeper_child.ts BUDGET_BYTES RSS_FLOOR_BYTES");
+}
 let made = 0;
-// Each piece lives for a few turns of the event loop, long enough to leave the young
-// generation: it dies in the old one, where only a full collection frees it.
+const madeAtCollections: number[] = [];
+const keeper = keepHeapSmall({
+  budgetBytes,
+  rssFloorBytes,
+  intervalMs: 5,
+  onCollected: () => madeAtCollections.push(made),
+});
+// Each piece lives for four turns of the event loop (4 MiB made), long enough to leave a
+// young generation of 1 MiB semi-spaces (the binaries' flags, which the test gives): it
+// dies in the old one, where only a full collection frees it.
 const alive: { bytes: Uint8Array; label: string }[] = new Array(256);
 let next = 0;
 while (keeper !== null && keeper.collections < 3 && made < 200 * 1024 * 1024) {
@@ -27,4 +35,4 @@ while (keeper !== null && keeper.collections < 3 && made < 200 * 1024 * 1024) {
   await new Promise((resolve) => setTimeout(resolve, 1));
 }
 keeper?.stop();
-console.log(JSON.stringify(keeper && { collections: keeper.collections, made }));
+console.log(JSON.stringify(keeper && { madeAtCollections, made }));

@@ -7,6 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { errorMessage } from "../../lib/log/mod.ts";
+import { keepHeapSmall } from "../../lib/memory/mod.ts";
 import { type WatchOptions, Workspace } from "../../lib/workspace/mod.ts";
 import { TextLineStream } from "./_text_lines.ts";
 
@@ -75,6 +76,9 @@ export async function openRunnerWorkspace(
   args: ReturnType<typeof runnerArgs>,
   watch: WatchOptions = {},
 ): Promise<Workspace> {
+  // As the daemon does: a runner started with the binaries' V8 flags (--expose-gc, as the
+  // benchmarks start them) collects its garbage early, for the process's life.
+  keepHeapSmall();
   const workspace = await Workspace.open({
     root: args.root!,
     ignore: args.ignore ?? [],
