@@ -205,7 +205,7 @@ export const BINARY_PERMISSIONS: readonly string[] = [
  *
  * `--expose-gc` gives the heap keeper (lib/memory) V8's `gc()`: a large process collects its
  * garbage every 8 MiB instead of letting it fill the old generation (at 100,000 files the
- * replica's peak while syncing 209 to 144 MiB, for about 5% of its time in the sync).
+ * replica's peak while syncing 209 to 144 MiB, for 5 to 7% of its time in the sync).
  */
 export const BINARY_V8_FLAGS: readonly string[] = [
   "--v8-flags=--max-semi-space-size=1,--expose-gc",
