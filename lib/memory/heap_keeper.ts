@@ -89,12 +89,8 @@ export interface HeapKeeperOptions {
   onCollected?: (ms: number) => void;
 }
 
-/** A running {@linkcode keepHeapSmall}. */
+/** A running {@linkcode keepHeapSmall} (its collections are told to `onCollected`). */
 export interface HeapKeeper {
-  /** Collections made so far. */
-  readonly collections: number;
-  /** Their total time, ms. */
-  readonly collectingMs: number;
   /** Stops looking. */
   stop(): void;
 }
@@ -127,8 +123,6 @@ export function keepHeapSmall(options: HeapKeeperOptions = {}): HeapKeeper | nul
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== "function") return null;
   let heldAfterLast = 0;
-  let collections = 0;
-  let collectingMs = 0;
   const timer = setInterval(() => {
     const { heapUsed, external, rss } = Deno.memoryUsage();
     const held = heapUsed + external;
@@ -139,18 +133,8 @@ export function keepHeapSmall(options: HeapKeeperOptions = {}): HeapKeeper | nul
     const ms = performance.now() - start;
     const after = Deno.memoryUsage();
     heldAfterLast = after.heapUsed + after.external;
-    collections++;
-    collectingMs += ms;
     options.onCollected?.(ms);
   }, intervalMs);
   Deno.unrefTimer(timer);
-  return {
-    get collections() {
-      return collections;
-    },
-    get collectingMs() {
-      return collectingMs;
-    },
-    stop: () => clearInterval(timer),
-  };
+  return { stop: () => clearInterval(timer) };
 }

@@ -26,7 +26,7 @@ const keeper = keepHeapSmall({
 // dies in the old one, where only a full collection frees it.
 const alive: { bytes: Uint8Array; label: string }[] = new Array(256);
 let next = 0;
-while (keeper !== null && keeper.collections < 3 && made < 200 * 1024 * 1024) {
+while (keeper !== null && madeAtCollections.length < 3 && made < 200 * 1024 * 1024) {
   for (let i = 0; i < 64; i++) {
     const label = JSON.stringify({ piece: next, made });
     alive[next++ % alive.length] = { bytes: new Uint8Array(16 * 1024), label };
