@@ -46,6 +46,7 @@ import { readMemorySample } from "./_lib/memory_probe.ts";
 import { BINARY_V8_FLAGS } from "../lib/cli/mod.ts";
 import { waitFor } from "../tests/_helpers/wait_for.ts";
 import { controlFetch, controlJson } from "../tests/_helpers/control_socket.ts";
+import { parsePrometheusText } from "../tests/metrics/_prometheus_text.ts";
 import { type Child, spawnChronicle } from "../tests/_helpers/processes.ts";
 
 /** How long one phase may take before the run fails. */
@@ -428,9 +429,10 @@ async function latencies(dataDir: string, path: string): Promise<number[]> {
  * collections, and their time.
  */
 async function heapCollections(process: Probed): Promise<string> {
-  const text = await (await controlFetch(process.dataDir, "/metrics")).text();
-  const value = (name: string) =>
-    Number(text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1] ?? NaN);
+  const families = parsePrometheusText(
+    await (await controlFetch(process.dataDir, "/metrics")).text(),
+  );
+  const value = (name: string) => families.get(name)?.samples[0]?.value ?? NaN;
   const count = value("chronicle_heap_collections_total");
   const ms = value("chronicle_heap_collection_seconds_total") * 1000;
   const times = count === 1 ? "once" : `${formatNumber(count)} times`;
