@@ -81,7 +81,8 @@ export class LocalStore {
 
   /** A fresh temp file path in the store's `tmp/` folder. */
   tempPath(): string {
-    return join(this.#tmp, tempName());
+    // One for every file a replica writes: `#tmp` is normalized already (no join).
+    return `${this.#tmp}/${tempName()}`;
   }
 
   /** The absolute path of an object file. */

@@ -1,9 +1,11 @@
 /**
  * Small concurrency tools shared by the workspace, replication and checkpoints: a serial
- * queue, bounded parallel work, and the injectable clock drivers run on.
+ * queue, bounded parallel work, the injectable clock drivers run on, and a yield to the
+ * event loop for long loops.
  *
  * @module
  */
 export { SerialQueue } from "./serial_queue.ts";
 export { forEachLimited, TaskLimiter } from "./limit.ts";
 export { type Clock, SYSTEM_CLOCK, type Timers } from "./clock.ts";
+export { nextTurn } from "./next_turn.ts";

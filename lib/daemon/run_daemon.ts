@@ -116,6 +116,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   // The replica's view of the master's versions (its tables are made when it starts).
   const replicaPaths = new ReplicaPaths(workspace.store.db);
   const heapKeeper = keepHeapSmall({ onCollected: countCollection });
+  // Shown on /metrics: a custom compile without --expose-gc runs without it.
+  metrics.heapKeeperRunning.set(heapKeeper ? 1 : 0);
   try {
     const routes: Routes[] = [
       opsRoutes({
@@ -200,6 +202,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     await objectStore?.stop(config.checkpointInterval !== undefined);
   } finally {
     heapKeeper?.stop();
+    metrics.heapKeeperRunning.set(0);
     events.abort();
     shutdown.dispose();
     removeCollector();

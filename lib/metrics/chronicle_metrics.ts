@@ -35,6 +35,8 @@ export interface ChronicleMetrics {
   heapCollections: Counter;
   /** `chronicle_heap_collection_seconds_total`: their total time. */
   heapCollectionSeconds: Counter;
+  /** `chronicle_heap_keeper_running`: 1 while the heap keeper runs, else 0. */
+  heapKeeperRunning: Gauge;
 }
 
 /**
@@ -108,6 +110,10 @@ export function createChronicleMetrics(registry: Registry): ChronicleMetrics {
     heapCollectionSeconds: registry.counter({
       name: "chronicle_heap_collection_seconds_total",
       help: "Seconds spent in those collections.",
+    }),
+    heapKeeperRunning: registry.gauge({
+      name: "chronicle_heap_keeper_running",
+      help: "1 while the heap keeper runs (V8's gc() is exposed: --expose-gc), else 0.",
     }),
   };
   // Both results are always present, so a rate() over either starts from 0.

@@ -38,6 +38,14 @@ export interface NormalizeOptions {
  */
 export function normalizeWorkspacePath(path: string, options: NormalizeOptions = {}): string {
   if (typeof path !== "string") throw new PathError(String(path), "not a string");
+  // Most paths come normalized already (every change a replica applies): checked in one
+  // pass, no copy made. Anything else takes the full check, which names the problem.
+  if (isNormalized(path)) {
+    if (options.dataDir && isInside(path, options.dataDir)) {
+      throw new PathError(path, "inside Chronicle's data folder");
+    }
+    return path;
+  }
   if (path.includes("\0")) throw new PathError(path, "contains a NUL byte");
   // deno-lint-ignore no-control-regex -- control characters are exactly what we refuse
   if (/[\x01-\x1f\x7f]/.test(path)) throw new PathError(path, "contains a control character");
@@ -61,6 +69,35 @@ export function normalizeWorkspacePath(path: string, options: NormalizeOptions =
   }
   return normalized;
 }
+
+/**
+ * Whether {@linkcode normalizeWorkspacePath} would return `path` as it is, data folder
+ * aside: not empty, at most 4,096 characters, no empty, `.` or `..` segment, no control
+ * character, NUL or backslash, and every name short enough not to need measuring in UTF-8.
+ * `false` sends a path to the full check, which decides it.
+ */
+function isNormalized(path: string): boolean {
+  const length = path.length;
+  if (length === 0 || length > 4096) return false;
+  let nameStart = 0;
+  for (let at = 0; at <= length; at++) {
+    const code = at < length ? path.charCodeAt(at) : SLASH;
+    if (code === SLASH) {
+      const nameLength = at - nameStart;
+      if (nameLength === 0 || nameLength * 3 > NAME_MAX_BYTES) return false;
+      if (path.charCodeAt(nameStart) === DOT) {
+        if (nameLength === 1) return false;
+        if (nameLength === 2 && path.charCodeAt(nameStart + 1) === DOT) return false;
+      }
+      nameStart = at + 1;
+    } else if (code < 0x20 || code === 0x7f || code === BACKSLASH) return false;
+  }
+  return true;
+}
+
+const SLASH = 0x2f;
+const DOT = 0x2e;
+const BACKSLASH = 0x5c;
 
 /** The longest file or folder name file systems take (NAME_MAX), in UTF-8 bytes. */
 const NAME_MAX_BYTES = 255;

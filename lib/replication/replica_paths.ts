@@ -70,15 +70,7 @@ export class ReplicaPaths {
    */
   setApplied(path: string, version: MasterVersion): void {
     // Every CASE reads the row as it was: a deferral at or below the sequence is cleared.
-    this.#statement(
-      `INSERT INTO replica_paths (path, master_seq, hash, mode, deleted) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (path) DO UPDATE SET master_seq = excluded.master_seq, hash = excluded.hash,
-         mode = excluded.mode, deleted = excluded.deleted,
-         deferred_seq = ${KEEP_LATER_DEFERRAL("deferred_seq")},
-         deferred_hash = ${KEEP_LATER_DEFERRAL("deferred_hash")},
-         deferred_mode = ${KEEP_LATER_DEFERRAL("deferred_mode")},
-         deferred_deleted = ${KEEP_LATER_DEFERRAL("deferred_deleted")}`,
-    ).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
+    this.#statement(SET_APPLIED).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
   }
 
   /**
@@ -174,6 +166,16 @@ export class ReplicaPaths {
 /** A deferral column's value once `excluded.master_seq` is applied: kept only if later. */
 const KEEP_LATER_DEFERRAL = (column: string) =>
   `CASE WHEN deferred_seq <= excluded.master_seq THEN NULL ELSE ${column} END`;
+
+/** `setApplied`'s statement: made once (it runs for every version a replica applies). */
+const SET_APPLIED =
+  `INSERT INTO replica_paths (path, master_seq, hash, mode, deleted) VALUES (?, ?, ?, ?, ?)
+   ON CONFLICT (path) DO UPDATE SET master_seq = excluded.master_seq, hash = excluded.hash,
+     mode = excluded.mode, deleted = excluded.deleted,
+     deferred_seq = ${KEEP_LATER_DEFERRAL("deferred_seq")},
+     deferred_hash = ${KEEP_LATER_DEFERRAL("deferred_hash")},
+     deferred_mode = ${KEEP_LATER_DEFERRAL("deferred_mode")},
+     deferred_deleted = ${KEEP_LATER_DEFERRAL("deferred_deleted")}`;
 
 function neverHeardOf(path: string): ReplicaPathState {
   return {

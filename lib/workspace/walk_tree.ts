@@ -1,3 +1,4 @@
+import { nextTurn } from "../concurrency/mod.ts";
 import { isMissing } from "../disk/mod.ts";
 import type { PathFilter } from "../filter/mod.ts";
 import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
@@ -43,7 +44,7 @@ export async function walkTree(
       }
       if (++sinceYield >= ENTRIES_PER_YIELD) {
         sinceYield = 0;
-        await new Promise((resolve) => setTimeout(resolve, 0));
+        await nextTurn();
       }
     }
   }
@@ -139,7 +140,7 @@ export async function* walkTreeSorted(
       }
       if (++sinceYield >= ENTRIES_PER_YIELD) {
         sinceYield = 0;
-        await new Promise((resolve) => setTimeout(resolve, 0));
+        await nextTurn();
       }
     }
     entries.sort((a, b) => compareCodePoints(a.key, b.key));

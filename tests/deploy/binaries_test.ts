@@ -64,6 +64,8 @@ Deno.test("the agent binary serves health, readiness and metrics, logs JSON, and
         ok(families.has(name), `${name} is exposed`);
       }
       ok(families.get("chronicle_sequence")!.samples[0]!.value >= 1);
+      // Run with the binaries' V8 flags (--expose-gc), the agent keeps its heap small.
+      strictEqual(families.get("chronicle_heap_keeper_running")?.samples[0]?.value, 1);
     } finally {
       strictEqual(await agent.stop(), 0, agent.stderr);
     }

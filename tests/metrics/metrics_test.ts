@@ -46,6 +46,7 @@ Deno.test("Chronicle's metrics render as valid Prometheus text with every named 
     ["chronicle_objectstore_upload_bytes_per_second", "gauge"],
     ["chronicle_heap_collections_total", "counter"],
     ["chronicle_heap_collection_seconds_total", "counter"],
+    ["chronicle_heap_keeper_running", "gauge"],
   ];
   assertEquals([...parsed.keys()], expected.map(([name]) => name));
   for (const [name, type] of expected) {

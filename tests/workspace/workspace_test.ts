@@ -454,6 +454,32 @@ Deno.test("Workspace.scan() of an unchanged tree writes nothing, even while anot
     }
   }));
 
+Deno.test("Workspace.scan() gives timers a turn between its slices", () =>
+  withTempDir(async (root) => {
+    // A slice's reads and records are synchronous: a timer (the heap keeper's look, a
+    // heartbeat) that could only run once the scan ended would see nothing or everything.
+    const files = 3 * SCAN_SLICE;
+    for (let i = 0; i < files; i++) await put(root, `t/${i % 7}/${i}.txt`, `file ${i}`);
+    const workspace = await open(root);
+    try {
+      const seenByTimers: number[] = [];
+      const tick = () => {
+        seenByTimers.push(workspace.store.sequence());
+        timer = setTimeout(tick, 0);
+      };
+      let timer = setTimeout(tick, 0);
+      const scanned = await workspace.scan();
+      clearTimeout(timer);
+      const last = Math.max(...scanned.recorded.map((iteration) => iteration.sequence));
+      assert.ok(
+        seenByTimers.some((sequence) => sequence > 0 && sequence < last),
+        `a timer ran between two slices (sequences seen by timers: ${seenByTimers})`,
+      );
+    } finally {
+      await workspace.close();
+    }
+  }));
+
 Deno.test("Workspace.scan() records a large tree in slices, and a write queued meanwhile waits for one slice only", () =>
   withTempDir(async (root) => {
     const files = 3 * SCAN_SLICE;
