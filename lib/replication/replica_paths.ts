@@ -70,7 +70,13 @@ export class ReplicaPaths {
    */
   setApplied(path: string, version: MasterVersion): void {
     // Every CASE reads the row as it was: a deferral at or below the sequence is cleared.
-    this.#statement(SET_APPLIED).run(path, version.sequence, version.hash, version.mode, version.deleted ? 1 : 0);
+    this.#statement(SET_APPLIED).run(
+      path,
+      version.sequence,
+      version.hash,
+      version.mode,
+      version.deleted ? 1 : 0,
+    );
   }
 
   /**
