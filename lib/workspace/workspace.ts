@@ -226,7 +226,7 @@ export class Workspace {
       // A slice's reads and records are synchronous: without a turn of the event loop in
       // between, no timer runs until the whole scan ends. The heap keeper could not look
       // (a scan reading 30,000 files again peaked 45 MiB higher), nor a heartbeat be sent.
-      await nextTurn();
+      if (at < suspects.length) await nextTurn();
     }
     return result;
   }

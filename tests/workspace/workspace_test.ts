@@ -454,12 +454,18 @@ Deno.test("Workspace.scan() of an unchanged tree writes nothing, even while anot
     }
   }));
 
+/** Three scan slices' worth of files in the seven folders of `t/`; how many. */
+async function putSlicesOfFiles(root: string): Promise<number> {
+  const files = 3 * SCAN_SLICE;
+  for (let i = 0; i < files; i++) await put(root, `t/${i % 7}/${i}.txt`, `file ${i}`);
+  return files;
+}
+
 Deno.test("Workspace.scan() gives timers a turn between its slices", () =>
   withTempDir(async (root) => {
     // A slice's reads and records are synchronous: a timer (the heap keeper's look, a
     // heartbeat) that could only run once the scan ended would see nothing or everything.
-    const files = 3 * SCAN_SLICE;
-    for (let i = 0; i < files; i++) await put(root, `t/${i % 7}/${i}.txt`, `file ${i}`);
+    await putSlicesOfFiles(root);
     const workspace = await open(root);
     try {
       const seenByTimers: number[] = [];
@@ -482,8 +488,7 @@ Deno.test("Workspace.scan() gives timers a turn between its slices", () =>
 
 Deno.test("Workspace.scan() records a large tree in slices, and a write queued meanwhile waits for one slice only", () =>
   withTempDir(async (root) => {
-    const files = 3 * SCAN_SLICE;
-    for (let i = 0; i < files; i++) await put(root, `t/${i % 7}/${i}.txt`, `file ${i}`);
+    const files = await putSlicesOfFiles(root);
     const workspace = await open(root);
     try {
       let write: Promise<unknown> | undefined;
