@@ -204,8 +204,9 @@ export const BINARY_PERMISSIONS: readonly string[] = [
  * at 30,000 files: the memory malloc keeps is in its main heap, freed in small pieces.
  *
  * `--expose-gc` gives the heap keeper (lib/memory) V8's `gc()`: a large process collects its
- * garbage every 8 MiB instead of letting it fill the old generation (at 100,000 files the
- * replica's peak while syncing 209 to 144 MiB, for 5 to 7% of its time in the sync).
+ * garbage every 8 MiB (or a quarter of what is alive, when more) instead of letting it fill
+ * the old generation (at 100,000 files the replica's peak while syncing 209 to 144 MiB, for
+ * 5 to 7% of its time in the sync).
  */
 export const BINARY_V8_FLAGS: readonly string[] = [
   "--v8-flags=--max-semi-space-size=1,--expose-gc",

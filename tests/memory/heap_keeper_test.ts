@@ -19,11 +19,21 @@ Deno.test("collectionDue: once the process is large and the garbage grew by the 
     ],
     ["a small process", { held: 60 * MiB, heldAfterLast: 20 * MiB, rss: 100 * MiB }, false],
     ["right at the floor", { held: 60 * MiB, heldAfterLast: 20 * MiB, rss: 112 * MiB }, true],
-    // A large heap: half of what is alive, not the budget.
+    // A large heap: a quarter of what the last collection left alive, not the budget.
     [
       "large, grew by the budget",
       { held: 108 * MiB, heldAfterLast: 100 * MiB, rss: 300 * MiB },
       false,
+    ],
+    [
+      "large, grew by just under a quarter",
+      { held: 124 * MiB, heldAfterLast: 100 * MiB, rss: 300 * MiB },
+      false,
+    ],
+    [
+      "large, grew by a quarter",
+      { held: 125 * MiB, heldAfterLast: 100 * MiB, rss: 300 * MiB },
+      true,
     ],
     ["large, grew by half", { held: 150 * MiB, heldAfterLast: 100 * MiB, rss: 300 * MiB }, true],
   ];
