@@ -8,7 +8,7 @@
  */
 import type { ChunkManifest } from "./types.ts";
 import { CorruptContentError } from "./errors.ts";
-import type { CasStats, SweepOptions, SweepResult } from "./options.ts";
+import type { CasStats, KeptHashes, SweepOptions, SweepResult } from "./options.ts";
 import { ignoreNotFound, removeIfOlder } from "./_files.ts";
 import { type StoredFile, walkManifests, walkObjects } from "./layout.ts";
 import type { LocalStore } from "./_local_store.ts";
@@ -16,7 +16,7 @@ import type { LocalStore } from "./_local_store.ts";
 /** Deletes every object and manifest not reachable from `keep` (see `Cas.sweep`). */
 export async function sweep(
   store: LocalStore,
-  keep: Set<string>,
+  keep: KeptHashes,
   options: SweepOptions,
 ): Promise<SweepResult> {
   const cutoff = options.keepNewerThan ?? Date.now();

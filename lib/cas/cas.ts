@@ -2,7 +2,14 @@ import { resolve } from "node:path";
 import type { PreparedFile } from "../disk/mod.ts";
 import type { ChunkManifest, ChunkRef, StoredContent } from "./types.ts";
 import type { ContentTier } from "./content_tier.ts";
-import type { CasOptions, CasStats, SweepOptions, SweepResult, WriteToOptions } from "./options.ts";
+import type {
+  CasOptions,
+  CasStats,
+  KeptHashes,
+  SweepOptions,
+  SweepResult,
+  WriteToOptions,
+} from "./options.ts";
 import { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 import { CorruptContentError } from "./errors.ts";
 import { concat } from "./_files.ts";
@@ -388,7 +395,7 @@ export class Cas {
    * @param options When the caller's view of `keep` was taken.
    * @returns How many files and bytes were removed.
    */
-  async sweep(keep: Set<string>, options: SweepOptions = {}): Promise<SweepResult> {
+  async sweep(keep: KeptHashes, options: SweepOptions = {}): Promise<SweepResult> {
     return await sweep(this.#store, keep, options);
   }
 

@@ -7,7 +7,14 @@
  */
 export { Cas } from "./cas.ts";
 export type { PreparedFile } from "../disk/mod.ts";
-export type { CasOptions, CasStats, SweepOptions, SweepResult, WriteToOptions } from "./options.ts";
+export type {
+  CasOptions,
+  CasStats,
+  KeptHashes,
+  SweepOptions,
+  SweepResult,
+  WriteToOptions,
+} from "./options.ts";
 export { casManifestPath, casObjectPath } from "./layout.ts";
 export {
   CHUNK_AVERAGE_SIZE,
@@ -20,6 +27,7 @@ export { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 export { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 export type { ContentTier } from "./content_tier.ts";
 export { type FileHash, hashFile } from "./hash_file.ts";
+export { HashPrefixSet } from "./hash_prefix_set.ts";
 export { manifestProblem } from "./manifest_problem.ts";
 export { SMALL_OBJECT_LIMIT } from "./small_objects.ts";
 export {

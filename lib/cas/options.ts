@@ -73,6 +73,15 @@ export interface SweepOptions {
   keepNewerThan?: number;
 }
 
+/**
+ * The content hashes a {@linkcode Cas.sweep} keeps: a `Set`, or a `HashPrefixSet` on a
+ * large store.
+ */
+export interface KeptHashes {
+  /** Whether `hash` is still referenced. */
+  has(hash: string): boolean;
+}
+
 /** What {@linkcode Cas.sweep} deleted. */
 export interface SweepResult {
   /** Object and manifest files removed. */

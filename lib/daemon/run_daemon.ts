@@ -427,10 +427,9 @@ async function sweepOrphans(workspace: Workspace, snapshots: Snapshots): Promise
   try {
     // Content a master keeps for rejected write-backs is referenced too.
     const owner = {
-      hashes: () => {
-        const hashes = workspace.store.hashes();
+      addHashesTo: (hashes: { add(hash: string): unknown }) => {
+        workspace.store.addHashesTo(hashes);
         for (const hash of keptConflictHashes(workspace.store.db)) hashes.add(hash);
-        return hashes;
       },
     };
     const swept = await snapshots.cleanOrphans(owner);

@@ -269,7 +269,7 @@ export class SnapshotRecords {
    *
    * @returns `hashes`.
    */
-  addReferencedHashes(hashes: Set<string>): Set<string> {
+  addReferencedHashes<T extends { add(hash: string): unknown }>(hashes: T): T {
     const rows = this.#statement(
       "SELECT DISTINCT hash FROM snapshot_files WHERE state = 'present' AND hash != ''",
     ).iterate();

@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import type { Cas } from "../cas/mod.ts";
+import { type Cas, HashPrefixSet } from "../cas/mod.ts";
 import { ORIGINS, type Store } from "../store/mod.ts";
 import { affectedPaths, type CaptureTarget, dataDirWithin } from "./affected_paths.ts";
 import { captureTargets, casSink } from "./capture.ts";
@@ -315,8 +315,10 @@ export class Snapshots {
   ): Promise<{ removedObjects: number; removedBytes: number }> {
     // Take the cutoff before the keep set, so content stored meanwhile survives.
     const keepNewerThan = Date.now() - (options.graceMs ?? DEFAULT_ORPHAN_GRACE_MS);
-    // One set, added to in place: on a large store each copy is a set of 100,000 hashes.
-    const keep = owner.hashes();
+    // Prefixes, not strings: on a large store this holds 100,000 hashes while the sweep
+    // walks the CAS (a wrong "yes" only keeps an object: see HashPrefixSet).
+    const keep = new HashPrefixSet();
+    owner.addHashesTo(keep);
     this.#records.addReferencedHashes(keep);
     return await this.#cas.sweep(keep, { keepNewerThan });
   }

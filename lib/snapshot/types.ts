@@ -217,6 +217,6 @@ export interface WorkspaceWriter {
 
 /** Something that references content, e.g. the iteration `Store`. */
 export interface ContentOwner {
-  /** Every content hash it references: a new set, which the caller may add to. */
-  hashes(): Set<string>;
+  /** Adds every content hash it references to `hashes`. */
+  addHashesTo(hashes: { add(hash: string): unknown }): unknown;
 }

@@ -319,12 +319,12 @@ export class Store {
   }
 
   /**
-   * Every content hash any iteration references (for a CAS sweep): a new set, the
-   * caller's to add to. Read row by row, never as one array of every row (hundreds of
-   * thousands on a large store).
+   * Adds every content hash any iteration references to `hashes` (for a CAS sweep). Read
+   * row by row, never as one array of every row (hundreds of thousands on a large store).
+   *
+   * @returns `hashes`.
    */
-  hashes(): Set<string> {
-    const hashes = new Set<string>();
+  addHashesTo<T extends { add(hash: string): unknown }>(hashes: T): T {
     const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0");
     for (const row of rows.iterate()) hashes.add(columns(row).text("hash"));
     return hashes;

@@ -122,7 +122,7 @@ export async function serveRunner(
     if (command === "exit") return await shutdown();
     if (command === "missing") {
       // The hashes given (space-separated) that no iteration of the store holds.
-      const held = workspace.store.hashes();
+      const held = workspace.store.addHashesTo(new Set<string>());
       return arg.split(" ").filter((hash) => hash !== "" && !held.has(hash));
     }
     const run = Object.hasOwn(commands, command) ? commands[command] : undefined;

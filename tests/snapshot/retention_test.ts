@@ -120,9 +120,11 @@ Deno.test("cleanOrphans() removes content nobody references and keeps the rest",
     const second = await snapshots.snapshot({ type: "write_file", payload: { path: "a.txt" } });
     const stored = await ws.cas.putBytes(new TextEncoder().encode("the store's own"));
     assertEquals(snapshots.list().map((s) => s.id), [second!.id]);
-    const kept = await snapshots.cleanOrphans({ hashes: () => new Set([stored.hash]) });
+    const kept = await snapshots.cleanOrphans({ addHashesTo: (hashes) => hashes.add(stored.hash) });
     assertEquals(kept.removedObjects, 0, "recent content is kept within the grace period");
-    const removed = await snapshots.cleanOrphans({ hashes: () => new Set([stored.hash]) }, {
+    const removed = await snapshots.cleanOrphans({
+      addHashesTo: (hashes) => hashes.add(stored.hash),
+    }, {
       graceMs: -1000,
     });
     assertEquals(removed.removedObjects, 1);
