@@ -21,7 +21,7 @@ import {
   startMaster,
   startReplica,
 } from "../replication/mod.ts";
-import { openWorkspaceSnapshots, type Snapshots } from "../snapshot/mod.ts";
+import { type ContentOwner, openWorkspaceSnapshots, type Snapshots } from "../snapshot/mod.ts";
 import { EDITOR_NOISE_PATTERNS } from "../localsync/mod.ts";
 import { WORKSPACE_ROOT_META } from "../store/mod.ts";
 import { Workspace } from "../workspace/mod.ts";
@@ -426,8 +426,8 @@ function recordReplicaMetrics(master: MasterHandle): void {
 async function sweepOrphans(workspace: Workspace, snapshots: Snapshots): Promise<void> {
   try {
     // Content a master keeps for rejected write-backs is referenced too.
-    const owner = {
-      addHashesTo: (hashes: { add(hash: string): unknown }) => {
+    const owner: ContentOwner = {
+      addHashesTo: (hashes) => {
         workspace.store.addHashesTo(hashes);
         for (const hash of keptConflictHashes(workspace.store.db)) hashes.add(hash);
       },
