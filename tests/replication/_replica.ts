@@ -7,7 +7,8 @@
  * the first `WriteBack`, to test a crash whose answer is lost; or after the first `Ack` past
  * sequence N, to crash in the middle of a catch-up).
  * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle`, `scan`,
- * `history PATH`, `conflicts`, `missing HASH…` and `exit` on stdin (see `_runner_common.ts`).
+ * `history PATH`, `changes SINCE`, `conflicts`, `missing HASH…` and `exit` on stdin (see
+ * `_runner_common.ts`).
  *
  * @module
  */
@@ -62,6 +63,7 @@ await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.
   "sync-wait": (ms) => replica.syncWait(Number(ms || 20000)),
   scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
   history: (path) => workspace.store.history(path),
+  changes: (since) => workspace.store.changesSince(Number(since || 0)),
   // Every kept rejection, resolved ones included (`status` lists only the latest 100).
   conflicts: () => new ConflictLog(workspace.store.db).list({ limit: 1_000_000 }),
 });
