@@ -119,6 +119,17 @@ export class Recorder {
        * modification time after now was set, not made by a write: recorded.
        */
       changedBefore?: number | undefined;
+      /**
+       * Files and links found by walking a folder among `scopes`, not named in `scopes`
+       * themselves, modified after this millisecond and not after now, are left to their
+       * own events (as `changedBefore` leaves them, see `changedDuringScan`). A watcher's
+       * capture walks folders that may be written to meanwhile, and a directory read
+       * returns a file added during it or not by where its name hashes: it could find a
+       * later file without an earlier one, and record them out of the order they were
+       * made. The folder's watch was there before the capture began, so each file changed
+       * since has an event of its own.
+       */
+      foundChangedAfter?: number | undefined;
     } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
@@ -162,6 +173,9 @@ export class Recorder {
     this.#addLive(this.#c.store.latestOf(single).values(), live);
     for (const [path, state] of this.#c.store.fileStatesOf(single)) known.set(path, state);
     if (options.changedBefore !== undefined) leaveLate(seen, live, options.changedBefore);
+    if (options.foundChangedAfter !== undefined) {
+      leaveLate(seen, live, options.foundChangedAfter, new Set(scopes));
+    }
     const plan = planCapture([...seen.values()], known, live.keys());
     const now = Date.now();
     const changes: NewIteration[] = [];
@@ -453,17 +467,18 @@ function recordsOtherwise(recorded: Iteration | undefined, file: SeenFile, hash:
 
 /**
  * Leaves out of a capture the files and links `seen` holds that were changed since
- * `changedBefore` ({@linkcode changedDuringScan}): neither recorded nor, if live, taken for
- * deleted.
+ * `changedBefore` ({@linkcode changedDuringScan}), but for those `named`: neither recorded
+ * nor, if live, taken for deleted.
  */
 function leaveLate(
   seen: Map<string, SeenFile>,
   live: Map<string, Iteration>,
   changedBefore: number,
+  named: ReadonlySet<string> = new Set(),
 ): void {
   const now = Date.now();
   for (const [path, file] of seen) {
-    if (changedDuringScan(file, changedBefore, now)) {
+    if (!named.has(path) && changedDuringScan(file, changedBefore, now)) {
       seen.delete(path);
       live.delete(path);
     }

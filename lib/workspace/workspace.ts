@@ -107,7 +107,13 @@ export class Workspace {
       filter,
       queue: this.#queue,
       capture: async (scopes) => {
-        if (this.store.db.isOpen) await this.#recorder.capture(scopes, { inChangeOrder: true });
+        if (!this.store.db.isOpen) return;
+        // Taken before the folders are walked: what changes in them after it is reported
+        // by its own event, recorded in its turn (see foundChangedAfter). RACE: file times
+        // come from a coarser clock, so a file written right after this can carry an
+        // earlier time and still be found here without one written just before it.
+        const began = Date.now();
+        await this.#recorder.capture(scopes, { inChangeOrder: true, foundChangedAfter: began });
       },
       scan: (changedBefore) => this.#scan({ keepRecorded: false }, changedBefore),
       closed: () => this.#closed,
