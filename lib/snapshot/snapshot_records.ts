@@ -1,5 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { columns, inTransaction, migrate, type Row, statementCache } from "../db/mod.ts";
+import type { HashCollector } from "../store/mod.ts";
 import { type IdKind, TransactionStateError } from "./errors.ts";
 import { parseIdPrefix, pickIdMatch } from "./lookup.ts";
 import type { PruneCandidate } from "./retention.ts";
@@ -269,7 +270,7 @@ export class SnapshotRecords {
    *
    * @returns `hashes`.
    */
-  addReferencedHashes<T extends { add(hash: string): unknown }>(hashes: T): T {
+  addReferencedHashes<T extends HashCollector>(hashes: T): T {
     const rows = this.#statement(
       "SELECT DISTINCT hash FROM snapshot_files WHERE state = 'present' AND hash != ''",
     ).iterate();

@@ -1,4 +1,4 @@
-import type { Iteration } from "../store/mod.ts";
+import type { HashCollector, Iteration } from "../store/mod.ts";
 
 /** The action types that change files and so are snapshotted before they run. */
 export const SNAPSHOT_ACTION_TYPES = [
@@ -218,5 +218,5 @@ export interface WorkspaceWriter {
 /** Something that references content, e.g. the iteration `Store`. */
 export interface ContentOwner {
   /** Adds every content hash it references to `hashes`. */
-  addHashesTo(hashes: { add(hash: string): unknown }): unknown;
+  addHashesTo(hashes: HashCollector): unknown;
 }

@@ -21,7 +21,7 @@ export {
   S_IFMT,
   S_IFREG,
 } from "./types.ts";
-export type { Iteration, NewIteration, Origin } from "./types.ts";
+export type { HashCollector, Iteration, NewIteration, Origin } from "./types.ts";
 export {
   type FolderEntry,
   type FolderPage,

@@ -8,7 +8,7 @@ import {
   statementCache,
 } from "../db/mod.ts";
 import { STORE_MIGRATIONS } from "./schema.ts";
-import type { Iteration, NewIteration } from "./types.ts";
+import type { HashCollector, Iteration, NewIteration } from "./types.ts";
 import {
   type FileState,
   isSameState,
@@ -324,7 +324,7 @@ export class Store {
    *
    * @returns `hashes`.
    */
-  addHashesTo<T extends { add(hash: string): unknown }>(hashes: T): T {
+  addHashesTo<T extends HashCollector>(hashes: T): T {
     const rows = this.#statement("SELECT DISTINCT hash FROM iterations WHERE deleted = 0");
     for (const row of rows.iterate()) hashes.add(columns(row).text("hash"));
     return hashes;

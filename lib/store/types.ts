@@ -94,3 +94,12 @@ export interface NewIteration {
   /** Epoch milliseconds. @default {Date.now()} */
   timestamp?: number;
 }
+
+/**
+ * Where `Store.addHashesTo` and other referrers of content put the hashes they
+ * reference: a `Set`, or a CAS sweep's `HashPrefixSet`.
+ */
+export interface HashCollector {
+  /** Takes one hash. */
+  add(hash: string): unknown;
+}

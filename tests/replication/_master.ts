@@ -28,9 +28,7 @@ const master = await startMaster({
 });
 await serveRunner(workspace, master, { wsPort: master.wsPort, pid: Deno.pid }, {
   status: () => master.status(),
-  history: (path) => workspace.store.history(path),
   conflicts: () => master.conflicts(),
-  changes: (since) => workspace.store.changesSince(Number(since || 0)),
   "set-floor": (sequence) => {
     workspace.store.setMeta(HISTORY_FLOOR_META, sequence);
     return null;

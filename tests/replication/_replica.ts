@@ -62,8 +62,6 @@ await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.
   status: () => replica.status(),
   "sync-wait": (ms) => replica.syncWait(Number(ms || 20000)),
   scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
-  history: (path) => workspace.store.history(path),
-  changes: (since) => workspace.store.changesSince(Number(since || 0)),
   // Every kept rejection, resolved ones included (`status` lists only the latest 100).
   conflicts: () => new ConflictLog(workspace.store.db).list({ limit: 1_000_000 }),
 });

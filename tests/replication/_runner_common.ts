@@ -96,8 +96,8 @@ export async function openRunnerWorkspace(
 
 /**
  * Runs a started master or replica until `exit`, SIGTERM or the end of stdin: prints the
- * ready line, answers `settle`, `exit`, `missing HASH…` (those no iteration holds) and the
- * peer's own commands, then closes the peer
+ * ready line, answers `settle`, `exit`, `missing HASH…` (those no iteration holds),
+ * `history PATH`, `changes SINCE` and the peer's own commands, then closes the peer
  * and its workspace and exits.
  */
 export async function serveRunner(
@@ -125,6 +125,8 @@ export async function serveRunner(
       const held = workspace.store.addHashesTo(new Set<string>());
       return arg.split(" ").filter((hash) => hash !== "" && !held.has(hash));
     }
+    if (command === "history") return workspace.store.history(arg);
+    if (command === "changes") return workspace.store.changesSince(Number(arg || 0));
     const run = Object.hasOwn(commands, command) ? commands[command] : undefined;
     if (!run) throw new Error(`unknown command "${command}"`);
     return await run(arg);
