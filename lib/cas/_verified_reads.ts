@@ -36,13 +36,19 @@ export async function* contentPieces(
   hash: string,
   options: ContentPiecesOptions = {},
 ): AsyncGenerator<Uint8Array> {
-  const whole = await store.readObject(hash) ?? await objectFromTier(store, hash);
+  // What is here first, whole or in chunks; only then the tier, whole or in chunks.
+  let whole = await store.readObject(hash);
+  let manifest = whole === null ? await store.readManifest(hash) : null;
+  if (whole === null && manifest === null) {
+    whole = await objectFromTier(store, hash);
+    manifest = whole === null
+      ? await manifestFromTier(store, hash, (hash, found) => recordManifest(store, hash, found))
+      : null;
+  }
   if (whole !== null) {
     yield whole;
     return;
   }
-  const manifest = await store.readManifest(hash) ??
-    await manifestFromTier(store, hash, (hash, manifest) => recordManifest(store, hash, manifest));
   if (manifest === null) throw new ContentNotFoundError(hash);
   const verifyChunks = !(options.wholeBeforeUse ?? false);
   const hasher = createHash("sha256");
@@ -191,7 +197,7 @@ export async function prepareContentWrite(
         const beside = await prepare(tempBeside(dest));
         placed = await beside.place();
       }
-      if (bytes === undefined) return placed;
+      if (bytes === undefined || options.storeBytes === false) return placed;
       if (bytes.length < CHUNKING_THRESHOLD) {
         await store.writeObject(hash, bytes, { deferSync: true });
       } else await putHashed(store, hash, bytes); // chunked, as any large content

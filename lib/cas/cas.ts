@@ -11,7 +11,7 @@ import type {
   WriteToOptions,
 } from "./options.ts";
 import { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
-import { CorruptContentError } from "./errors.ts";
+import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 import { concat } from "./_files.ts";
 import { LocalStore } from "./_local_store.ts";
 import { putFile, putHashed, putPieces } from "./_chunked_writes.ts";
@@ -97,10 +97,30 @@ export class Cas {
    * as a manifest whose chunks are all present.
    *
    * @param hash The content hash.
-   * @returns `true` when stored. Contents are not re-hashed here.
+   * @param options `throughTier`: content not stored here is asked of the tier (see
+   * {@linkcode Cas.setTier}), and kept once verified: for a caller about to need it, which
+   * then holds it (a restore checking it has every content before it changes anything).
+   * @returns `true` when stored (or, with `throughTier`, fetched). Contents are not
+   * re-hashed here.
+   * @throws What the tier throws (an unreachable tier, corrupt answers), a tier's own kind
+   * of {@linkcode ContentNotFoundError} included: that says why it is not there.
    */
-  async has(hash: string): Promise<boolean> {
+  async has(hash: string, options: { throughTier?: boolean } = {}): Promise<boolean> {
     assertContentHash(hash);
+    if (await this.#stored(hash)) return true;
+    if (!options.throughTier || this.#store.tier === null) return false;
+    try {
+      for await (const _piece of this.readStream(hash)) { /* kept as it is read */ }
+      return true;
+    } catch (error) {
+      if (error instanceof ContentNotFoundError && error.constructor === ContentNotFoundError) {
+        return false; // the tier lacks it too
+      }
+      throw error;
+    }
+  }
+
+  async #stored(hash: string): Promise<boolean> {
     if (await this.#store.hasObject(hash)) return true;
     let manifest: ChunkManifest | null;
     try {

@@ -61,6 +61,12 @@ export interface WriteToOptions {
    * durable by the next {@linkcode Cas.syncDeferred}).
    */
   bytes?: Uint8Array;
+  /**
+   * Whether given `bytes` are stored once the file is placed: not for a copy of content
+   * held elsewhere, whose reads go through the store's tier (see `Cas.setTier`).
+   * @default {true}
+   */
+  storeBytes?: boolean;
 }
 
 /** Options for {@linkcode Cas.sweep}. */

@@ -8,6 +8,7 @@ import {
   type WorkspaceLayout,
 } from "../workspace/mod.ts";
 import { CliError } from "./errors.ts";
+import { runningChronicleTier } from "./running_tier.ts";
 
 /** The options every history command accepts to find its workspace (README). */
 export interface LocateOptions {
@@ -128,11 +129,15 @@ function exists(path: string): boolean {
  * @param layout Where the workspace and its store are, from {@linkcode locateFromArgs}.
  * @returns The open workspace; the caller closes it.
  */
-export function openLocatedWorkspace(layout: WorkspaceLayout): Promise<Workspace> {
-  return Workspace.open({
+export async function openLocatedWorkspace(layout: WorkspaceLayout): Promise<Workspace> {
+  const workspace = await Workspace.open({
     root: layout.root,
     dataDir: layout.dataDir,
     database: layout.database,
     casDir: layout.casDir,
   });
+  // What this process's CAS lacks (a sandbox replica's master content) is read through
+  // the running Chronicle, which reaches the master.
+  workspace.cas.setTier(runningChronicleTier(layout));
+  return workspace;
 }

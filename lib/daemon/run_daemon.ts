@@ -1,6 +1,7 @@
 import { type ChronicleConfig, describeConfig, isLoopback, parseHostPort } from "../config/mod.ts";
 import { accessPolicy, ConnectionLimits, type Routes, serveHttp } from "../net/mod.ts";
 import {
+  contentRoutes,
   createApp,
   eventsRoutes,
   filesRoutes,
@@ -132,6 +133,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
       }),
       metricsRoutes(),
       filesRoutes(workspace),
+      contentRoutes(workspace),
       eventsRoutes(workspace.store, { signal: events.signal }),
       restoreRoutes(workspace, snapshots),
       snapshotRoutes({ snapshots }),
@@ -337,6 +339,9 @@ async function startReplication(
       wsConnect: config.wsConnect,
       sandboxId: config.sandboxId,
       mode: role === "local-sync" ? "local-sync" : "sandbox",
+      // The bucket is this replica's tier (and what it uploads must be here): it keeps a
+      // copy of everything, as a master does.
+      ...(config.objectStore === undefined ? {} : { keepMasterContent: true }),
     });
     return { kind: "replica", replica };
   }

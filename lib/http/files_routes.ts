@@ -369,7 +369,7 @@ function contentError(error: unknown, iteration: Iteration): HttpError {
     return new HttpError(
       500,
       "missing_content",
-      `Stored content of "${iteration.path}" is missing`,
+      `Stored content of "${iteration.path}" is missing: ${error.message}`,
     );
   }
   throw error;

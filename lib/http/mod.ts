@@ -4,6 +4,7 @@
  * @module
  */
 export { type AppOptions, createApp } from "./app.ts";
+export { contentRoutes } from "./content_routes.ts";
 export { errorResponse, HttpError, type HttpErrorStatus } from "./errors.ts";
 export {
   type ChangeEntry,

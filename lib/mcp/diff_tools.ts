@@ -133,7 +133,7 @@ async function patchOf(cas: Cas, change: Record<string, unknown>): Promise<strin
       continue;
     }
     if ((size ?? 0) > MAX_DIFF_BYTES) return "(too large to diff)";
-    if (!(await cas.has(hash))) return "(content not in the store yet)";
+    if (!(await cas.has(hash, { throughTier: true }))) return "(content not in the store yet)";
     sides.push(await cas.readBytes(hash));
   }
   const path = change.path as string;

@@ -8,6 +8,7 @@ import {
   CorruptContentError,
   isContentHash,
   manifestProblem,
+  sha256Hex,
 } from "../cas/mod.ts";
 import type {
   ContentFetchResponseMessage,
@@ -64,6 +65,7 @@ export class ContentFetcher {
     { resolve: (a: Answer) => void; reject: (e: unknown) => void }[]
   >();
   readonly #ensuring = new Map<string, Promise<void>>();
+  readonly #fetchingBytes = new Map<string, Promise<Uint8Array | null>>();
   readonly #limiter: TaskLimiter;
   #failed: unknown = null;
   #needed = 0;
@@ -131,6 +133,51 @@ export class ContentFetcher {
     return pending;
   }
 
+  /**
+   * Fetches a content into memory, verified, without storing it: for a replica that writes
+   * it to its workspace and keeps no copy of its own (the master holds it). Counted in
+   * {@linkcode ContentFetcher.needed} until it settles; concurrent calls for one hash
+   * share the fetch.
+   *
+   * @param hash The content hash.
+   * @param size Its size, from its notification: content under
+   * {@linkcode CHUNKING_THRESHOLD} is answered whole.
+   * @returns The bytes; `null` when the master answered with a chunk manifest after all
+   * (the content is then stored in the CAS, as {@linkcode ContentFetcher.need} stores it).
+   * @throws As {@linkcode ContentFetcher.ensure} does.
+   */
+  async fetchBytes(hash: string, size: number): Promise<Uint8Array | null> {
+    this.#needed++;
+    try {
+      let pending = this.#fetchingBytes.get(hash);
+      if (!pending) {
+        pending = this.#fetchBytes(hash, size).finally(() => this.#fetchingBytes.delete(hash));
+        pending.catch(() => {});
+        this.#fetchingBytes.set(hash, pending);
+      }
+      return await pending;
+    } finally {
+      this.#needed--;
+    }
+  }
+
+  /**
+   * Asks the master for `hash` once, and hands its answer over unverified: for a read of
+   * content through the master (see `MasterContentTier`, whose caller, the CAS, verifies
+   * what it is given). Counted in {@linkcode ContentFetcher.needed} until answered.
+   *
+   * @returns The answer: the content whole, its chunk manifest, or that the master lacks it.
+   * @throws {TransportClosedError} When the connection closed meanwhile.
+   */
+  async ask(hash: string): Promise<ContentFetchResponseMessage | ContentNotFoundMessage> {
+    this.#needed++;
+    try {
+      return await this.#request(hash, CHUNKING_THRESHOLD);
+    } finally {
+      this.#needed--;
+    }
+  }
+
   /** Hands an answer from the master to whoever asked for it. */
   onAnswer(answer: Answer): void {
     const waiters = this.#waiting.get(answer.content_hash);
@@ -160,6 +207,23 @@ export class ContentFetcher {
       else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
     });
     fetched();
+  }
+
+  async #fetchBytes(hash: string, size: number): Promise<Uint8Array | null> {
+    if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
+    const fetched = metrics.fetchLatency.startTimer();
+    let bytes: Uint8Array | null = null;
+    await this.#fetchVerified(hash, answerSize(size), async (answer) => {
+      if (answer.chunk_manifest !== null) {
+        await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
+        return;
+      }
+      const actual = sha256Hex(answer.content);
+      if (actual !== hash) throw new CorruptContentError(hash, actual);
+      bytes = answer.content;
+    });
+    fetched();
+    return bytes;
   }
 
   async #assemble(hash: string, manifest: ChunkManifest): Promise<void> {

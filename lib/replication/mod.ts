@@ -15,7 +15,8 @@
  * | `master_state.ts` | the master's durable records: acked sequences, write-back outcomes |
  * | `replica.ts`, `replica_core.ts` | a replica's handle and connect loop, and what it keeps across connections |
  * | `replica_session.ts`, `replica_state.ts`, `replica_executor.ts` | one replica connection: its driver (`step()`, an injectable clock), its pure state machine, and the executor of its actions |
- * | `replica_apply.ts`, `replica_resync.ts`, `apply_decision.ts`, `content_fetcher.ts` | applying master versions on a replica, a resync's sweep, fetching content |
+ * | `replica_apply.ts`, `replica_resync.ts`, `apply_decision.ts`, `content_fetcher.ts`, `content_groups.ts` | applying master versions on a replica, a resync's sweep, fetching content |
+ * | `master_content_tier.ts` | a sandbox replica's reads of the master's content it keeps no copy of |
  * | `write_journal.ts`, `journal_plan.ts`, `writeback_loop.ts` | journaling local changes and sending them back |
  * | `replica_paths.ts`, `conflict_log.ts` | the replica's durable per-path view of the master, and its conflicts |
  *
@@ -87,6 +88,7 @@ export {
   WriteJournal,
 } from "./write_journal.ts";
 export { type Conflict, ConflictLog } from "./conflict_log.ts";
+export { HeldByMasterError } from "./master_content_tier.ts";
 export type { KeptRejection } from "./kept_rejection.ts";
 export {
   keptConflictHashes,

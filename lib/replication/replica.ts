@@ -36,6 +36,11 @@ export interface ReplicaOptions {
   sandboxId?: string | undefined;
   /** `sandbox` takes the master's version on a conflict; `local-sync` leaves it to a person. @default {"sandbox"} */
   mode?: ReplicaMode;
+  /**
+   * Whether the content of master versions written to the workspace is kept in the CAS
+   * too (see `ReplicaCoreOptions.keepMasterContent`). @default {mode === "local-sync"}
+   */
+  keepMasterContent?: boolean | undefined;
   /** The master's heartbeat interval; a master silent for 5 of them (at least 3 s) is reconnected. @default {1000} */
   heartbeatMs?: number;
   /** Largest content written back; larger local writes are refused here and listed. @default {67108864} */

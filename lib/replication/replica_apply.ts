@@ -2,27 +2,26 @@ import { CorruptContentError } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
-import { ancestorsOf, PathError, PathSet } from "../paths/mod.ts";
+import { ancestorsOf, PathError } from "../paths/mod.ts";
 import { ChangedOnDiskError, type DiskStamp, isMissing } from "../disk/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS } from "../store/mod.ts";
 import { type CheckedFolders, FolderNotEmptyError } from "../workspace/mod.ts";
 import { type ApplyAction, decideApply } from "./apply_decision.ts";
-import { type ContentFetcher, ContentUnavailableError } from "./content_fetcher.ts";
+import {
+  type ChangeToMake,
+  fetchedIntoMemory,
+  type MadeChanges,
+  type PendingVersion,
+} from "./apply_batch.ts";
+import { VersionContent } from "./apply_content.ts";
+import type { ContentFetcher } from "./content_fetcher.ts";
 import { diskMatches, matchingStamp, type SeenStamp } from "./disk_check.ts";
-import type { MasterVersion, ReplicaPathState } from "./replica_paths.ts";
+import type { ReplicaPathState } from "./replica_paths.ts";
 import type { ReplicaCore } from "./replica_core.ts";
 import { byLevel, pathDepth } from "./_path_levels.ts";
-import type { NotificationMessage } from "../wire/mod.ts";
-import type { ApplyItem } from "./replica_state_types.ts";
-import type { AsyncQueue } from "./transports/_async_queue.ts";
+import { contentGroups } from "./content_groups.ts";
 import { TransportClosedError } from "./transports/mod.ts";
 
-/**
- * Most notifications applied together (see `Workspace.applyChanges`): one transaction
- * records them, after flushes that overlap the writes. Inline content keeps such a batch
- * under 8 MiB.
- */
-export const APPLY_BATCH = 2048;
 /** Paths whose disk state is checked, and content gathered, at once. */
 const APPLY_CONCURRENCY = 16;
 /**
@@ -31,68 +30,12 @@ const APPLY_CONCURRENCY = 16;
  * the path settles (see `VersionApplier.#applyAfterLocalChanges`).
  */
 const SETTLE_ATTEMPTS = 2;
-
 /**
- * Takes the notifications queued right behind `first` in `queue`, for paths unrelated to each other
- * and to `first`'s, so that all of them can be applied at once; but for folders created
- * in the batch, which may hold later paths of it (they are made first, a level at a
- * time: see `VersionApplier.makeChanges`). Without that, every folder of a catch-up
- * would end a batch.
+ * The most bytes of content fetched into memory that a group of changes holds, where
+ * the replica keeps no copy of the master's content (see `contentGroups`): a batch holds
+ * two groups at most, one written while the next is fetched.
  */
-export function followingNotifications(
-  first: NotificationMessage,
-  queue: AsyncQueue<ApplyItem>,
-): NotificationMessage[] {
-  const others = new PathSet(); // every path but the folders created
-  const created = new Set<string>();
-  const holdingCreated = new Set<string>(); // the ancestors of the folders created
-  let size = 0;
-  const take = (msg: NotificationMessage): boolean => {
-    const path = msg.filepath;
-    if (others.overlaps(path) || created.has(path) || holdingCreated.has(path)) return false;
-    if (!msg.is_deletion && isFolderMode(Number(msg.permissions))) {
-      created.add(path);
-      for (const ancestor of ancestorsOf(path)) holdingCreated.add(ancestor);
-    } else others.add(path);
-    size++;
-    return true;
-  };
-  take(first);
-  return queue.takeWhile((item): item is NotificationMessage =>
-    item.type === "Notification" && size < APPLY_BATCH && take(item)
-  );
-}
-
-/** A master version of a path waiting to be applied, with its inline content if any. */
-export interface PendingVersion {
-  /** The path. */
-  path: string;
-  /** The master's version of it. */
-  version: MasterVersion;
-  /** Its content, when the notification carried it. */
-  inline: Uint8Array | null;
-}
-
-/**
- * A version to write or remove on disk; `createOnly` writes refuse anything found there;
- * with `unchangedSince`, the file or link checked there is replaced or removed only if it
- * still has that stamp at the last moment.
- */
-export type ChangeToMake = PendingVersion & {
-  action: "write" | "remove";
-  createOnly?: boolean;
-  unchangedSince?: DiskStamp;
-};
-
-/** What {@linkcode VersionApplier.makeChanges} did with a batch. */
-export interface MadeChanges {
-  /** How many changes were made. */
-  made: number;
-  /** Create-only writes that found something on disk (left as it is, to weigh again). */
-  taken: ChangeToMake[];
-  /** Writes whose inline content did not match its hash (nothing written: to fetch). */
-  corrupt: ChangeToMake[];
-}
+const HELD_CONTENT_BYTES = 8 * 1024 * 1024;
 
 /** What the apply pipeline needs of its connection. */
 export interface ApplierContext {
@@ -122,12 +65,17 @@ export interface ApplierContext {
  */
 export class VersionApplier {
   readonly #c: ApplierContext;
+  readonly #content: VersionContent;
   /** Versions not applied because the connection ended while their content was fetched. */
   lostFetches: PendingVersion[] = [];
 
   /** @param context See {@linkcode ApplierContext}. */
   constructor(context: ApplierContext) {
     this.#c = context;
+    this.#content = new VersionContent({
+      ...context,
+      lost: (item) => this.lostFetches.push(item),
+    });
   }
 
   /**
@@ -178,7 +126,7 @@ export class VersionApplier {
    */
   async applyVersions(items: PendingVersion[], attempt = 0): Promise<void> {
     const { core } = this.#c;
-    const { workspace, tables } = core;
+    const { tables } = core;
     const toMake: Array<
       PendingVersion & { action: "write" | "remove"; local: Iteration | undefined }
     > = [];
@@ -200,7 +148,7 @@ export class VersionApplier {
           held.push(item);
           break;
         case "defer":
-          if (item.version.deleted || await this.#holdContent(item)) deferred.push(item);
+          if (item.version.deleted || await this.#content.hold(item)) deferred.push(item);
           break;
         default:
           toMake.push({ ...item, action, local });
@@ -209,35 +157,66 @@ export class VersionApplier {
     // Already held here (a resync finds most files so): remembered in one transaction, with
     // the versions deferred behind a local change.
     await this.#remember(held, deferred);
-    const ready: ChangeToMake[] = [];
     const changedOnDisk: PendingVersion[] = [];
-    await forEachLimited(toMake, APPLY_CONCURRENCY, async (item) => {
+    // Content fetched into memory (a replica keeping no copy) is held a group at a time,
+    // each group's fetched while the one before it is written.
+    const groups = core.keepsMasterContent
+      ? [toMake]
+      : contentGroups(toMake, fetchedIntoMemory, HELD_CONTENT_BYTES);
+    let next: Promise<ChangeToMake[]> | null = groups[0]
+      ? this.#gather(groups[0], changedOnDisk)
+      : null;
+    for (let at = 0; next !== null; at++) {
+      const ready = await next;
+      next = groups[at + 1] ? this.#gather(groups[at + 1]!, changedOnDisk) : null;
+      next?.catch(() => {}); // awaited next round, unless this one throws
+      const made = await this.makeChanges(ready);
+      // Inline content that did not hash to its version's hash: fetched, then written.
+      const fetched: ChangeToMake[] = [];
+      await forEachLimited(made.corrupt, APPLY_CONCURRENCY, async (item) => {
+        const { path, version: { hash } } = item;
+        log("warn", "inline content does not match its hash; fetching it", { path, hash });
+        const fetch = { ...item, inline: null }; // its bytes were checked already
+        if (await this.#content.hold(fetch)) fetched.push(fetch);
+      });
+      changedOnDisk.push(...made.taken, ...(await this.makeChanges(fetched)).taken);
+    }
+    if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
+  }
+
+  /**
+   * Checks the disk and gathers the content of changes about to be made, many at a time.
+   *
+   * @param changedOnDisk Where the versions whose paths changed on disk are put.
+   * @returns The changes ready to make (without those whose content is unavailable).
+   */
+  async #gather(
+    items: Array<PendingVersion & { action: "write" | "remove"; local: Iteration | undefined }>,
+    changedOnDisk: PendingVersion[],
+  ): Promise<ChangeToMake[]> {
+    const ready: ChangeToMake[] = [];
+    await forEachLimited(items, APPLY_CONCURRENCY, async (item) => {
       // Where nothing is recorded the write itself refuses whatever it finds on disk, with
       // no window between a look and the write (and no look at all for a new path).
       const createOnly = item.action === "write" && (item.local?.deleted ?? true);
       // What is there is checked again right before it is replaced (see ChangeToMake).
-      const seen = createOnly ? {} : await matchingStamp(workspace.root, item.path, item.local);
+      const seen = createOnly
+        ? {}
+        : await matchingStamp(this.#c.core.workspace.root, item.path, item.local);
       if (seen === false) {
         changedOnDisk.push(item);
       } else if (item.action === "remove" || item.inline !== null) {
         // Inline content is written straight from the notification; the write checks it.
         ready.push({ ...item, createOnly, ...unchangedSince(seen) });
-      } else if (await this.#holdContent(item)) {
+      } else {
         // A fetch that fails with the connection throws: the position must not pass it.
-        ready.push({ ...item, inline: null, createOnly, ...unchangedSince(seen) });
+        const content = await this.#content.forWrite(item);
+        if (content === null) return;
+        const inline = content === "stored" ? null : content;
+        ready.push({ ...item, inline, createOnly, ...unchangedSince(seen) });
       }
     });
-    const made = await this.makeChanges(ready);
-    // Inline content that did not hash to its version's hash: fetched, then written.
-    const fetched: ChangeToMake[] = [];
-    await forEachLimited(made.corrupt, APPLY_CONCURRENCY, async (item) => {
-      const { path, version: { hash } } = item;
-      log("warn", "inline content does not match its hash; fetching it", { path, hash });
-      const fetch = { ...item, inline: null }; // its bytes were checked already
-      if (await this.#holdContent(fetch)) fetched.push(fetch);
-    });
-    changedOnDisk.push(...made.taken, ...(await this.makeChanges(fetched)).taken);
-    if (changedOnDisk.length > 0) await this.#applyAfterLocalChanges(changedOnDisk, attempt);
+    return ready;
   }
 
   #decide(
@@ -339,6 +318,8 @@ export class VersionApplier {
         origin: ORIGINS.master,
         visibleFirst: true,
         onlyOwnChanges: true,
+        // Content fetched or inline is the master's: kept here only where asked.
+        keepGivenContent: core.keepsMasterContent,
         ...(checkedFolders ? { checkedFolders } : {}),
       },
     );
@@ -402,7 +383,7 @@ export class VersionApplier {
       const deferred: PendingVersion[] = [];
       for (const item of items) {
         // Content unavailable is noted (as for any version); a lost fetch is carried.
-        if (item.version.deleted || await this.#holdContent(item)) deferred.push(item);
+        if (item.version.deleted || await this.#content.hold(item)) deferred.push(item);
       }
       await this.#remember([], deferred);
       for (const { path, version } of deferred) {
@@ -426,35 +407,6 @@ export class VersionApplier {
       }
     }
     await this.applyVersions(items, attempt + 1);
-  }
-
-  /** Puts the content in the CAS (inline bytes verified, else fetched); `false` when unavailable. */
-  async #holdContent(item: PendingVersion): Promise<boolean> {
-    const { path, version: { hash }, inline } = item;
-    if (inline !== null) {
-      try {
-        await this.#c.core.cas.putVerified(hash, inline, { deferSync: true });
-        return true;
-      } catch (error) {
-        if (!(error instanceof CorruptContentError)) throw error;
-        log("warn", "inline content does not match its hash; fetching it", { path, hash });
-      }
-    }
-    try {
-      await this.#c.fetcher.need(hash);
-      return true;
-    } catch (error) {
-      if (this.#c.closing() || error instanceof TransportClosedError) {
-        // Not this content's fault: the version waits for the next connection.
-        this.lostFetches.push(item);
-        return false;
-      }
-      if (error instanceof ContentUnavailableError || error instanceof CorruptContentError) {
-        this.#c.core.noteProblem(path, error.message);
-        return false;
-      }
-      throw error;
-    }
   }
 }
 

@@ -6,6 +6,7 @@ import { type Iteration, ORIGINS, type Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import type { MasterVersion } from "./replica_paths.ts";
+import { MasterContentTier } from "./master_content_tier.ts";
 import type { ReplicaMode } from "./replica_state.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 import { validateSandboxId } from "./sandbox_id.ts";
@@ -39,6 +40,15 @@ export interface ReplicaCoreOptions {
   sandboxId?: string | undefined;
   /** How rejected write-backs are treated. @default {"sandbox"} */
   mode?: ReplicaMode | undefined;
+  /**
+   * Whether the content of master versions written to the workspace is kept in the CAS
+   * too. A sandbox replica keeps none (the master holds every version, and the workspace
+   * holds the latest): its catch-up writes each file once, and what it lacks is read
+   * through the master (`MasterContentTier`). A person's local-sync copy keeps it all, to
+   * weigh conflicts and read history offline; so does a replica with a tier of its own
+   * (an object store). @default {mode === "local-sync"}
+   */
+  keepMasterContent?: boolean | undefined;
   /** Largest content written back. @default {67108864} */
   maxWritebackBytes?: number | undefined;
   /** The master's heartbeat interval. @default {1000} */
@@ -60,6 +70,10 @@ export class ReplicaCore {
   readonly filter: DirectionalFilter;
   readonly tables: ReplicaTables;
   readonly mode: ReplicaMode;
+  /** See {@linkcode ReplicaCoreOptions.keepMasterContent}. */
+  readonly keepsMasterContent: boolean;
+  /** Reads of content this replica did not keep, through the open connection. */
+  readonly masterTier = new MasterContentTier();
   readonly options: ReplicaCoreOptions;
   /** The highest master sequence applied here. */
   applied: number;
@@ -91,6 +105,8 @@ export class ReplicaCore {
     this.cas = options.cas ?? options.workspace.cas;
     this.filter = options.filter ?? options.workspace.filter;
     this.mode = options.mode ?? "sandbox";
+    this.keepsMasterContent = options.keepMasterContent ?? this.mode === "local-sync";
+    if (!this.keepsMasterContent) this.cas.setTier(this.masterTier);
     this.tables = openReplicaTables(this.store.db);
     const stored = this.store.getMeta(SANDBOX_META);
     this.sandboxId = validateSandboxId(
@@ -123,6 +139,7 @@ export class ReplicaCore {
   stopJournaling(): void {
     this.#closed = true;
     this.#unsubscribe();
+    if (!this.keepsMasterContent) this.cas.setTier(null);
   }
 
   /**

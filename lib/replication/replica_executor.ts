@@ -1,3 +1,4 @@
+import { CHUNKING_THRESHOLD } from "../cas/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
@@ -204,6 +205,9 @@ export class ReplicaExecutor {
    */
   prefetch(msg: NotificationMessage, ahead = true): void {
     if (msg.is_deletion || msg.inline_content !== null) return;
+    // A replica keeping no copy fetches content under the chunking threshold into memory
+    // as it applies (see `VersionApplier`): fetched ahead, it would be stored.
+    if (!this.#p.core.keepsMasterContent && Number(msg.size) < CHUNKING_THRESHOLD) return;
     if (ahead && this.#p.fetcher.inFlight >= PREFETCH_AHEAD) return;
     if (this.#prefetched.has(msg)) return;
     this.#prefetched.add(msg);

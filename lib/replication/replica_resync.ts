@@ -1,6 +1,7 @@
 import { ancestorsOf } from "../paths/mod.ts";
 import { isFolderMode } from "../store/mod.ts";
-import { APPLY_BATCH, type ChangeToMake, type VersionApplier } from "./replica_apply.ts";
+import { APPLY_BATCH, type ChangeToMake } from "./apply_batch.ts";
+import type { VersionApplier } from "./replica_apply.ts";
 import type { ReplicaCore } from "./replica_core.ts";
 import { byLevel, pathDepth } from "./_path_levels.ts";
 

@@ -4,7 +4,8 @@ import type { NotificationMessage, WireMessage } from "../wire/mod.ts";
 import { unsettledRetryDelay } from "./apply_decision.ts";
 import { carriedNotifications, splitCutBatch } from "./carry_decision.ts";
 import { ContentFetcher } from "./content_fetcher.ts";
-import { followingNotifications, VersionApplier } from "./replica_apply.ts";
+import { followingNotifications } from "./apply_batch.ts";
+import { VersionApplier } from "./replica_apply.ts";
 import type { ReplicaCore } from "./replica_core.ts";
 import { ReplicaExecutor } from "./replica_executor.ts";
 import { ResyncSweep } from "./replica_resync.ts";
@@ -210,6 +211,7 @@ export class ReplicaSession {
     const writing = this.#writeback.run().catch((error) =>
       this.close(`write-back failed: ${errorMessage(error)}`)
     );
+    core.masterTier.attach(this.#fetcher);
     const heartbeatMs = core.options.heartbeatMs ?? 1000;
     let watchdog: unknown;
     const watch = () => {
@@ -272,6 +274,7 @@ export class ReplicaSession {
       this.#clock.clear(this.#unsettledTimer);
       this.#closing = true;
       this.#transport.close();
+      core.masterTier.detach(this.#fetcher);
       this.#fetcher.fail(new Error("connection closed"));
       this.#writeback.stop();
       this.#items.end();
@@ -417,6 +420,7 @@ export class ReplicaSession {
         deleted: msg.is_deletion,
       },
       inline: msg.inline_content,
+      size: Number(msg.size),
     })));
     if (applier.lostFetches.length > 0) {
       // The connection ended while content was fetched: what came before the first such

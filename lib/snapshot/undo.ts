@@ -93,7 +93,7 @@ export async function undoTo(
   summary: string,
 ): Promise<RollbackResult> {
   for (const file of desired) {
-    if (needsContent(file) && !(await context.cas.has(file.hash))) {
+    if (needsContent(file) && !(await context.cas.has(file.hash, { throughTier: true }))) {
       throw new SnapshotContentError(sourceIds.join(", "), file.path, file.hash, "missing");
     }
   }
@@ -185,7 +185,7 @@ export function planRestoreFrom(
 export async function restoreTo(context: UndoContext, plan: RestorePlan): Promise<RestoreResult> {
   if (plan.changes.length === 0) return { plan, snapshot: null, applied: [], problems: [] };
   for (const change of plan.changes) {
-    if (change.after && !(await context.cas.has(change.after.hash))) {
+    if (change.after && !(await context.cas.has(change.after.hash, { throughTier: true }))) {
       throw new SnapshotContentError(
         `sequence ${plan.sequence}`,
         change.path,

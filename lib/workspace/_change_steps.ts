@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PreparedFile } from "../cas/mod.ts";
+import { CorruptContentError, type PreparedFile, sha256Hex } from "../cas/mod.ts";
 import { isMissing, lstatOrNullSync, syncFileSystem } from "../disk/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import { observe } from "./file_observation.ts";
@@ -14,7 +14,7 @@ import { type SeenFile, SETTLE_MS } from "./plan_capture.ts";
 import type { WorkspaceChange } from "./workspace_types.ts";
 
 /** How files are written: see `AtomicWriteOptions`. */
-export type WriteFlags = { visibleFirst: boolean; syncFile: boolean };
+export type WriteFlags = { visibleFirst: boolean; syncFile: boolean; keepGivenContent: boolean };
 
 /** A write of a regular file, its mode with the type bits. */
 export type FileChange = Extract<WorkspaceChange, { hash: string }>;
@@ -94,4 +94,15 @@ export function isFolderInTheWay(error: unknown, absolute: string): boolean {
 export function observeFile(path: string, info: Deno.FileInfo): SeenFile | null {
   const observation = observe(path, info);
   return observation.kind === "file" ? observation : null;
+}
+
+/**
+ * Checks bytes given for a change against its hash, as storing them would (for bytes
+ * written and not stored: `ApplyChangesOptions.keepGivenContent`).
+ *
+ * @throws {CorruptContentError} When they hash to something else.
+ */
+export function assertHashes(hash: string, bytes: Uint8Array): void {
+  const actual = sha256Hex(bytes);
+  if (actual !== hash) throw new CorruptContentError(hash, actual);
 }

@@ -12,6 +12,7 @@ import { parentOf, PathError, PathSet } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 import { type Observation, observe } from "./file_observation.ts";
 import {
+  assertHashes,
   type Chunk,
   type FileChange,
   isFolderInTheWay,
@@ -137,7 +138,11 @@ export class ChangeWriter {
     // flush of the file system: an original is renamed into place only once it is durable.
     const flushAtOnce = visibleFirst && accepted.length >= FILE_SYSTEM_SYNC_MIN &&
       canSyncFileSystem();
-    const write = { visibleFirst, syncFile: !flushAtOnce };
+    const write = {
+      visibleFirst,
+      syncFile: !flushAtOnce,
+      keepGivenContent: options.keepGivenContent ?? true,
+    };
     // A large batch of copies puts each chunk's files in place only once the next chunk is
     // written (the last one, once SETTLE_MS passed): by then the clock has moved past their
     // modification times, so their records are trusted at once (settledWhenPlaced), and
@@ -359,7 +364,9 @@ export class ChangeWriter {
       return null;
     }
     if ((fullMode & S_IFMT) === S_IFLNK) {
-      if (change.bytes) await this.#c.cas.putVerified(change.hash, change.bytes);
+      if (change.bytes && write.keepGivenContent) {
+        await this.#c.cas.putVerified(change.hash, change.bytes);
+      } else if (change.bytes) assertHashes(change.hash, change.bytes);
       const target = new TextDecoder().decode(
         change.bytes ?? await this.#c.cas.readBytes(change.hash),
       );
@@ -395,7 +402,7 @@ export class ChangeWriter {
       ...(change.unchangedSince
         ? { beforeReplace: () => expectStamp(absolute, change.unchangedSince!) }
         : {}),
-      ...(change.bytes ? { bytes: change.bytes } : {}),
+      ...(change.bytes ? { bytes: change.bytes, storeBytes: write.keepGivenContent } : {}),
     });
   }
 

@@ -73,6 +73,14 @@ export interface ApplyChangesOptions extends WriteOptions {
    * @default {a new map for this call}
    */
   checkedFolders?: CheckedFolders;
+  /**
+   * Whether the `bytes` given with changes are stored in the CAS once written. Not for
+   * copies of content held elsewhere, read through the CAS's tier when needed (a sandbox
+   * replica writing the master's versions: see `ReplicaCoreOptions.keepMasterContent`).
+   * The bytes are checked against the hash either way.
+   * @default {true}
+   */
+  keepGivenContent?: boolean;
 }
 
 /** One change for {@linkcode Workspace.applyChanges}. */

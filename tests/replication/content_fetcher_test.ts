@@ -6,7 +6,8 @@ import { metrics } from "../../lib/metrics/mod.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { pseudoRandomBytes } from "./_harness.ts";
-import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
+import { Cas, ContentNotFoundError, sha256Hex } from "../../lib/cas/mod.ts";
+import { HeldByMasterError, MasterContentTier } from "../../lib/replication/master_content_tier.ts";
 import {
   ContentFetcher,
   type ContentFetcherOptions,
@@ -232,5 +233,76 @@ Deno.test("ContentFetcher counts as needed only the fetches a caller waits on, u
     assertEquals(fetcher.needed, 0);
   }, {
     release: (sendAnswer) => new Promise<void>((done) => held.push(() => sendAnswer().then(done))),
+  });
+});
+
+Deno.test("ContentFetcher.fetchBytes hands over verified bytes without storing them, and shares concurrent fetches", async () => {
+  await withFetcher(async ({ source, target, fetcher, corrupt, requests }) => {
+    const bytes = pseudoRandomBytes(70_000, 6);
+    const { hash } = await source.putBytes(bytes);
+    corrupt.set(hash, 1); // the first answer arrives corrupt: asked again
+    const [first, second] = await Promise.all([
+      fetcher.fetchBytes(hash, bytes.length),
+      fetcher.fetchBytes(hash, bytes.length),
+    ]);
+    assertEquals(first, bytes);
+    assertEquals(second, bytes);
+    assertEquals(requests, [hash, hash], "one fetch for both, asked again once");
+    assert(!(await target.has(hash)), "nothing stored");
+    assertEquals(fetcher.needed, 0);
+    // Corrupt on every attempt: refused.
+    const other = await source.putBytes(pseudoRandomBytes(5_000, 7));
+    corrupt.set(other.hash, 10);
+    await assertRejects(() => fetcher.fetchBytes(other.hash, 5_000), Error, "corrupt");
+    await assertRejects(
+      () => fetcher.fetchBytes("ab".repeat(32), 10),
+      ContentUnavailableError,
+    );
+  });
+});
+
+Deno.test("ContentFetcher.fetchBytes stores content the master answers in chunks, and answers null", async () => {
+  await withFetcher(async ({ source, target, fetcher }) => {
+    const bytes = pseudoRandomBytes(9 * 1024 * 1024, 8);
+    const { hash, chunked } = await source.putBytes(bytes);
+    assert(chunked);
+    // A size that lies (small) still gets the content, in the CAS.
+    assertEquals(await fetcher.fetchBytes(hash, 100), null);
+    assertEquals(sha256Hex(await target.readBytes(hash)), hash);
+  });
+});
+
+Deno.test("MasterContentTier reads what the CAS lacks through the connection, verified and kept; without one it says where the content is", async () => {
+  await withFetcher(async ({ source, target, fetcher, corrupt }) => {
+    const tier = new MasterContentTier();
+    target.setTier(tier);
+    const whole = pseudoRandomBytes(80_000, 9);
+    const chunkedBytes = pseudoRandomBytes(9 * 1024 * 1024, 10);
+    const { hash } = await source.putBytes(whole);
+    const chunked = await source.putBytes(chunkedBytes);
+    const error = await assertRejects(() => target.readBytes(hash), HeldByMasterError);
+    assert(error instanceof ContentNotFoundError, "a kind of content not found");
+    assert(error.message.includes("held by the master"), error.message);
+    tier.attach(fetcher);
+    assertEquals(await target.readBytes(hash), whole);
+    assert(await target.hasObject(hash), "kept once read");
+    assertEquals(sha256Hex(await target.readBytes(chunked.hash)), chunked.hash);
+    // A corrupt answer is never handed on.
+    const other = await source.putBytes(pseudoRandomBytes(3_000, 11));
+    corrupt.set(other.hash, 1);
+    await assertRejects(() => target.readBytes(other.hash), Error, "corrupt");
+    assert(!(await target.hasObject(other.hash)));
+    await assertRejects(() => target.readBytes("ef".repeat(32)), ContentNotFoundError);
+    // `has` asks the tier only when told to, and keeps what it answers.
+    const asked = await source.putBytes(pseudoRandomBytes(6_000, 13));
+    assertEquals(await target.has(asked.hash), false);
+    assertEquals(await target.has(asked.hash, { throughTier: true }), true);
+    assertEquals(await target.has(asked.hash), true);
+    assertEquals(await target.has("ef".repeat(32), { throughTier: true }), false);
+    tier.detach(fetcher);
+    const last = await source.putBytes(pseudoRandomBytes(3_000, 12));
+    await assertRejects(() => target.readBytes(last.hash), HeldByMasterError);
+    // Its reason is the tier's: not a plain "not here".
+    await assertRejects(() => target.has(last.hash, { throughTier: true }), HeldByMasterError);
   });
 });

@@ -422,7 +422,10 @@ Deno.test("a conflict answered on a connection that ended before its release sti
         } else if (msg.type === "ContentFetchRequest" && connection === 1) {
           master.close();
         } else if (msg.type === "ContentFetchRequest") {
-          await master.send(fetchResponse(msg.content_hash, text("the real bytes")));
+          // The master's `f` too: a sandbox replica keeps no copy of what it wrote.
+          const content = ["the real bytes", "a file"]
+            .find((held) => sha256OfText(held) === msg.content_hash)!;
+          await master.send(fetchResponse(msg.content_hash, text(content)));
         }
       }
     };

@@ -27,6 +27,7 @@ async function withSilentMaster(
     ended: Promise<{ reachedLive: boolean; reason: string }>,
     core: ReplicaCore,
   ) => Promise<void>,
+  options: { keepMasterContent?: boolean } = {},
 ): Promise<void> {
   await Deno.mkdir(`${root}/r`);
   const heard: WireMessage[] = [];
@@ -43,7 +44,7 @@ async function withSilentMaster(
   const workspace = await Workspace.open({ root: `${root}/r` });
   const clock = new ManualClock();
   // Heartbeats every 200 ms: a master silent for 3 s (the least) is left.
-  const core = new ReplicaCore({ workspace, heartbeatMs: 200 });
+  const core = new ReplicaCore({ workspace, heartbeatMs: 200, ...options });
   const session = new ReplicaSession(core, await connectUnix(`${root}/m.sock`), { clock });
   const ended = session.run();
   try {
@@ -113,7 +114,7 @@ Deno.test("step() feeds the state machine: a notification leaving the workspace 
     })
   ));
 
-Deno.test("a notification weighed for a prefetch as it arrived is not weighed again when its batch is applied", () =>
+Deno.test("a notification weighed for a prefetch as it arrived is not weighed again when its batch is applied (a replica keeping copies)", () =>
   withTempDir((root) =>
     withSilentMaster(root, async (session, clock, heard, _ended, core) => {
       // Spies on the store: the prefetch looks the path up alone, the applier with its batch.
@@ -150,7 +151,7 @@ Deno.test("a notification weighed for a prefetch as it arrived is not weighed ag
         ["big.txt"],
       );
       assert.equal(heard.filter((msg) => msg.type === "ContentFetchRequest").length, 1);
-    })
+    }, { keepMasterContent: true })
   ));
 
 Deno.test("a session driven by a fake clock syncs from a real master, and its barrier certifies it", () =>

@@ -22,7 +22,7 @@ import { connectUnix, listenUnix, startMaster, type Transport } from "../../lib/
 import { ReplicaCore } from "../../lib/replication/replica_core.ts";
 import { ReplicaSession } from "../../lib/replication/replica_session.ts";
 import { ACK_EVERY } from "../../lib/replication/replica_state.ts";
-import { APPLY_BATCH } from "../../lib/replication/replica_apply.ts";
+import { APPLY_BATCH } from "../../lib/replication/apply_batch.ts";
 import { WINDOW_ITEMS } from "../../lib/replication/push_channel.ts";
 import type { NotificationMessage, WireMessage } from "../../lib/wire/mod.ts";
 import { Workspace } from "../../lib/workspace/mod.ts";
