@@ -7,7 +7,7 @@
  */
 import { dirname, join } from "node:path";
 import type { ChunkManifest } from "./types.ts";
-import { sha256Hex } from "./content_hash.ts";
+import { assertBytesHash } from "./content_hash.ts";
 import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 import { casManifestPath, casObjectPath } from "./layout.ts";
 import type { LocalStore } from "./_local_store.ts";
@@ -46,8 +46,7 @@ export async function importObject(
 ): Promise<boolean> {
   const bytes = await readOptional(join(folder, casObjectPath(hash)));
   if (bytes === null) return false;
-  const actual = sha256Hex(bytes);
-  if (actual !== hash) throw new CorruptContentError(hash, actual);
+  assertBytesHash(hash, bytes);
   await store.writeObject(hash, bytes);
   return true;
 }

@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import type { ChunkManifest } from "./types.ts";
 import { CHUNKING_THRESHOLD } from "./types.ts";
-import { sha256Hex } from "./content_hash.ts";
+import { assertBytesHash } from "./content_hash.ts";
 import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 import { manifestProblem } from "./manifest_problem.ts";
 import type { WriteToOptions } from "./options.ts";
@@ -163,10 +163,7 @@ export async function prepareContentWrite(
   options: WriteToOptions,
 ): Promise<PreparedFile> {
   const bytes = options.bytes;
-  if (bytes !== undefined) {
-    const actual = sha256Hex(bytes);
-    if (actual !== hash) throw new CorruptContentError(hash, actual);
-  }
+  if (bytes !== undefined) assertBytesHash(hash, bytes);
   const mode = (options.mode ?? 0o644) & 0o7777;
   const prepare = (temp: string) =>
     // Pieces go to a temp file, removed when the whole does not hash to `hash`.

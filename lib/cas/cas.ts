@@ -10,7 +10,7 @@ import type {
   SweepResult,
   WriteToOptions,
 } from "./options.ts";
-import { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
+import { assertBytesHash, assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 import { concat } from "./_files.ts";
 import { LocalStore } from "./_local_store.ts";
@@ -197,8 +197,7 @@ export class Cas {
     options: { deferSync?: boolean; readSoon?: boolean } = {},
   ): Promise<void> {
     assertContentHash(hash);
-    const actual = sha256Hex(bytes);
-    if (actual !== hash) throw new CorruptContentError(hash, actual);
+    assertBytesHash(hash, bytes);
     await this.#store.writeObject(hash, bytes, options);
   }
 

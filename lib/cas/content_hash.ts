@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { CorruptContentError } from "./errors.ts";
 
 const CONTENT_HASH = /^[0-9a-f]{64}$/;
 
@@ -49,4 +50,23 @@ export function assertContentHash(hash: string, what = "content hash"): void {
       `Invalid ${what} "${String(hash).slice(0, 80)}": expected 64 lowercase hex characters`,
     );
   }
+}
+
+/**
+ * Checks that bytes are the content `hash` names, before anything uses them (stores,
+ * writes or hands them on).
+ *
+ * @param hash The hash the bytes must have.
+ * @param bytes The bytes.
+ * @throws {CorruptContentError} When they hash to something else.
+ * @example
+ * ```ts
+ * import { assertBytesHash, sha256Hex } from "./content_hash.ts";
+ * const bytes = new TextEncoder().encode("x");
+ * assertBytesHash(sha256Hex(bytes), bytes); // no error
+ * ```
+ */
+export function assertBytesHash(hash: string, bytes: Uint8Array): void {
+  const actual = sha256Hex(bytes);
+  if (actual !== hash) throw new CorruptContentError(hash, actual);
 }

@@ -23,7 +23,7 @@ export {
   chunkBoundaries,
   Chunker,
 } from "./chunker.ts";
-export { assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
+export { assertBytesHash, assertContentHash, isContentHash, sha256Hex } from "./content_hash.ts";
 export { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 export type { ContentTier } from "./content_tier.ts";
 export { type FileHash, hashFile } from "./hash_file.ts";

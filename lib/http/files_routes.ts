@@ -20,6 +20,7 @@ import {
 } from "../store/mod.ts";
 import { ForbiddenWriteError, type Workspace } from "../workspace/mod.ts";
 import { HttpError } from "./errors.ts";
+import { verifiedBody } from "./_verified_body.ts";
 import { type FileRoute, parseFileRoute } from "./file_route_path.ts";
 
 /** Largest body a `PUT /files/{path}` accepts. */
@@ -319,33 +320,13 @@ export function changeEntry(iteration: Iteration): ChangeEntry {
  * missing or corrupt object is reported as an error response, never served.
  */
 async function contentResponse(workspace: Workspace, iteration: Iteration): Promise<Response> {
-  const reader = workspace.cas.readStream(iteration.hash).getReader();
-  let first: ReadableStreamReadResult<Uint8Array>;
-  try {
-    first = await reader.read();
-  } catch (error) {
-    throw contentError(error, iteration);
-  }
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (first.done) controller.close();
-      else controller.enqueue(first.value);
-    },
-    async pull(controller) {
-      try {
-        const next = await reader.read();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      } catch (error) {
-        log("error", "content became unreadable while serving", { path: iteration.path, error });
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(first.done ? null : body, {
+  const body = await verifiedBody(
+    workspace.cas,
+    iteration.hash,
+    (error) => contentError(error, iteration),
+    { path: iteration.path },
+  );
+  return new Response(body, {
     headers: {
       "content-type": "application/octet-stream",
       "content-length": String(iteration.size),

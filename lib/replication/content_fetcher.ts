@@ -1,6 +1,7 @@
 import { TaskLimiter } from "../concurrency/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import {
+  assertBytesHash,
   type Cas,
   CHUNK_MIN_SIZE,
   CHUNKING_THRESHOLD,
@@ -8,7 +9,6 @@ import {
   CorruptContentError,
   isContentHash,
   manifestProblem,
-  sha256Hex,
 } from "../cas/mod.ts";
 import type {
   ContentFetchResponseMessage,
@@ -218,8 +218,7 @@ export class ContentFetcher {
         await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
         return;
       }
-      const actual = sha256Hex(answer.content);
-      if (actual !== hash) throw new CorruptContentError(hash, actual);
+      assertBytesHash(hash, answer.content);
       bytes = answer.content;
     });
     fetched();

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CorruptContentError, type PreparedFile, sha256Hex } from "../cas/mod.ts";
+import type { PreparedFile } from "../cas/mod.ts";
 import { isMissing, lstatOrNullSync, syncFileSystem } from "../disk/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import { observe } from "./file_observation.ts";
@@ -94,15 +94,4 @@ export function isFolderInTheWay(error: unknown, absolute: string): boolean {
 export function observeFile(path: string, info: Deno.FileInfo): SeenFile | null {
   const observation = observe(path, info);
   return observation.kind === "file" ? observation : null;
-}
-
-/**
- * Checks bytes given for a change against its hash, as storing them would (for bytes
- * written and not stored: `ApplyChangesOptions.keepGivenContent`).
- *
- * @throws {CorruptContentError} When they hash to something else.
- */
-export function assertHashes(hash: string, bytes: Uint8Array): void {
-  const actual = sha256Hex(bytes);
-  if (actual !== hash) throw new CorruptContentError(hash, actual);
 }

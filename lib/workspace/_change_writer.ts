@@ -1,4 +1,4 @@
-import type { Cas, PreparedFile } from "../cas/mod.ts";
+import { assertBytesHash, type Cas, type PreparedFile } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import {
   canSyncFileSystem,
@@ -12,7 +12,6 @@ import { parentOf, PathError, PathSet } from "../paths/mod.ts";
 import { isFolderMode, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 import { type Observation, observe } from "./file_observation.ts";
 import {
-  assertHashes,
   type Chunk,
   type FileChange,
   isFolderInTheWay,
@@ -366,7 +365,7 @@ export class ChangeWriter {
     if ((fullMode & S_IFMT) === S_IFLNK) {
       if (change.bytes && write.keepGivenContent) {
         await this.#c.cas.putVerified(change.hash, change.bytes);
-      } else if (change.bytes) assertHashes(change.hash, change.bytes);
+      } else if (change.bytes) assertBytesHash(change.hash, change.bytes);
       const target = new TextDecoder().decode(
         change.bytes ?? await this.#c.cas.readBytes(change.hash),
       );
