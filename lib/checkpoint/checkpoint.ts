@@ -13,6 +13,7 @@ import { errorMessage } from "../log/mod.ts";
 import { referencedHashes } from "./content_references.ts";
 import { PARALLEL_WRITES, sha256File, syncTree } from "./_files.ts";
 import { lstatOrNull, syncDir, writeNewSynced } from "../disk/mod.ts";
+import { ORIGINS } from "../store/mod.ts";
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,
@@ -139,7 +140,11 @@ async function gatherObjects(
   const copyDb = openDatabase(copy, { readOnly: true });
   try {
     const cas = await Cas.open(casDir, { db: copyDb });
-    const { objects, manifests } = await neededObjects(cas, hashes);
+    const { objects, manifests } = await neededObjects(
+      cas,
+      hashes,
+      (hash) => whyMissing(copyDb, hash),
+    );
     let copiedFiles = 0;
     let copiedBytes = 0;
     if (into === null) return { objects, copiedFiles, copiedBytes };
@@ -254,6 +259,7 @@ function readCopy(copy: string): CopyFacts {
 async function neededObjects(
   cas: Cas,
   hashes: string[],
+  whyMissing: (hash: string) => string,
 ): Promise<{ objects: string[]; manifests: Map<string, ChunkManifest> }> {
   const objects = new Set<string>();
   const manifests = new Map<string, ChunkManifest>();
@@ -273,11 +279,25 @@ async function neededObjects(
     throw new CheckpointError(
       `${missing.length} content(s) the database references are missing from the CAS, e.g. "${
         missing[0]
-      }"`,
+      }"${whyMissing(missing[0]!)}`,
     );
   }
   const sorted = [...manifests].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
   return { objects: [...objects].sort(), manifests: new Map(sorted) };
+}
+
+/**
+ * Why content a database references can be missing, when that is known: a sandbox
+ * replica records its master's versions (origin `master`) and keeps no copy of their
+ * content (PROTOCOL.md §2).
+ */
+function whyMissing(db: DatabaseSync, hash: string): string {
+  const fromMaster = db.prepare("SELECT 1 FROM iterations WHERE hash = ? AND origin = ? LIMIT 1")
+    .get(hash, ORIGINS.master);
+  return fromMaster
+    ? ": it is a master's version, which a sandbox replica keeps no copy of (its master holds " +
+      "every version): checkpoint the master"
+    : "";
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * A sandbox replica keeps no copy of the master's content: `chronicle cat` and `diff` run
  * beside it read the master's versions through the running replica (`GET /content/{hash}`
- * on its control socket), which reads them through its master.
+ * on its control socket), which reads them through its master. Its checkpoint refuses,
+ * saying why.
  */
 import { match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -11,7 +12,7 @@ import { type Child, runChronicle, spawnChronicle } from "../_helpers/processes.
 import { putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
-Deno.test("cat and diff on a sandbox replica read the master's versions through it, and say where they are once the master is gone", async () => {
+Deno.test("cat and diff on a sandbox replica read the master's versions through it, and say where they are once the master is gone; its checkpoint says to checkpoint the master", async () => {
   await withTempDir(async (dir) => {
     const masterRoot = join(dir, "master");
     const replicaRoot = join(dir, "replica");
@@ -66,6 +67,12 @@ Deno.test("cat and diff on a sandbox replica read the master's versions through 
         const run = await runChronicle(["history", "notes.md", "--json"], { cwd: replicaRoot });
         return run.code === 0 && (JSON.parse(run.stdout) as unknown[]).length === 3;
       });
+      // A checkpoint of the replica would lose the third version, which it does not hold:
+      // refused, saying why.
+      const backup = await runChronicle(["checkpoint"], { cwd: replicaRoot });
+      strictEqual(backup.code, 1, backup.stdout);
+      match(backup.stderr, /a master's version, which a sandbox replica keeps no copy of/);
+      match(backup.stderr, /checkpoint the master/);
       await master.stop();
       masterStopped = true;
       await waitFor(
