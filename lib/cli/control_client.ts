@@ -50,11 +50,19 @@ export async function requireRunning(
 /** Reads a JSON answer, turning a REST error body into a {@linkcode CliError}. */
 export async function jsonOrFail<T>(response: Response): Promise<T> {
   const body = await response.json().catch(() => undefined);
-  if (!response.ok) {
-    const message = (body as { error?: { message?: string } } | undefined)?.error?.message;
-    throw new CliError(message ?? `Chronicle answered ${response.status}`);
-  }
+  if (!response.ok) throw new CliError(refusal(response, body));
   return body as T;
+}
+
+/**
+ * What a REST error answer says: its body's `error.message`, or its status.
+ *
+ * @param response The answer, not OK.
+ * @param body Its body, parsed as JSON (`undefined` when it is not).
+ */
+export function refusal(response: Response, body: unknown): string {
+  const message = (body as { error?: { message?: string } } | undefined)?.error?.message;
+  return message ?? `Chronicle answered ${response.status}`;
 }
 
 /**

@@ -1,13 +1,13 @@
 import { ContentNotFoundError, type ContentTier } from "../cas/mod.ts";
 import type { WorkspaceLayout } from "../workspace/mod.ts";
-import { controlRequest } from "./control_client.ts";
+import { controlRequest, refusal } from "./control_client.ts";
 
 /**
  * Reads content a command's own CAS lacks through the Chronicle running on the workspace
  * (`GET /content/{hash}` on its control socket). A sandbox replica keeps no copy of the
  * master's content and reads it through its connection to the master, which a command
- * run beside it does not have: `cat --at`, `diff` and MCP reads of the master's versions
- * there go through the running replica. Nothing runs there: the content is not found.
+ * run beside it does not have: `cat --at`, `diff` and the snapshot commands' reads of the
+ * master's versions there go through the running replica. Nothing runs there: the content is not found.
  *
  * @param layout The workspace.
  * @returns The tier, for `Cas.setTier`; the CAS verifies and keeps what it answers.
@@ -18,10 +18,7 @@ export function runningChronicleTier(layout: WorkspaceLayout): ContentTier {
       const response = await controlRequest(layout, `/content/${hash}`);
       if (response === undefined) return null;
       if (response.ok) return new Uint8Array(await response.arrayBuffer());
-      const body = await response.json().catch(() => undefined) as
-        | { error?: { message?: string } }
-        | undefined;
-      const message = body?.error?.message ?? `Chronicle answered ${response.status}`;
+      const message = refusal(response, await response.json().catch(() => undefined));
       if (response.status === 404) throw new NotFoundByRunningError(hash, message);
       throw new Error(`The running Chronicle could not read content "${hash}": ${message}`);
     },

@@ -32,17 +32,23 @@ export class VersionContent {
   }
 
   /**
-   * The content of a version to write: fetched into memory, verified, where the replica
-   * keeps no copy of the master's content and the content is not chunked; else put in
-   * the CAS (`"stored"`). `null` when unavailable.
+   * The bytes a version's content takes in memory when written ({@linkcode
+   * VersionContent.forWrite}): 0 where it is put in the CAS instead (a replica keeping
+   * copies, or content that is not fetched into memory: see `fetchedIntoMemory`).
+   */
+  inMemory(item: PendingVersion & { action?: string }): number {
+    return this.#c.core.keepsMasterContent ? 0 : fetchedIntoMemory(item);
+  }
+
+  /**
+   * The content of a version to write: fetched into memory, verified, where
+   * {@linkcode VersionContent.inMemory} says so; else put in the CAS (`"stored"`). `null`
+   * when unavailable.
    */
   async forWrite(item: PendingVersion): Promise<Uint8Array | "stored" | null> {
-    const { core, fetcher } = this.#c;
-    if (core.keepsMasterContent || fetchedIntoMemory(item) === 0) {
-      return await this.hold(item) ? "stored" : null;
-    }
+    if (this.inMemory(item) === 0) return await this.hold(item) ? "stored" : null;
     try {
-      return await fetcher.fetchBytes(item.version.hash, item.size!) ?? "stored";
+      return await this.#c.fetcher.fetchBytes(item.version.hash, item.size!) ?? "stored";
     } catch (error) {
       return this.#unavailable(item, error);
     }

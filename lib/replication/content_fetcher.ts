@@ -124,13 +124,7 @@ export class ContentFetcher {
    * @throws {TransportClosedError} When the connection closed meanwhile.
    */
   ensure(hash: string, size?: number): Promise<void> {
-    let pending = this.#ensuring.get(hash);
-    if (!pending) {
-      pending = this.#ensure(hash, size).finally(() => this.#ensuring.delete(hash));
-      pending.catch(() => {});
-      this.#ensuring.set(hash, pending);
-    }
-    return pending;
+    return shared(this.#ensuring, hash, () => this.#ensure(hash, size));
   }
 
   /**
@@ -149,13 +143,7 @@ export class ContentFetcher {
   async fetchBytes(hash: string, size: number): Promise<Uint8Array | null> {
     this.#needed++;
     try {
-      let pending = this.#fetchingBytes.get(hash);
-      if (!pending) {
-        pending = this.#fetchBytes(hash, size).finally(() => this.#fetchingBytes.delete(hash));
-        pending.catch(() => {});
-        this.#fetchingBytes.set(hash, pending);
-      }
-      return await pending;
+      return await shared(this.#fetchingBytes, hash, () => this.#fetchBytes(hash, size));
     } finally {
       this.#needed--;
     }
@@ -201,28 +189,35 @@ export class ContentFetcher {
     // fetch of content held already; what arrives is verified either way.
     const small = size !== undefined && size < CHUNKING_THRESHOLD;
     if (await (small ? this.#cas.hasObject(hash) : this.#cas.has(hash))) return;
-    const fetched = metrics.fetchLatency.startTimer();
-    await this.#fetchVerified(hash, answerSize(size), async (answer) => {
-      if (answer.chunk_manifest === null) await this.#putFetched(hash, answer.content);
-      else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
-    });
-    fetched();
+    await this.#fetch(hash, size, (bytes) => this.#putFetched(hash, bytes));
   }
 
   async #fetchBytes(hash: string, size: number): Promise<Uint8Array | null> {
     if (!isContentHash(hash)) throw new CorruptContentError(hash, null, "not a content hash");
+    let held: Uint8Array | null = null;
+    await this.#fetch(hash, size, (bytes) => {
+      assertBytesHash(hash, bytes);
+      held = bytes;
+      return Promise.resolve();
+    });
+    return held;
+  }
+
+  /**
+   * Fetches `hash`, timed: content answered whole goes to `whole` (which verifies it), a
+   * chunk manifest is assembled into the CAS.
+   */
+  async #fetch(
+    hash: string,
+    size: number | undefined,
+    whole: (bytes: Uint8Array) => Promise<void>,
+  ): Promise<void> {
     const fetched = metrics.fetchLatency.startTimer();
-    let bytes: Uint8Array | null = null;
     await this.#fetchVerified(hash, answerSize(size), async (answer) => {
-      if (answer.chunk_manifest !== null) {
-        await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
-        return;
-      }
-      assertBytesHash(hash, answer.content);
-      bytes = answer.content;
+      if (answer.chunk_manifest === null) await whole(answer.content);
+      else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
     });
     fetched();
-    return bytes;
   }
 
   async #assemble(hash: string, manifest: ChunkManifest): Promise<void> {
@@ -280,6 +275,24 @@ export class ContentFetcher {
       return await answer;
     }, answerBytes);
   }
+}
+
+/**
+ * The work under way for `key` in `pending`, or `start()`ed and kept there until it
+ * settles: concurrent calls for one key share it.
+ */
+function shared<T>(
+  pending: Map<string, Promise<T>>,
+  key: string,
+  start: () => Promise<T>,
+): Promise<T> {
+  let work = pending.get(key);
+  if (!work) {
+    work = start().finally(() => pending.delete(key));
+    work.catch(() => {}); // each caller awaits it and sees its failure
+    pending.set(key, work);
+  }
+  return work;
 }
 
 /**

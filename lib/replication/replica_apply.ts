@@ -7,12 +7,7 @@ import { ChangedOnDiskError, type DiskStamp, isMissing } from "../disk/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS } from "../store/mod.ts";
 import { type CheckedFolders, FolderNotEmptyError } from "../workspace/mod.ts";
 import { type ApplyAction, decideApply } from "./apply_decision.ts";
-import {
-  type ChangeToMake,
-  fetchedIntoMemory,
-  type MadeChanges,
-  type PendingVersion,
-} from "./apply_batch.ts";
+import type { ChangeToMake, MadeChanges, PendingVersion } from "./apply_batch.ts";
 import { VersionContent } from "./apply_content.ts";
 import type { ContentFetcher } from "./content_fetcher.ts";
 import { diskMatches, matchingStamp, type SeenStamp } from "./disk_check.ts";
@@ -160,9 +155,11 @@ export class VersionApplier {
     const changedOnDisk: PendingVersion[] = [];
     // Content fetched into memory (a replica keeping no copy) is held a group at a time,
     // each group's fetched while the one before it is written.
-    const groups = core.keepsMasterContent
-      ? [toMake]
-      : contentGroups(toMake, fetchedIntoMemory, HELD_CONTENT_BYTES);
+    const groups = contentGroups(
+      toMake,
+      (item) => this.#content.inMemory(item),
+      HELD_CONTENT_BYTES,
+    );
     let next: Promise<ChangeToMake[]> | null = groups[0]
       ? this.#gather(groups[0], changedOnDisk)
       : null;
