@@ -35,7 +35,9 @@ import type {
 export const SCAN_SLICE = 128;
 /**
  * The most paths of one such turn, reached while nothing else waits: about 0.2 s of
- * work, the longest a write queued meanwhile can wait for.
+ * work, the longest a write queued meanwhile can wait for. At most 512 did not lower the
+ * memory of ten replicas reading 100,000 files again at once (peaks of 148 MiB against 140
+ * in one run, within what separates two runs).
  */
 const SCAN_SLICE_MAX = 2048;
 
