@@ -84,14 +84,28 @@ export interface MadeChanges {
 }
 
 /**
- * The bytes a version's content takes in memory when fetched there (see `#content`): a
- * file's content that did not come inline, of a known size under the chunking threshold.
+ * Whether content of this size is fetched into memory to be written, instead of into the
+ * CAS: by a replica keeping no copy of the master's content (see
+ * `ReplicaCoreOptions.keepMasterContent`), under the chunking threshold (larger content
+ * comes as chunks, assembled in the CAS).
  */
-export function fetchedIntoMemory(item: PendingVersion & { action?: string }): number {
+export function fetchesIntoMemory(size: number, keepsMasterContent: boolean): boolean {
+  return !keepsMasterContent && size < CHUNKING_THRESHOLD;
+}
+
+/**
+ * The bytes a version's content takes in memory when written (see `VersionContent`): a
+ * file's content that did not come inline, of a known size, fetched into memory
+ * ({@linkcode fetchesIntoMemory}); 0 for anything else.
+ */
+export function fetchedIntoMemory(
+  item: PendingVersion & { action?: string },
+  keepsMasterContent: boolean,
+): number {
   const { version, inline, size } = item;
   if (item.action === "remove" || version.deleted || inline !== null || size === undefined) {
     return 0;
   }
-  if (isFolderMode(version.mode) || size >= CHUNKING_THRESHOLD) return 0;
+  if (isFolderMode(version.mode) || !fetchesIntoMemory(size, keepsMasterContent)) return 0;
   return Math.max(size, 1);
 }

@@ -33,24 +33,25 @@ export class VersionContent {
 
   /**
    * The bytes a version's content takes in memory when written ({@linkcode
-   * VersionContent.forWrite}): 0 where it is put in the CAS instead (a replica keeping
-   * copies, or content that is not fetched into memory: see `fetchedIntoMemory`).
+   * VersionContent.forWrite}): 0 where it is put in the CAS instead (see
+   * `fetchedIntoMemory`).
    */
   inMemory(item: PendingVersion & { action?: string }): number {
-    return this.#c.core.keepsMasterContent ? 0 : fetchedIntoMemory(item);
+    return fetchedIntoMemory(item, this.#c.core.keepsMasterContent);
   }
 
   /**
-   * The content of a version to write: fetched into memory, verified, where
-   * {@linkcode VersionContent.inMemory} says so; else put in the CAS (`"stored"`). `null`
-   * when unavailable.
+   * The content of a version to write, without inline bytes (or with bytes that did not
+   * match): fetched into memory, verified, where {@linkcode VersionContent.inMemory} says
+   * so (`inline`: the bytes); else put in the CAS (`inline: null`). `null` when unavailable.
    */
-  async forWrite(item: PendingVersion): Promise<Uint8Array | "stored" | null> {
-    if (this.inMemory(item) === 0) return await this.hold(item) ? "stored" : null;
+  async forWrite(item: PendingVersion): Promise<{ inline: Uint8Array | null } | null> {
+    const fetch = { ...item, inline: null };
+    if (this.inMemory(fetch) === 0) return await this.hold(fetch) ? { inline: null } : null;
     try {
-      return await this.#c.fetcher.fetchBytes(item.version.hash, item.size!) ?? "stored";
+      return { inline: await this.#c.fetcher.fetchBytes(item.version.hash, item.size!) };
     } catch (error) {
-      return this.#unavailable(item, error);
+      return this.#unavailable(fetch, error);
     }
   }
 

@@ -173,8 +173,9 @@ export class VersionApplier {
       await forEachLimited(made.corrupt, APPLY_CONCURRENCY, async (item) => {
         const { path, version: { hash } } = item;
         log("warn", "inline content does not match its hash; fetching it", { path, hash });
-        const fetch = { ...item, inline: null }; // its bytes were checked already
-        if (await this.#content.hold(fetch)) fetched.push(fetch);
+        // Fetched as any version that came without its bytes.
+        const content = await this.#content.forWrite(item);
+        if (content !== null) fetched.push({ ...item, ...content });
       });
       changedOnDisk.push(...made.taken, ...(await this.makeChanges(fetched)).taken);
     }
@@ -208,9 +209,9 @@ export class VersionApplier {
       } else {
         // A fetch that fails with the connection throws: the position must not pass it.
         const content = await this.#content.forWrite(item);
-        if (content === null) return;
-        const inline = content === "stored" ? null : content;
-        ready.push({ ...item, inline, createOnly, ...unchangedSince(seen) });
+        if (content !== null) {
+          ready.push({ ...item, ...content, createOnly, ...unchangedSince(seen) });
+        }
       }
     });
     return ready;

@@ -1,8 +1,8 @@
-import { CHUNKING_THRESHOLD } from "../cas/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { log } from "../log/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import type { NotificationMessage } from "../wire/mod.ts";
+import { fetchesIntoMemory } from "./apply_batch.ts";
 import type { ContentFetcher } from "./content_fetcher.ts";
 import { SyncProgress } from "./progress.ts";
 import type { VersionApplier } from "./replica_apply.ts";
@@ -205,9 +205,9 @@ export class ReplicaExecutor {
    */
   prefetch(msg: NotificationMessage, ahead = true): void {
     if (msg.is_deletion || msg.inline_content !== null) return;
-    // A replica keeping no copy fetches content under the chunking threshold into memory
-    // as it applies (see `VersionApplier`): fetched ahead, it would be stored.
-    if (!this.#p.core.keepsMasterContent && Number(msg.size) < CHUNKING_THRESHOLD) return;
+    // Content fetched into memory as it is applied (see `VersionApplier`) would be
+    // stored if fetched ahead.
+    if (fetchesIntoMemory(Number(msg.size), this.#p.core.keepsMasterContent)) return;
     if (ahead && this.#p.fetcher.inFlight >= PREFETCH_AHEAD) return;
     if (this.#prefetched.has(msg)) return;
     this.#prefetched.add(msg);
