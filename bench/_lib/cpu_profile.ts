@@ -69,8 +69,13 @@ export interface ProfileSummary {
   functions: FunctionTime[];
 }
 
-/** Frames that stand for no code: time spent waiting, not working. */
-const IDLE = new Set(["(idle)", "(root)"]);
+/**
+ * Frames that stand for no code, or for a wait: time spent waiting, not working. A
+ * worker (the replica's checkpointer) started under `--cpu-prof` is sampled inside
+ * `op_worker_maybe_wait_for_debugger` while it waits for the profiler: about half a
+ * second per worker counted as busy, without this.
+ */
+const IDLE = new Set(["(idle)", "(root)", "op_worker_maybe_wait_for_debugger"]);
 
 /**
  * Reads every `.cpuprofile` in a folder.
