@@ -28,6 +28,7 @@ import {
   discard,
   durableCopy,
   durableWriteFloor,
+  endedChildrenCpuMs,
   formatMiB,
   formatNumber,
   latencyLine,
@@ -184,7 +185,7 @@ async function initialSync(
     formatNumber(entries.length - files.length)
   } folders and links, ${formatMiB(bytes)}`;
   const perThousand = 1000 / Math.max(1, entries.length);
-  const cpu = { master: [] as number[], replica: [] as number[] };
+  const cpu = { master: [] as number[], replica: [] as number[], rsync: [] as number[] };
   /** Bytes each sync's replica wrote to storage (null: the kernel does not count them). */
   const written: (number | null)[] = [];
   /** Bytes each durable copy (the floor) wrote, counted the same way. */
@@ -223,9 +224,11 @@ async function initialSync(
       );
       await syncDisks();
       const rsyncTarget = await fresh(base, `rsync-${round}`);
+      const rsyncCpuBefore = await endedChildrenCpuMs();
       const start = performance.now();
       rsyncOk &&= await runPeer("rsync", ["-a", `${source}/`, `${rsyncTarget}/`]);
       times.rsync.push(performance.now() - start);
+      cpu.rsync.push((await endedChildrenCpuMs() - rsyncCpuBefore) * perThousand);
       // rsync does not fsync; Chronicle makes every file durable before it records it.
       await syncDisks(); // also leaves nothing unwritten to slow the sync below
       rsyncDurable.push(performance.now() - start);
@@ -281,7 +284,9 @@ async function initialSync(
     `rename; one sync -f; no record kept, no process started): ${versus("that copy", times.floor)}`,
     `  CPU time (user + system) per 1,000 entries: master ${
       formatNumber(median(cpu.master), 1)
-    } ms, replica ${formatNumber(median(cpu.replica), 1)} ms (its start included)`,
+    } ms, replica ${formatNumber(median(cpu.replica), 1)} ms (its start included)${
+      rsyncOk ? `; rsync -a ${formatNumber(median(cpu.rsync), 1)} ms (its processes together)` : ""
+    }`,
     writtenLine(written, floorWritten, bytes),
     `  a write on the master right after the sync, on the replica's disk in ${
       formatNumber(median(times.afterSync), 1)

@@ -93,12 +93,28 @@ export async function listTree(root: string): Promise<CorpusEntry[]> {
  * @returns Milliseconds, or 0 where `/proc` is missing.
  */
 export async function processCpuMs(pid: number): Promise<number> {
+  return (await cpuTicks(pid, 11)) * 1000 / CLOCK_TICKS_PER_SECOND; // utime, stime
+}
+
+/**
+ * CPU time, user and system, of this process's children that ended and were waited for
+ * (with theirs), from `/proc/self/stat`: read before and after a peer tool runs, the
+ * difference is that tool's CPU time, every process it started included (rsync's
+ * receiver and generator).
+ *
+ * @returns Milliseconds, or 0 where `/proc` is missing.
+ */
+export async function endedChildrenCpuMs(): Promise<number> {
+  return (await cpuTicks("self", 13)) * 1000 / CLOCK_TICKS_PER_SECOND; // cutime, cstime
+}
+
+/** Two adjacent clock-tick fields of `/proc/PID/stat` added up, from `at` (0 when missing). */
+async function cpuTicks(pid: number | "self", at: number): Promise<number> {
   try {
     const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
     // Fields after the command name (which may hold spaces) start at field 3.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
-    return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+    return Number(fields[at]) + Number(fields[at + 1]);
   } catch {
     return 0;
   }

@@ -10,6 +10,7 @@ export {
   benchCorpora,
   type Corpus,
   type CorpusEntry,
+  endedChildrenCpuMs,
   listTree,
   processCpuMs,
   processWrittenBytes,
