@@ -166,7 +166,7 @@ async function fresh(base: string, name: string): Promise<string> {
  * Initial sync of a tree over a Unix socket, against tar through a pipe and rsync: in
  * interleaved rounds, each tool's median compared, since this disk's speed drifts over
  * minutes. Every copy goes to a new folder: deleting thousands of files right before a
- * measurement slows file creation for the next half minute (see `discard`).
+ * measurement slows file creation for minutes (see `discard`).
  */
 async function initialSync(
   base: string,

@@ -3,7 +3,9 @@
  *
  * Deleting tens of thousands of files right before a measurement slows whatever creates
  * files next: ext4 without a journal (as on the machine these benchmarks were recorded on)
- * skips recently freed inodes when it allocates, for about half a minute. So a benchmark
+ * skips recently freed inodes when it allocates, for up to five minutes, looking at each one
+ * it skips (a `perf` profile of file creation then shows most of its time in the kernel's
+ * `recently_deleted`, and creating a file takes 5 to 15 times as long). So a benchmark
  * hands its trees to {@linkcode discard}, which only renames them aside; they are deleted
  * when the process exits.
  *

@@ -184,6 +184,13 @@ export interface PreparedFile {
  * modification time can be trusted by that time alone (see `settledWhenPlaced` in
  * lib/workspace), since any later write changes it.
  *
+ * Its system calls (and {@linkcode PreparedFile.place}'s) run synchronously on the calling
+ * thread. Measured against the two ways of moving them off it, in a replica's initial sync of
+ * 10,000 files of 200 B to 6 KiB (four interleaved rounds each, one run): Deno's asynchronous
+ * calls (each a trip through its blocking pool) took 30% more user and twice the system CPU
+ * time; a worker making the calls, told of each file by a message and answering with its
+ * status, 60% more user CPU time. Both syncs took longer.
+ *
  * @returns The prepared file, to place.
  * @throws Any I/O error, or whatever `source` throws; the temp file is then removed.
  */

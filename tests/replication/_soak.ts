@@ -39,7 +39,14 @@ import {
   withDirs,
   writeBacksAnswered,
 } from "./_harness.ts";
-import { Captures, Changer, CONTESTED, type Kinds, type Written } from "./_soak_changes.ts";
+import {
+  Captures,
+  Changer,
+  CONTESTED,
+  type Kinds,
+  LARGEST_WRITTEN,
+  type Written,
+} from "./_soak_changes.ts";
 
 /** Sizes of one soak run. */
 export interface SoakOptions {
@@ -65,8 +72,11 @@ export interface SoakOptions {
    */
   racingShare?: number;
   /**
-   * Most bytes a connection through the relay carries before it is cut: well above the
-   * largest frame (a content written is at most about 120 KB), which must get through.
+   * Most bytes a connection through the relay carries before it is cut: at least twice the
+   * largest frame, which must get through whole (docs/PROTOCOL.md §4). A content written is
+   * at most about 120 KB, and the tree is made with no file over half of this: a sandbox
+   * replica keeps no copy of the master's content, so a file the master moves is fetched
+   * again, in one frame.
    */
   maxCutBytes: number;
   /** How long the trees may take to match after changes. @default {60000} */
@@ -114,7 +124,15 @@ async function soak(
 ): Promise<SoakFigures> {
   const started = performance.now();
   const { seed } = options;
-  await makeRealisticTree(m, { files: options.files, seed, maxSize: 512 * 1024 });
+  if (options.maxCutBytes < 2 * LARGEST_WRITTEN) {
+    throw new RangeError(
+      `A soak's connections must carry at least ${
+        2 * LARGEST_WRITTEN
+      } bytes each, twice the largest content it writes`,
+    );
+  }
+  const maxSize = Math.min(512 * 1024, Math.floor(options.maxCutBytes / 2));
+  await makeRealisticTree(m, { files: options.files, seed, maxSize });
   const model = await treeState(m, [], true);
   const sock = `${base}/m.sock`;
   const master = await startMaster(m, sock);
