@@ -144,7 +144,7 @@ Deno.test("summarizeProfiles() counts a worker's wait for the profiler as idle",
     assert.equal(profiles.length, 2, "the main thread's profile and the worker's");
     const summary = summarizeProfiles(profiles);
     // Deno holds a worker about 500 ms at its start under --cpu-prof; neither thread
-    // does more than a few milliseconds of work.
-    assert.ok(summary.busyMs < 250, `${summary.busyMs.toFixed(0)} ms counted as busy`);
+    // does more than a few tens of milliseconds of work, even on a loaded machine.
+    assert.ok(summary.busyMs < 450, `${summary.busyMs.toFixed(0)} ms counted as busy`);
     assert.ok(!summary.functions.some((f) => f.name.startsWith("op_worker_maybe_wait")));
   }));
