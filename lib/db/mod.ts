@@ -11,5 +11,10 @@ export {
   BackgroundCheckpointer,
   type BackgroundCheckpointerOptions,
 } from "./background_checkpointer.ts";
+export {
+  CHECKPOINT_IDLE_MS,
+  CheckpointWhileBusy,
+  type CheckpointWhileBusyOptions,
+} from "./checkpoint_while_busy.ts";
 export { statementCache } from "./statement_cache.ts";
 export { columns, type Row, type RowReader } from "./row.ts";

@@ -1,5 +1,4 @@
 import type { Cas } from "../cas/mod.ts";
-import { BackgroundCheckpointer } from "../db/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
 import type { Store } from "../store/mod.ts";
@@ -147,8 +146,6 @@ class Replica implements ReplicaHandle {
   #wakeClosed!: () => void;
   readonly #closedSignal = new Promise<void>((resolve) => this.#wakeClosed = resolve);
   #loop: Promise<void> = Promise.resolve();
-  /** Checkpoints the store's WAL off the apply path (see `BackgroundCheckpointer`). */
-  #checkpointer: BackgroundCheckpointer | null = null;
 
   constructor(options: ReplicaOptions) {
     this.options = options;
@@ -172,11 +169,6 @@ class Replica implements ReplicaHandle {
   }
 
   start(): void {
-    // An initial sync commits a batch every few milliseconds: their checkpoints (a copy
-    // and two fsyncs each) run on a worker rather than inside those commits.
-    if (this.core.store.db.location() !== null) {
-      this.#checkpointer = BackgroundCheckpointer.start(this.core.store.db);
-    }
     this.core.startJournaling();
     this.#loop = this.#connectLoop();
   }
@@ -236,7 +228,7 @@ class Replica implements ReplicaHandle {
     this.#session?.close("replica shutting down");
     await this.#loop;
     this.core.saveApplied();
-    await this.#checkpointer?.stop(); // the store may outlive the replica too
+    await this.core.checkpoints.close(); // the store may outlive the replica too
     this.core.resumeWatching(); // the workspace may outlive the replica
   }
 

@@ -1,5 +1,5 @@
 import type { Cas } from "../cas/mod.ts";
-import { inTransaction } from "../db/mod.ts";
+import { CheckpointWhileBusy, inTransaction } from "../db/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
 import { type Iteration, ORIGINS, type Store } from "../store/mod.ts";
@@ -74,6 +74,12 @@ export class ReplicaCore {
   readonly keepsMasterContent: boolean;
   /** Reads of content this replica did not keep, through the open connection. */
   readonly masterTier = new MasterContentTier();
+  /**
+   * The store's WAL checkpoints, run by a worker while a large catch-up commits a batch
+   * every few milliseconds (a copy and two fsyncs each, off the apply path), by the
+   * commits themselves the rest of the time; `replica.ts` closes it.
+   */
+  readonly checkpoints: CheckpointWhileBusy;
   readonly options: ReplicaCoreOptions;
   /** The highest master sequence applied here. */
   applied: number;
@@ -108,6 +114,7 @@ export class ReplicaCore {
     this.keepsMasterContent = options.keepMasterContent ?? this.mode === "local-sync";
     if (!this.keepsMasterContent) this.cas.setTier(this.masterTier);
     this.tables = openReplicaTables(this.store.db);
+    this.checkpoints = new CheckpointWhileBusy(this.store.db);
     const stored = this.store.getMeta(SANDBOX_META);
     this.sandboxId = validateSandboxId(
       options.sandboxId ?? stored ?? `sandbox-${crypto.randomUUID()}`,

@@ -117,6 +117,8 @@ export class ReplicaExecutor {
       case "resumeWatching":
         return core.resumeWatching();
       case "startProgress":
+        // A large catch-up: its batches' checkpoints run on a worker until it is over.
+        core.checkpoints.busy();
         this.#progress = new SyncProgress({
           label: action.label,
           from: action.from,
@@ -222,10 +224,11 @@ export class ReplicaExecutor {
     this.#progress?.update(sequence, size);
   }
 
-  /** Ends the progress shown, if any. */
+  /** Ends the progress shown, if any; the checkpoint worker stops after a quiet while. */
   finishProgress(): void {
     this.#progress?.finish();
     this.#progress = null;
+    this.#p.core.checkpoints.idle();
   }
 
   /** Forgets notes of versions applied since; the rest still tell crash-left files apart. */
