@@ -208,6 +208,8 @@ export const BINARY_PERMISSIONS: readonly string[] = [
  * (151 to 154 MiB), with `MALLOC_TRIM_THRESHOLD_` too (151), `--no-memory-pool` (162),
  * `--no-large-page-pool` (152), `--compact-on-every-full-gc` (167). V8's trace of such a scan
  * shows 15 to 30 MiB of heap in use and about 27 MiB of pages pooled for reuse throughout.
+ * All of that with the checkpoint worker running from start to close; it now runs only during
+ * a large catch-up (`CheckpointWhileBusy` in lib/db), about 6 MiB less in each such copy.
  *
  * `--expose-gc` gives the heap keeper (lib/memory) V8's `gc()`: a large process collects its
  * garbage every 8 MiB (or a quarter of what is alive, when more) instead of letting it fill
