@@ -117,32 +117,46 @@ Deno.test("summarizeProfiles() finds the busy function of a real deno --cpu-prof
 
 Deno.test("summarizeProfiles() counts a worker's wait for the profiler as idle", () =>
   withTempDir(async (dir) => {
+    const profiles = `${dir}/profiles`;
     await Deno.writeTextFile(
       `${dir}/echo.ts`,
-      `self.onmessage = () => self.postMessage("pong");\n`,
+      `self.onmessage = () => { self.postMessage("pong"); self.close(); };\n`,
     );
+    // The worker's profile is written as the worker shuts down: the script waits until it
+    // is there whole (10 s at most), or it could exit with it half written.
     await Deno.writeTextFile(
       `${dir}/main.ts`,
       `const worker = new Worker(new URL("./echo.ts", import.meta.url), { type: "module" });
       await new Promise((resolve) => { worker.onmessage = resolve; worker.postMessage("ping"); });
-      worker.terminate();
+      for (let tries = 0; tries < 200; tries++) {
+        const names = [...Deno.readDirSync(${JSON.stringify(profiles)})]
+          .map((entry) => entry.name).filter((name) => name.includes("worker"));
+        try {
+          if (names.length === 1) {
+            JSON.parse(Deno.readTextFileSync(${JSON.stringify(profiles)} + "/" + names[0]));
+            break;
+          }
+        } catch { /* still being written */ }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       `,
     );
+    await Deno.mkdir(profiles);
     const { success } = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         `--allow-read=${dir}`,
         "--cpu-prof",
-        `--cpu-prof-dir=${dir}/profiles`,
+        `--cpu-prof-dir=${profiles}`,
         `${dir}/main.ts`,
       ],
       stdout: "null",
       stderr: "inherit",
     }).output();
     assert.ok(success);
-    const profiles = await readProfiles(`${dir}/profiles`);
-    assert.equal(profiles.length, 2, "the main thread's profile and the worker's");
-    const summary = summarizeProfiles(profiles);
+    const read = await readProfiles(profiles);
+    assert.equal(read.length, 2, "the main thread's profile and the worker's");
+    const summary = summarizeProfiles(read);
     // Deno holds a worker about 500 ms at its start under --cpu-prof; neither thread
     // does more than a few tens of milliseconds of work, even on a loaded machine.
     assert.ok(summary.busyMs < 450, `${summary.busyMs.toFixed(0)} ms counted as busy`);
