@@ -21,9 +21,10 @@ export interface CheckpointWhileBusyOptions {
  * A {@linkcode BackgroundCheckpointer} that runs only while a bulk of commits does (a
  * replica's initial sync, catch-up or resync): the writer's own automatic checkpoint
  * serves the rest of the time. The worker is a second V8 isolate: about 6 MiB of a large
- * replica's resident memory (13 MiB of a small process), measured on ten copies of a
- * 100,000-file replica restarting at once (peak 149.0 MiB with it, 138.1 without). Outside
- * a bulk, commits are few and small, and checkpointing inside them costs little.
+ * replica's resident memory (13 MiB of a small process), measured side by side on ten copies
+ * of a 100,000-file replica restarting at once (typical copies 124–134 MiB with it, 118–128
+ * without), less than what separates two such runs (another without it peaked at 148.6).
+ * Outside a bulk, commits are few and small, and checkpointing inside them costs little.
  *
  * Transitions run one after another: a start waits for a stop under way, and nothing
  * starts once {@linkcode CheckpointWhileBusy.close} was called.
