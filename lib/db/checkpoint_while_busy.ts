@@ -13,8 +13,6 @@ export interface CheckpointWhileBusyOptions {
    * @default {CHECKPOINT_IDLE_MS}
    */
   idleMs?: number;
-  /** Milliseconds between two of the worker's checkpoints (see `BackgroundCheckpointer`). */
-  intervalMs?: number;
 }
 
 /**
@@ -107,11 +105,7 @@ export class CheckpointWhileBusy {
       // A worker that failed has handed checkpoints back to the writer: a next bulk tries
       // a new one.
       if (wanted && !this.running) {
-        this.#checkpointer = BackgroundCheckpointer.start(this.#db, {
-          ...(this.#options.intervalMs === undefined
-            ? {}
-            : { intervalMs: this.#options.intervalMs }),
-        });
+        this.#checkpointer = BackgroundCheckpointer.start(this.#db);
       } else if (!wanted && this.#checkpointer !== null) {
         const stopping = this.#checkpointer;
         this.#checkpointer = null;

@@ -3,10 +3,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { BackgroundCheckpointer, columns, inTransaction, openDatabase } from "../../lib/db/mod.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
-
-function autocheckpoint(db: DatabaseSync): number {
-  return columns(db.prepare("PRAGMA wal_autocheckpoint").get()!).integer("wal_autocheckpoint");
-}
+import { autocheckpoint } from "../_helpers/wal_autocheckpoint.ts";
 
 function walBytes(path: string): number {
   return Deno.statSync(`${path}-wal`).size;

@@ -5,13 +5,10 @@
  */
 import assert from "node:assert/strict";
 import type { DatabaseSync } from "node:sqlite";
-import { CheckpointWhileBusy, columns, openDatabase } from "../../lib/db/mod.ts";
+import { CheckpointWhileBusy, openDatabase } from "../../lib/db/mod.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
-
-function autocheckpoint(db: DatabaseSync): number {
-  return columns(db.prepare("PRAGMA wal_autocheckpoint").get()!).integer("wal_autocheckpoint");
-}
+import { autocheckpoint } from "../_helpers/wal_autocheckpoint.ts";
 
 async function withDatabase(work: (db: DatabaseSync) => Promise<void>): Promise<void> {
   await withTempDir(async (dir) => {

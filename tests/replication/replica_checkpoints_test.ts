@@ -6,15 +6,10 @@
  * run in this process over a real Unix socket.
  */
 import assert from "node:assert/strict";
-import type { DatabaseSync } from "node:sqlite";
-import { columns } from "../../lib/db/mod.ts";
 import { LARGE_CATCHUP } from "../../lib/replication/replica_state.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { withMasterAndReplica } from "./_in_process_pair.ts";
-
-function autocheckpoint(db: DatabaseSync): number {
-  return columns(db.prepare("PRAGMA wal_autocheckpoint").get()!).integer("wal_autocheckpoint");
-}
+import { autocheckpoint } from "../_helpers/wal_autocheckpoint.ts";
 
 for (
   const { files, large } of [{ files: LARGE_CATCHUP + 100, large: true }, {
