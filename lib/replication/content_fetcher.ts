@@ -1,4 +1,4 @@
-import { TaskLimiter } from "../concurrency/mod.ts";
+import { forEachLimited, TaskLimiter } from "../concurrency/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import {
   assertBytesHash,
@@ -15,6 +15,11 @@ import type {
   ContentNotFoundMessage,
   WireMessage,
 } from "../wire/mod.ts";
+import { rangeAnswered, rangeKey } from "./content_range.ts";
+import type { LostFetch, PartialContents } from "./partial_contents.ts";
+
+/** Ranges of one content asked for at once. */
+const RANGES_IN_FLIGHT = 4;
 
 /** The master does not hold content a replica asked for. */
 export class ContentUnavailableError extends Error {
@@ -45,6 +50,12 @@ export interface ContentFetcherOptions {
   budgetBytes?: number;
   /** Attempts per content or chunk whose bytes arrive corrupt. @default {3} */
   attempts?: number;
+  /**
+   * The replica's contents fetched in ranges, kept across its connections: a whole fetch
+   * this connection's end cuts short is noted there, and fetched in ranges by the next.
+   * Without it every content is fetched whole.
+   */
+  partials?: PartialContents;
 }
 
 type Answer = ContentFetchResponseMessage | ContentNotFoundMessage;
@@ -67,6 +78,9 @@ export class ContentFetcher {
   readonly #ensuring = new Map<string, Promise<void>>();
   readonly #fetchingBytes = new Map<string, Promise<Uint8Array | null>>();
   readonly #limiter: TaskLimiter;
+  readonly #partials: PartialContents | undefined;
+  /** Requests sent and not answered, of a known size: lost if the connection ends. */
+  readonly #sent = new Map<string, LostFetch>();
   #failed: unknown = null;
   #needed = 0;
 
@@ -79,6 +93,7 @@ export class ContentFetcher {
       options.budgetBytes ?? 8 * 1024 * 1024,
     );
     this.#attempts = options.attempts ?? 3;
+    this.#partials = options.partials;
   }
 
   /** Requests sent and not answered yet, or waiting for a slot. */
@@ -174,8 +189,13 @@ export class ContentFetcher {
     for (const waiter of waiters) waiter.resolve(answer);
   }
 
-  /** Fails every request in flight and every later one (the connection is gone). */
+  /**
+   * Fails every request in flight and every later one (the connection is gone); those
+   * sent and not answered are noted as lost (see `PartialContents.lost`).
+   */
   fail(error: unknown): void {
+    if (this.#failed === null) this.#partials?.lost([...this.#sent.values()]);
+    this.#sent.clear();
     this.#failed = error;
     const waiting = [...this.#waiting.values()].flat();
     this.#waiting.clear();
@@ -213,7 +233,8 @@ export class ContentFetcher {
     whole: (bytes: Uint8Array) => Promise<void>,
   ): Promise<void> {
     const fetched = metrics.fetchLatency.startTimer();
-    await this.#fetchVerified(hash, answerSize(size), async (answer) => {
+    const exact = size !== undefined && size < CHUNKING_THRESHOLD ? size : undefined;
+    await this.#fetchVerified(hash, answerSize(size), exact, async (answer) => {
       if (answer.chunk_manifest === null) await whole(answer.content);
       else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
     });
@@ -227,6 +248,7 @@ export class ContentFetcher {
         this.#fetchVerified(
           chunk.hash,
           chunk.size,
+          chunk.size,
           (answer) => this.#putFetched(chunk.hash, answer.content),
         )
       ),
@@ -234,19 +256,75 @@ export class ContentFetcher {
     await this.#cas.putManifest(hash, manifest);
   }
 
-  /** Asks for `hash` and stores the answer, asking again while it arrives corrupt. */
+  /**
+   * Asks for `hash` and stores the answer, asking again while it arrives corrupt.
+   *
+   * @param size The content's exact size, when known (what ranges need).
+   */
   async #fetchVerified(
     hash: string,
     answerBytes: number,
+    size: number | undefined,
     store: (answer: ContentFetchResponseMessage) => Promise<void>,
   ): Promise<void> {
     for (let attempt = 1;; attempt++) {
-      const answer = await this.#request(hash, answerBytes);
-      if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
       try {
-        return await store(answer);
+        const answer = await this.#answer(hash, answerBytes, size);
+        if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
+        await store(answer);
+        this.#partials?.forget(hash);
+        return;
       } catch (error) {
+        // What was received in ranges is dropped: the next attempt fetches it whole.
+        if (error instanceof CorruptContentError) this.#partials?.forget(hash);
         if (!(error instanceof CorruptContentError) || attempt >= this.#attempts) throw error;
+      }
+    }
+  }
+
+  /**
+   * The master's answer for `hash`: asked for whole, or assembled from ranges when a past
+   * connection lost its whole fetch (see `PartialContents`), unverified either way.
+   */
+  async #answer(hash: string, answerBytes: number, size: number | undefined): Promise<Answer> {
+    if (size !== undefined && this.#partials?.sizeOf(hash) === size) {
+      const content = await this.#fetchRanges(hash, size);
+      if (content !== null) {
+        return {
+          type: "ContentFetchResponse",
+          content_hash: hash,
+          content,
+          size: BigInt(size),
+          chunk_manifest: null,
+        };
+      }
+    }
+    return await this.#request(hash, answerBytes, size);
+  }
+
+  /**
+   * Fetches what is missing of `hash` in ranges, a few at a time, until it is complete.
+   *
+   * @returns The whole content (not checked yet), or `null` when the master refused a
+   * range, or the partial content was dropped for room: then it is fetched whole.
+   */
+  async #fetchRanges(hash: string, size: number): Promise<Uint8Array | null> {
+    const partials = this.#partials!;
+    for (;;) {
+      const whole = partials.complete(hash);
+      if (whole !== null) return whole;
+      const missing = partials.missing(hash);
+      if (missing.length === 0) return null;
+      let refused = false;
+      await forEachLimited(missing, RANGES_IN_FLIGHT, async (range) => {
+        if (refused) return;
+        const answer = await this.#request(rangeKey(range), range.length, undefined, hash);
+        if (answer.type === "ContentNotFound") refused = true;
+        else partials.received(hash, range.offset, rangeAnswered(range, size, answer));
+      });
+      if (refused) {
+        partials.forget(hash);
+        return null;
       }
     }
   }
@@ -259,20 +337,38 @@ export class ContentFetcher {
     return this.#cas.putVerified(hash, bytes, { deferSync: true, readSoon: true });
   }
 
-  /** One request for `hash`, within the limits; one outstanding per hash. */
-  #request(hash: string, answerBytes: number): Promise<Answer> {
+  /**
+   * One request for `key` (a content hash or a range key), within the limits; one
+   * outstanding per key.
+   *
+   * @param size The content's exact size, when known: a request of a known size that the
+   * connection's end cuts short is noted as lost (see `PartialContents.lost`).
+   * @param rangeOf The content a range key asks a range of: noted as lost too.
+   */
+  #request(
+    key: string,
+    answerBytes: number,
+    size?: number,
+    rangeOf?: string,
+  ): Promise<Answer> {
     return this.#limiter.run(async () => {
       if (this.#failed) throw this.#failed;
       const answer = new Promise<Answer>((resolve, reject) => {
-        const waiters = this.#waiting.get(hash);
+        const waiters = this.#waiting.get(key);
         if (waiters) waiters.push({ resolve, reject });
-        else this.#waiting.set(hash, [{ resolve, reject }]);
+        else this.#waiting.set(key, [{ resolve, reject }]);
       });
       answer.catch(() => {}); // when sending fails, fail() rejects it with nobody awaiting
-      if (this.#waiting.get(hash)!.length === 1) {
-        await this.#send({ type: "ContentFetchRequest", content_hash: hash });
+      if (this.#waiting.get(key)!.length === 1) {
+        if (size !== undefined) this.#sent.set(key, { hash: key, bytes: answerBytes, size });
+        if (rangeOf !== undefined) this.#sent.set(key, { hash: rangeOf, bytes: answerBytes });
+        await this.#send({ type: "ContentFetchRequest", content_hash: key });
       }
-      return await answer;
+      try {
+        return await answer;
+      } finally {
+        this.#sent.delete(key);
+      }
     }, answerBytes);
   }
 }

@@ -6,6 +6,7 @@ import { type Iteration, ORIGINS, type Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import type { MasterVersion } from "./replica_paths.ts";
+import { PartialContents } from "./partial_contents.ts";
 import { MasterContentTier } from "./master_content_tier.ts";
 import type { ReplicaMode } from "./replica_state.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
@@ -74,6 +75,11 @@ export class ReplicaCore {
   readonly keepsMasterContent: boolean;
   /** Reads of content this replica did not keep, through the open connection. */
   readonly masterTier = new MasterContentTier();
+  /**
+   * Contents fetched in ranges because a connection's end cut their whole fetch short,
+   * with what the connections since carried of them (see `PartialContents`).
+   */
+  readonly partials = new PartialContents();
   /**
    * The store's WAL checkpoints, run by a worker while a large catch-up commits a batch
    * every few milliseconds (a copy and two fsyncs each, off the apply path), by the

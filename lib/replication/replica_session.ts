@@ -98,7 +98,7 @@ export class ReplicaSession {
     this.#transport = transport;
     this.#clock = options.clock ?? SYSTEM_CLOCK;
     const send = (message: WireMessage) => transport.send(message);
-    this.#fetcher = new ContentFetcher({ cas: core.cas, send });
+    this.#fetcher = new ContentFetcher({ cas: core.cas, send, partials: core.partials });
     this.#writeback = new WritebackLoop({
       journal: core.tables.journal,
       cas: core.cas,

@@ -6,7 +6,7 @@
  */
 import { put } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
-import { assert } from "./_assert.ts";
+import { assert, assertEquals } from "./_assert.ts";
 import { CuttingProxy } from "./_cutting_proxy.ts";
 import { prng } from "../wire/_vectors.ts";
 import {
@@ -134,6 +134,43 @@ Deno.test("a sandbox's backlog of write-backs gets through a relay cutting every
       const tree = await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 120_000 });
       assert(tree.size === files, `${tree.size} of ${files} files on both sides`);
       assert(proxy.cuts >= 10, `only ${proxy.cuts} cuts: the test did not cut often`);
+    } finally {
+      try {
+        await stopPeers(replica, master);
+      } finally {
+        proxy.close();
+      }
+    }
+  });
+});
+
+Deno.test("content larger than any connection carries gets through a relay cutting every 60 KB, in ranges", async () => {
+  const seed = Number(Deno.env.get("CHRONICLE_CUTS_SEED") ?? 20261124);
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    // A few small files around three that no connection carries whole: one fetched
+    // whole, one nearly 1 MB, and one chunked (4 MiB and more: chunks of 256 KiB and up).
+    for (let i = 0; i < 20; i++) await put(m, `small/f${i}.txt`, pseudoRandomBytes(900, i + 1));
+    await put(m, "large/a.bin", pseudoRandomBytes(150_000, 101));
+    await put(m, "large/b.bin", pseudoRandomBytes(900_000, 102));
+    await put(m, "large/c.bin", pseudoRandomBytes(4_300_000, 103));
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const proxy = CuttingProxy.start({
+      listen: `${base}/proxy.sock`,
+      upstream: sock,
+      seed,
+      maxBytes: CUT_EVERY,
+    });
+    const replica = await startReplica(r, `${base}/proxy.sock`, {
+      args: ["--backoff-max", "60"],
+    });
+    try {
+      const tree = await waitForSameTrees([m, r], {
+        peers: [master, replica],
+        timeoutMs: 240_000,
+      });
+      assertEquals(tree.size, 23);
+      assert(proxy.cuts >= 100, `only ${proxy.cuts} cuts for 5.4 MB: the test did not cut`);
     } finally {
       try {
         await stopPeers(replica, master);
