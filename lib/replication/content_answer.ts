@@ -89,7 +89,10 @@ export async function answerContentRange(
     return {
       type: "ContentFetchResponse",
       content_hash: key,
-      content: whole.subarray(range.offset, range.offset + length),
+      // A copy: a view would keep the whole content alive while the answer waits to be
+      // sent, and the send budget counts only the slice (a peer asking for one byte of
+      // many large contents, reading nothing, would hold them all).
+      content: whole.slice(range.offset, range.offset + length),
       size: BigInt(whole.length),
       chunk_manifest: null,
     };
@@ -102,7 +105,10 @@ export async function answerContentRange(
 /**
  * The contents the master read last to answer ranges, verified, by hash: at most
  * `maxBytes` together, the least recently used dropped first. Only contents stored whole
- * (under the chunking threshold) are read.
+ * (under the chunking threshold) are read. A replica asks for many ranges of one content
+ * in a row: each is sliced from the content read for the first. A peer asking for ranges
+ * of many contents makes the master read each whole, as whole fetches of them would; the
+ * fetch scheduler bounds how many answers are prepared at once.
  */
 export class RecentContents {
   readonly #maxBytes: number;

@@ -84,7 +84,9 @@ Deno.test("the master answers a range of a content stored whole, within its fram
       return content;
     };
     const at = (offset: number, length: number) => rangeKey({ hash, offset, length });
-    assertEquals(await slice(at(1000, 5000)), bytes.subarray(1000, 6000));
+    const first = await slice(at(1000, 5000));
+    assertEquals(first, bytes.subarray(1000, 6000));
+    assertEquals(first.buffer.byteLength, 5000, "a copy, not a view of the whole content");
     assertEquals(await slice(at(2_999_000, 5000)), bytes.subarray(2_999_000), "to the end");
     assertEquals((await slice(at(0, 3_000_000))).length, RANGE_MAX_BYTES, "at most 1 MiB");
     assertEquals((await slice(at(0, 100_000), 10_256)).length, 10_000, "within the frame");
