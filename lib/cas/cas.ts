@@ -14,6 +14,7 @@ import { assertBytesHash, assertContentHash, isContentHash, sha256Hex } from "./
 import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 import { concat } from "./_files.ts";
 import { LocalStore } from "./_local_store.ts";
+import { type ObjectRange, readObjectRange } from "./_ranged_reads.ts";
 import { putFile, putHashed, putPieces } from "./_chunked_writes.ts";
 import {
   contentPieces,
@@ -390,6 +391,19 @@ export class Cas {
   readSmallWithin(hashes: Iterable<string>, maxBytes: number): Map<string, Uint8Array> {
     const valid = [...hashes].filter(isContentHash);
     return this.#store.readRowsWithin(valid, maxBytes);
+  }
+
+  /**
+   * Reads `length` bytes from `offset` of an object stored whole (a content under the
+   * chunking threshold, or a chunk), unverified: for a reader that checks the whole it
+   * assembles against its hash (a replica's ranged fetch). The cost follows the slice.
+   *
+   * @returns The bytes (fewer at the object's end) and the object's size; `null` when it
+   * is not stored whole here (absent, or chunked).
+   */
+  readRange(hash: string, offset: number, length: number): ObjectRange | null {
+    assertContentHash(hash);
+    return readObjectRange(this.#store, hash, offset, length);
   }
 
   /**

@@ -30,6 +30,7 @@ export { type FileHash, hashFile } from "./hash_file.ts";
 export { HashPrefixSet } from "./hash_prefix_set.ts";
 export { manifestProblem } from "./manifest_problem.ts";
 export { SMALL_OBJECT_LIMIT } from "./small_objects.ts";
+export type { ObjectRange } from "./_ranged_reads.ts";
 export {
   CHUNKING_THRESHOLD,
   type ChunkManifest,

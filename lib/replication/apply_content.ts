@@ -68,7 +68,7 @@ export class VersionContent {
       }
     }
     try {
-      await this.#c.fetcher.need(hash);
+      await this.#c.fetcher.need(hash, item.size);
       return true;
     } catch (error) {
       return this.#unavailable(item, error) ?? false;

@@ -79,6 +79,9 @@ export class ContentFetcher {
   readonly #fetchingBytes = new Map<string, Promise<Uint8Array | null>>();
   readonly #limiter: TaskLimiter;
   readonly #partials: PartialContents | undefined;
+  /** Contents being fetched in ranges, within what `#partials` holds (see `#fetchRanges`). */
+  readonly #rangedSlots: TaskLimiter | undefined;
+  readonly #ranging = new Map<string, Promise<Uint8Array | null>>();
   /** Requests sent and not answered, of a known size: lost if the connection ends. */
   readonly #sent = new Map<string, LostFetch>();
   #failed: unknown = null;
@@ -94,6 +97,7 @@ export class ContentFetcher {
     );
     this.#attempts = options.attempts ?? 3;
     this.#partials = options.partials;
+    if (this.#partials) this.#rangedSlots = new TaskLimiter(64, this.#partials.maxBytes);
   }
 
   /** Requests sent and not answered yet, or waiting for a slot. */
@@ -191,10 +195,10 @@ export class ContentFetcher {
 
   /**
    * Fails every request in flight and every later one (the connection is gone); those
-   * sent and not answered are noted as lost (see `PartialContents.lost`).
+   * sent and not answered are noted as lost (see `PartialContents.connectionEnded`).
    */
   fail(error: unknown): void {
-    if (this.#failed === null) this.#partials?.lost([...this.#sent.values()]);
+    if (this.#failed === null) this.#partials?.connectionEnded([...this.#sent.values()]);
     this.#sent.clear();
     this.#failed = error;
     const waiting = [...this.#waiting.values()].flat();
@@ -304,14 +308,29 @@ export class ContentFetcher {
 
   /**
    * Fetches what is missing of `hash` in ranges, a few at a time, until it is complete.
+   * Concurrent calls for one hash share the work. The contents filled at once take at
+   * most what the partial contents may hold, so none is dropped for another's room.
    *
    * @returns The whole content (not checked yet), or `null` when the master refused a
-   * range, or the partial content was dropped for room: then it is fetched whole.
+   * range, or the partial content was dropped (forgotten meanwhile): then it is fetched
+   * whole.
    */
-  async #fetchRanges(hash: string, size: number): Promise<Uint8Array | null> {
+  #fetchRanges(hash: string, size: number): Promise<Uint8Array | null> {
+    return shared(this.#ranging, hash, () =>
+      this.#rangedSlots!.run(async () => {
+        this.#partials!.filling(hash, true);
+        try {
+          return await this.#fillRanges(hash, size);
+        } finally {
+          this.#partials!.filling(hash, false);
+        }
+      }, size));
+  }
+
+  async #fillRanges(hash: string, size: number): Promise<Uint8Array | null> {
     const partials = this.#partials!;
     for (;;) {
-      const whole = partials.complete(hash);
+      const whole = partials.take(hash);
       if (whole !== null) return whole;
       const missing = partials.missing(hash);
       if (missing.length === 0) return null;
@@ -342,7 +361,7 @@ export class ContentFetcher {
    * outstanding per key.
    *
    * @param size The content's exact size, when known: a request of a known size that the
-   * connection's end cuts short is noted as lost (see `PartialContents.lost`).
+   * connection's end cuts short is noted as lost (see `PartialContents.connectionEnded`).
    * @param rangeOf The content a range key asks a range of: noted as lost too.
    */
   #request(
@@ -359,15 +378,17 @@ export class ContentFetcher {
         else this.#waiting.set(key, [{ resolve, reject }]);
       });
       answer.catch(() => {}); // when sending fails, fail() rejects it with nobody awaiting
+      let sent: LostFetch | undefined;
       if (this.#waiting.get(key)!.length === 1) {
-        if (size !== undefined) this.#sent.set(key, { hash: key, bytes: answerBytes, size });
-        if (rangeOf !== undefined) this.#sent.set(key, { hash: rangeOf, bytes: answerBytes });
+        if (size !== undefined) sent = { hash: key, bytes: answerBytes, size };
+        if (rangeOf !== undefined) sent = { hash: rangeOf, bytes: answerBytes, range: true };
+        if (sent) this.#sent.set(key, sent);
         await this.#send({ type: "ContentFetchRequest", content_hash: key });
       }
       try {
         return await answer;
       } finally {
-        this.#sent.delete(key);
+        if (sent && this.#sent.get(key) === sent) this.#sent.delete(key);
       }
     }, answerBytes);
   }

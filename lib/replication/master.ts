@@ -16,7 +16,7 @@ import { MAX_FRAME_PAYLOAD } from "../wire/mod.ts";
 import { MasterState } from "./master_state.ts";
 import { type MasterConflict, MasterConflicts } from "./master_conflicts.ts";
 import { NotificationSource } from "./notification_source.ts";
-import { answerContentFetch, RecentContents } from "./content_answer.ts";
+import { answerContentFetch } from "./content_answer.ts";
 import { RowReadAhead } from "./row_read_ahead.ts";
 import { FetchScheduler } from "./fetch_scheduler.ts";
 import { orderedMap } from "./_ordered_map.ts";
@@ -187,11 +187,6 @@ const FETCH_QUEUE_TOTAL = 4096;
 /** Answer bytes prepared and not yet sent, per connection and in all. */
 const FETCH_SEND_BYTES_PER_CONNECTION = 64 * 1024 * 1024;
 const FETCH_SEND_BYTES_TOTAL = 256 * 1024 * 1024;
-/**
- * Contents held read to answer ranged fetches (see `RecentContents`), over every
- * connection: a few whole contents of up to 4 MiB, each sliced many times.
- */
-const RANGED_CONTENTS_BYTES = 16 * 1024 * 1024;
 /** Default budget of partial-frame bytes over every connection. */
 const PARTIAL_FRAME_BYTES_TOTAL = 128 * 1024 * 1024;
 /**
@@ -238,7 +233,6 @@ class Master implements MasterHandle {
     });
     this.#unsubscribe = this.#store.onRecorded((recorded) => this.#publish(recorded));
     const readAhead = new RowReadAhead(this.#cas);
-    const ranged = new RecentContents(RANGED_CONTENTS_BYTES);
     this.#fetches = new FetchScheduler({
       answer: (hash, maxPayload, next) =>
         answerContentFetch(
@@ -246,7 +240,6 @@ class Master implements MasterHandle {
           hash,
           maxPayload,
           (wanted, maxBytes) => readAhead.take(wanted, next, maxBytes),
-          ranged,
         ),
       concurrency: FETCH_CONCURRENCY,
       maxTotal: FETCH_QUEUE_TOTAL,

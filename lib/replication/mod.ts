@@ -116,7 +116,7 @@ export {
 } from "./master_state.ts";
 export { ApplyIntents, type IntendedWrite } from "./apply_intents.ts";
 export { INLINE_LIMIT, notificationFor } from "./notification_source.ts";
-export { answerContentFetch, RecentContents } from "./content_answer.ts";
+export { answerContentFetch } from "./content_answer.ts";
 export { diskMatches, type ExpectedState } from "./disk_check.ts";
 export * from "./transports/mod.ts";
 /** The clock a master's sessions run on (`MasterOptions.clock`), from `lib/concurrency`. */

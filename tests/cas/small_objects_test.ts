@@ -356,3 +356,24 @@ Deno.test({
       }
     }),
 });
+
+Deno.test("readRange reads a slice of a row or of a file, unverified, and nothing of chunked or absent content", () =>
+  withDbCas(async (cas, db) => {
+    const rowBytes = pseudoRandomBytes(20_000, 1);
+    const fileBytes = pseudoRandomBytes(300_000, 2);
+    const row = await cas.putBytes(rowBytes);
+    const file = await cas.putBytes(fileBytes);
+    const chunked = await cas.putBytes(pseudoRandomBytes(CHUNKING_THRESHOLD + 10, 3));
+    assert.equal(rowCount(db), 1, "the small one is a row");
+    const fromRow = cas.readRange(row.hash, 1_000, 500)!;
+    assertBytes(fromRow.bytes, rowBytes.subarray(1_000, 1_500));
+    assert.equal(fromRow.size, 20_000);
+    const fromFile = cas.readRange(file.hash, 299_000, 5_000)!;
+    assertBytes(fromFile.bytes, fileBytes.subarray(299_000), "fewer at the end");
+    assert.equal(fromFile.size, 300_000);
+    assert.equal(fromFile.bytes.buffer.byteLength, 1_000, "only the slice is held");
+    assert.equal(cas.readRange(file.hash, 300_000, 10)!.bytes.length, 0, "past the end");
+    assert.equal(cas.readRange(chunked.hash, 0, 10), null, "chunked: not stored whole");
+    assert.equal(cas.readRange("ab".repeat(32), 0, 10), null);
+    assert.throws(() => cas.readRange("not a hash", 0, 10));
+  }));

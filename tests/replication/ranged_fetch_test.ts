@@ -13,7 +13,6 @@ import {
   answerContentFetch,
   connectUnix,
   listenUnix,
-  RecentContents,
   TransportClosedError,
   type TransportServer,
 } from "../../lib/replication/mod.ts";
@@ -47,7 +46,6 @@ async function withLink(work: (link: Link) => Promise<void>, options: LinkOption
   const target = await Cas.open(`${dir}/target`);
   const partials = new PartialContents();
   const requests: string[] = [];
-  const recent = new RecentContents(16 * 1024 * 1024);
   let budget = Infinity;
   const server: TransportServer = await listenUnix({
     path: `${dir}/s.sock`,
@@ -58,13 +56,7 @@ async function withLink(work: (link: Link) => Promise<void>, options: LinkOption
           if (message.type !== "ContentFetchRequest") continue;
           const key = message.content_hash;
           requests.push(key);
-          let answer = await answerContentFetch(
-            source,
-            key,
-            transport.maxPayload,
-            undefined,
-            recent,
-          );
+          let answer = await answerContentFetch(source, key, transport.maxPayload);
           if (parseRangeKey(key) && options.rangeAnswer) answer = options.rangeAnswer(answer);
           sent += answer.type === "ContentFetchResponse" ? answer.content.length + 100 : 100;
           if (sent > budget) break; // cut before the answer that would pass the budget
@@ -161,7 +153,7 @@ Deno.test("a master that refuses ranges gets asked for the whole content again",
     const bytes = pseudoRandomBytes(200_000, 4);
     const { hash } = await source.putBytes(bytes);
     // Lost once by an earlier connection.
-    partials.lost([{ hash, bytes: bytes.length, size: bytes.length }]);
+    partials.connectionEnded([{ hash, bytes: bytes.length, size: bytes.length }]);
     assertEquals(partials.sizeOf(hash), bytes.length);
     await throughCuts(Infinity, (fetcher) => fetcher.ensure(hash, bytes.length));
     assertEquals(await target.readBytes(hash), bytes);
@@ -191,10 +183,12 @@ Deno.test("a range answered with the wrong size or too many bytes is corrupt: wh
     await withLink(async ({ source, target, partials, requests, throughCuts }) => {
       const bytes = pseudoRandomBytes(200_000, 5);
       const { hash } = await source.putBytes(bytes);
-      partials.lost([{ hash, bytes: bytes.length, size: bytes.length }]);
+      partials.connectionEnded([{ hash, bytes: bytes.length, size: bytes.length }]);
       await throughCuts(Infinity, (fetcher) => fetcher.ensure(hash, bytes.length));
       assertEquals(await target.readBytes(hash), bytes, name);
+      assert(parseRangeKey(requests[0]!) !== null, `${name}: asked in ranges first`);
       assertEquals(requests.at(-1), hash, `${name}: fetched whole in the end`);
+      assertEquals(requests.filter((key) => key === hash).length, 1, `${name}: whole once`);
       assertEquals(partials.sizeOf(hash), undefined, name);
       assertEquals(partials.heldBytes, 0, name);
     }, {
@@ -209,3 +203,34 @@ function cut(error: unknown): boolean {
     error instanceof Deno.errors.ConnectionReset ||
     (error instanceof Error && error.message === "connection closed");
 }
+
+Deno.test("chunks of the largest size (a file of zeros) come in ranges too, and concurrent fetches of one content share its ranges", async () => {
+  await withLink(async ({ source, target, partials, requests, throughCuts }) => {
+    const zeros = new Uint8Array(10 * 1024 * 1024);
+    const { hash, chunked } = await source.putBytes(zeros);
+    assert(chunked);
+    const chunks = (await source.manifest(hash))!.chunks;
+    assert(chunks.some((chunk) => chunk.size === 4 * 1024 * 1024), "a chunk of 4 MiB");
+    await throughCuts(1_000_000, (fetcher) => fetcher.ensure(hash));
+    assertEquals(sha256Hex(await target.readBytes(hash)), hash);
+    const rangedChunks = new Set(requests.map((key) => parseRangeKey(key)?.hash));
+    assert(rangedChunks.has(chunks[0]!.hash), "the 4 MiB chunk came in ranges");
+    // Two callers of one content over a connection that carries it in ranges: one set.
+    const bytes = pseudoRandomBytes(300_000, 6);
+    const other = await source.putBytes(bytes);
+    partials.connectionEnded([{ hash: other.hash, bytes: bytes.length, size: bytes.length }]);
+    requests.length = 0;
+    let held: Uint8Array | null = null;
+    await throughCuts(Infinity, async (fetcher) => {
+      [held] = await Promise.all([
+        fetcher.fetchBytes(other.hash, bytes.length),
+        fetcher.ensure(other.hash, bytes.length),
+      ]);
+    });
+    assertEquals(held, bytes);
+    assertEquals(await target.readBytes(other.hash), bytes);
+    assert(!requests.includes(other.hash), "never asked for whole");
+    assertEquals(new Set(requests).size, requests.length, "no range asked for twice");
+    assertEquals(partials.heldBytes, 0);
+  });
+});
