@@ -78,20 +78,45 @@ export class VersionApplier {
    * before what it holds), then for the paths inside each that were held back behind it.
    */
   async releaseAll(released: { path: string; restore: boolean }[]): Promise<void> {
-    const { tables, store } = this.#c.core;
+    const { tables } = this.#c.core;
     const sorted = [...released].sort((a, b) => pathDepth(a.path) - pathDepth(b.path));
-    for (const { path, restore } of sorted) await this.release(path, restore);
-    const touched = sorted.map(({ path }) => path);
-    for (const { path } of sorted) {
-      for (const inside of tables.paths.deferredInside(path)) {
-        await this.release(inside, false);
-        touched.push(inside);
+    const touched: string[] = [];
+    let failed = false;
+    try {
+      for (const { path, restore } of sorted) {
+        touched.push(path);
+        await this.release(path, restore);
       }
+      for (const { path } of sorted) {
+        for (const inside of tables.paths.deferredInside(path)) {
+          touched.push(inside);
+          await this.release(inside, false);
+        }
+      }
+    } catch (error) {
+      failed = true;
+      throw error;
+    } finally {
+      // Also when a release failed (its connection ended while it fetched the master's
+      // version): those before it may have emptied a kept folder, and once they are
+      // released nothing else would look at that folder again.
+      await this.#removeEmptiedFolders(touched).catch((error) => {
+        if (!failed) throw error;
+        log("warn", "could not remove the folders a release emptied", { error });
+      });
     }
-    // A folder the master removed was kept while it held what was just released (§8):
-    // removed now if that left it empty, deepest first (one still holding something stays).
-    // That includes a released folder itself, kept while what it held was released after
-    // it (held back behind it, or behind its own write-back).
+  }
+
+  /**
+   * A folder the master removed was kept while it held what was just released (§8):
+   * removed now if that left it empty, deepest first (one still holding something stays).
+   * That includes a released folder itself, kept while what it held was released after
+   * it (held back behind it, or behind its own write-back).
+   *
+   * @param touched The paths released (or tried).
+   */
+  async #removeEmptiedFolders(touched: string[]): Promise<void> {
+    const { tables, store } = this.#c.core;
     const folders = new Set(touched.flatMap((path) => [path, ...ancestorsOf(path)]));
     for (const folder of [...folders].sort((a, b) => pathDepth(b) - pathDepth(a))) {
       const { applied, deferred } = tables.paths.get(folder);

@@ -501,3 +501,67 @@ Deno.test("a rename the master accepted leaves its source removed as the master'
       assert.deepEqual(replica.status().problems, []);
     });
   }));
+
+Deno.test("a folder the master removed goes once a release empties it, even when a later release of the same answer is cut short", () =>
+  withTempDir(async (root) => {
+    let connections = 0;
+    const entries: WriteBackMessage["entries"] = [];
+    // The master removed `d` and `d/a.txt` while the replica edited `d/a.txt` and then
+    // `e/z.txt`: `d/a.txt`'s removal is held back behind the edit, and `d` is kept (it
+    // holds `d/a.txt`). One answer rejects both edits. Its release removes `d/a.txt`, then
+    // fetches the master's `e/z.txt` back, and the connection ends before that fetch is
+    // answered: `d`, emptied, must still go (before, nothing looked at it again).
+    const script = async (master: Transport) => {
+      const connection = ++connections;
+      for await (const msg of master.messages()) {
+        if (msg.type === "BarrierRequest") {
+          await master.send(barrierConfirmation(connection === 1 ? 4 : 6));
+        } else if (msg.type === "CatchupRequest" && connection === 1) {
+          await master.send(notification(1, "d", 0o040755, ""));
+          await master.send(notification(2, "d/a.txt", 0o100644, "a file"));
+          await master.send(notification(3, "e", 0o040755, ""));
+          await master.send(notification(4, "e/z.txt", 0o100644, "z file"));
+          await master.send(heartbeat(4));
+        } else if (msg.type === "CatchupRequest") {
+          await master.send(heartbeat(6));
+        } else if (msg.type === "WriteBack" && connection === 1) {
+          entries.push(...msg.entries);
+          const paths = entries.map((entry) => entry.filepath);
+          if (!paths.includes("d/a.txt") || !paths.includes("e/z.txt")) continue;
+          await master.send(deletion(5, "d/a.txt"));
+          await master.send(deletion(6, "d"));
+          await master.send(heartbeat(6));
+          await master.send(allConflicts({ ...msg, entries }));
+        } else if (msg.type === "ContentFetchRequest" && connection === 1) {
+          master.close(); // the master's e/z.txt, for the release: cut short
+        } else if (msg.type === "ContentFetchRequest") {
+          await master.send(fetchResponse(msg.content_hash, text("z file")));
+        }
+      }
+    };
+    await withScriptedMaster(root, script, async (workspace, replica) => {
+      const paths = openReplicaTables(workspace.store.db).paths;
+      await waitFor(
+        "the master's files on the replica, recorded",
+        async () =>
+          await readText(`${root}/r/e/z.txt`) === "z file" &&
+          workspace.store.history("e/z.txt").length > 0 &&
+          workspace.store.history("d/a.txt").length > 0,
+      );
+      await workspace.writeBytes("d/a.txt", text("edited on the replica"));
+      await workspace.writeBytes("e/z.txt", text("z edited on the replica"));
+      await waitFor("d kept, holding d/a.txt", () => paths.get("d").applied.sequence === 6);
+      await waitFor(
+        "d and d/a.txt gone, and the master's e/z.txt back, on a later connection",
+        async () =>
+          await Deno.stat(`${root}/r/d`).then(() => false, () => true) &&
+          await readText(`${root}/r/e/z.txt`) === "z file",
+      );
+      assert.ok(connections >= 2);
+      assert.deepEqual(replica.status().conflicts.map((c) => c.path).sort(), [
+        "d/a.txt",
+        "e/z.txt",
+      ]);
+      assert.deepEqual(replica.status().problems, []);
+    }, { backoffMinMs: 10 });
+  }));
