@@ -73,10 +73,10 @@ export interface SoakOptions {
   racingShare?: number;
   /**
    * Most bytes a connection through the relay carries before it is cut: at least twice the
-   * largest frame, which must get through whole (docs/PROTOCOL.md §4). A content written is
-   * at most about 120 KB, and the tree is made with no file over half of this: a sandbox
-   * replica keeps no copy of the master's content, so a file the master moves is fetched
-   * again, in one frame.
+   * largest content a side writes (about 120 KB), since a write-back entry carries its
+   * content whole (docs/PROTOCOL.md §4). The tree's files (up to 512 KiB) may be larger: a
+   * sandbox replica keeps no copy of the master's content, so it fetches a file the master
+   * moves again, and a fetch a cut lost goes on in ranges.
    */
   maxCutBytes: number;
   /** How long the trees may take to match after changes. @default {60000} */
@@ -131,8 +131,7 @@ async function soak(
       } bytes each, twice the largest content it writes`,
     );
   }
-  const maxSize = Math.min(512 * 1024, Math.floor(options.maxCutBytes / 2));
-  await makeRealisticTree(m, { files: options.files, seed, maxSize });
+  await makeRealisticTree(m, { files: options.files, seed, maxSize: 512 * 1024 });
   const model = await treeState(m, [], true);
   const sock = `${base}/m.sock`;
   const master = await startMaster(m, sock);
