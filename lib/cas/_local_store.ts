@@ -412,7 +412,7 @@ async function makeFolder(dir: string): Promise<void> {
  * Moves an object file's modification time to now when it is over an hour old, so
  * eviction sees it as recently used; a failure only costs that hint.
  */
-function markUsed(path: string, mtime: Date | null): void {
+export function markUsed(path: string, mtime: Date | null): void {
   const now = Date.now();
   if (mtime !== null && now - mtime.getTime() < USE_RESOLUTION_MS) return;
   try {

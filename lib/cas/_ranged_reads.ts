@@ -1,4 +1,4 @@
-import type { LocalStore } from "./_local_store.ts";
+import { type LocalStore, markUsed } from "./_local_store.ts";
 
 /** A slice of an object stored whole, with the object's size. */
 export interface ObjectRange {
@@ -24,9 +24,10 @@ export function readObjectRange(
 ): ObjectRange | null {
   const row = store.small?.get(hash);
   if (row != null) return { bytes: row.slice(offset, offset + length), size: row.length };
+  const path = store.objectPath(hash);
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(store.objectPath(hash), { read: true });
+    file = Deno.openSync(path, { read: true });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
@@ -34,6 +35,7 @@ export function readObjectRange(
   try {
     const info = file.statSync();
     if (!info.isFile) return null;
+    markUsed(path, info.mtime); // read, as a whole read would be: not the next evicted
     const bytes = new Uint8Array(Math.max(0, Math.min(length, info.size - offset)));
     if (bytes.length === 0) return { bytes, size: info.size };
     file.seekSync(offset, Deno.SeekMode.Start);

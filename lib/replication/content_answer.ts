@@ -67,7 +67,7 @@ export async function answerContentFetch(
  * at or before `offset`. The slice is read alone, unverified (`Cas.readRange`): the
  * replica checks the whole it assembles, and a range costs the master what it carries.
  */
-export function answerContentRange(cas: Cas, key: string, maxPayload: number): WireMessage {
+function answerContentRange(cas: Cas, key: string, maxPayload: number): WireMessage {
   const notFound: WireMessage = { type: "ContentNotFound", content_hash: key };
   const range: ContentRange | null = parseRangeKey(key);
   if (range === null) return notFound;

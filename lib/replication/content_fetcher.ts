@@ -1,4 +1,4 @@
-import { forEachLimited, TaskLimiter } from "../concurrency/mod.ts";
+import { TaskLimiter } from "../concurrency/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import {
   assertBytesHash,
@@ -15,11 +15,9 @@ import type {
   ContentNotFoundMessage,
   WireMessage,
 } from "../wire/mod.ts";
-import { rangeAnswered, rangeKey } from "./content_range.ts";
+import { rangeKey } from "./content_range.ts";
 import type { LostFetch, PartialContents } from "./partial_contents.ts";
-
-/** Ranges of one content asked for at once. */
-const RANGES_IN_FLIGHT = 4;
+import { RangeFetches } from "./range_fetches.ts";
 
 /** The master does not hold content a replica asked for. */
 export class ContentUnavailableError extends Error {
@@ -60,6 +58,13 @@ export interface ContentFetcherOptions {
 
 type Answer = ContentFetchResponseMessage | ContentNotFoundMessage;
 
+/** What a fetch asks for (see `ContentFetcher.#fetchVerified`). */
+interface Wanted {
+  answerBytes: number;
+  size: number | undefined;
+  whole: boolean;
+}
+
 /**
  * Fetches content a replica lacks from the master, over one connection: one
  * `ContentFetchRequest` per hash at a time, answers matched by hash, chunked content
@@ -79,10 +84,8 @@ export class ContentFetcher {
   readonly #fetchingBytes = new Map<string, Promise<Uint8Array | null>>();
   readonly #limiter: TaskLimiter;
   readonly #partials: PartialContents | undefined;
-  /** Contents being fetched in ranges, within what `#partials` holds (see `#fetchRanges`). */
-  readonly #rangedSlots: TaskLimiter | undefined;
-  readonly #ranging = new Map<string, Promise<Uint8Array | null>>();
-  /** Requests sent and not answered, of a known size: lost if the connection ends. */
+  readonly #ranges: RangeFetches | undefined;
+  /** Requests sent and not answered, to note as lost if the connection ends. */
   readonly #sent = new Map<string, LostFetch>();
   #failed: unknown = null;
   #needed = 0;
@@ -97,7 +100,13 @@ export class ContentFetcher {
     );
     this.#attempts = options.attempts ?? 3;
     this.#partials = options.partials;
-    if (this.#partials) this.#rangedSlots = new TaskLimiter(64, this.#partials.maxBytes);
+    this.#ranges = options.partials &&
+      new RangeFetches(options.partials, (range) =>
+        this.#request(rangeKey(range), range.length, {
+          hash: range.hash,
+          bytes: range.length,
+          range: true,
+        }));
   }
 
   /** Requests sent and not answered yet, or waiting for a slot. */
@@ -237,8 +246,10 @@ export class ContentFetcher {
     whole: (bytes: Uint8Array) => Promise<void>,
   ): Promise<void> {
     const fetched = metrics.fetchLatency.startTimer();
-    const exact = size !== undefined && size < CHUNKING_THRESHOLD ? size : undefined;
-    await this.#fetchVerified(hash, answerSize(size), exact, async (answer) => {
+    // Content of 4 MiB and more is answered with its manifest: never asked for in ranges.
+    const stored = size === undefined || size < CHUNKING_THRESHOLD;
+    const want = { answerBytes: answerSize(size), size: stored ? size : undefined, whole: stored };
+    await this.#fetchVerified(hash, want, async (answer) => {
       if (answer.chunk_manifest === null) await whole(answer.content);
       else await this.#assemble(hash, parseManifest(hash, answer.chunk_manifest));
     });
@@ -251,8 +262,7 @@ export class ContentFetcher {
       missing.map((chunk) =>
         this.#fetchVerified(
           chunk.hash,
-          chunk.size,
-          chunk.size,
+          { answerBytes: chunk.size, size: chunk.size, whole: true },
           (answer) => this.#putFetched(chunk.hash, answer.content),
         )
       ),
@@ -263,17 +273,17 @@ export class ContentFetcher {
   /**
    * Asks for `hash` and stores the answer, asking again while it arrives corrupt.
    *
-   * @param size The content's exact size, when known (what ranges need).
+   * @param want The bytes its answer is counted as; the content's size when known; and
+   * whether it is stored whole (not chunked) as far as is known, so ranges may fetch it.
    */
   async #fetchVerified(
     hash: string,
-    answerBytes: number,
-    size: number | undefined,
+    want: Wanted,
     store: (answer: ContentFetchResponseMessage) => Promise<void>,
   ): Promise<void> {
     for (let attempt = 1;; attempt++) {
       try {
-        const answer = await this.#answer(hash, answerBytes, size);
+        const answer = await this.#answer(hash, want);
         if (answer.type === "ContentNotFound") throw new ContentUnavailableError(hash);
         await store(answer);
         this.#partials?.forget(hash);
@@ -290,62 +300,23 @@ export class ContentFetcher {
    * The master's answer for `hash`: asked for whole, or assembled from ranges when a past
    * connection lost its whole fetch (see `PartialContents`), unverified either way.
    */
-  async #answer(hash: string, answerBytes: number, size: number | undefined): Promise<Answer> {
-    if (size !== undefined && this.#partials?.sizeOf(hash) === size) {
-      const content = await this.#fetchRanges(hash, size);
+  async #answer(hash: string, want: Wanted): Promise<Answer> {
+    if (want.whole && this.#ranges?.wants(hash, want.size)) {
+      const content = await this.#ranges.fetch(hash);
       if (content !== null) {
         return {
           type: "ContentFetchResponse",
           content_hash: hash,
           content,
-          size: BigInt(size),
+          size: BigInt(content.length),
           chunk_manifest: null,
         };
       }
     }
-    return await this.#request(hash, answerBytes, size);
-  }
-
-  /**
-   * Fetches what is missing of `hash` in ranges, a few at a time, until it is complete.
-   * Concurrent calls for one hash share the work. The contents filled at once take at
-   * most what the partial contents may hold, so none is dropped for another's room.
-   *
-   * @returns The whole content (not checked yet), or `null` when the master refused a
-   * range, or the partial content was dropped (forgotten meanwhile): then it is fetched
-   * whole.
-   */
-  #fetchRanges(hash: string, size: number): Promise<Uint8Array | null> {
-    return shared(this.#ranging, hash, () =>
-      this.#rangedSlots!.run(async () => {
-        this.#partials!.filling(hash, true);
-        try {
-          return await this.#fillRanges(hash, size);
-        } finally {
-          this.#partials!.filling(hash, false);
-        }
-      }, size));
-  }
-
-  async #fillRanges(hash: string, size: number): Promise<Uint8Array | null> {
-    const partials = this.#partials!;
-    for (;;) {
-      const whole = partials.take(hash);
-      if (whole !== null) return whole;
-      const missing = partials.missing(hash);
-      if (missing.length === 0) return null;
-      let refused = false;
-      await forEachLimited(missing, RANGES_IN_FLIGHT, async (range) => {
-        if (refused) return;
-        const answer = await this.#request(rangeKey(range), range.length, undefined, hash);
-        if (answer.type === "ContentNotFound") refused = true;
-        else partials.received(hash, range.offset, rangeAnswered(range, size, answer));
-      });
-      if (refused) {
-        partials.forget(hash);
-        return null;
-      }
-    }
+    // Noted as lost if the connection ends before its answer: in ranges next time.
+    const size = want.size === undefined ? {} : { size: want.size };
+    const lost = want.whole ? { hash, bytes: want.answerBytes, ...size } : undefined;
+    return await this.#request(hash, want.answerBytes, lost);
   }
 
   /**
@@ -360,16 +331,10 @@ export class ContentFetcher {
    * One request for `key` (a content hash or a range key), within the limits; one
    * outstanding per key.
    *
-   * @param size The content's exact size, when known: a request of a known size that the
-   * connection's end cuts short is noted as lost (see `PartialContents.connectionEnded`).
-   * @param rangeOf The content a range key asks a range of: noted as lost too.
+   * @param lost What to note when the connection's end cuts the request short (see
+   * `PartialContents.connectionEnded`); nothing when not given.
    */
-  #request(
-    key: string,
-    answerBytes: number,
-    size?: number,
-    rangeOf?: string,
-  ): Promise<Answer> {
+  #request(key: string, answerBytes: number, lost?: LostFetch): Promise<Answer> {
     return this.#limiter.run(async () => {
       if (this.#failed) throw this.#failed;
       const answer = new Promise<Answer>((resolve, reject) => {
@@ -380,8 +345,7 @@ export class ContentFetcher {
       answer.catch(() => {}); // when sending fails, fail() rejects it with nobody awaiting
       let sent: LostFetch | undefined;
       if (this.#waiting.get(key)!.length === 1) {
-        if (size !== undefined) sent = { hash: key, bytes: answerBytes, size };
-        if (rangeOf !== undefined) sent = { hash: rangeOf, bytes: answerBytes, range: true };
+        sent = lost;
         if (sent) this.#sent.set(key, sent);
         await this.#send({ type: "ContentFetchRequest", content_hash: key });
       }

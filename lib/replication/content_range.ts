@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { CorruptContentError, isContentHash } from "../cas/mod.ts";
+import { CHUNK_MAX_SIZE, CorruptContentError, isContentHash } from "../cas/mod.ts";
 import type { ContentFetchResponseMessage } from "../wire/mod.ts";
 
 /** The smallest range a replica asks for: content under 4 KiB travels inline anyway. */
@@ -56,24 +56,29 @@ export function parseRangeKey(key: string): ContentRange | null {
 }
 
 /**
- * The bytes of a range's answer, checked against the range asked for and the content's
- * size: from one byte to the length asked for, within the content.
+ * A range's answer, checked against the range asked for and the content's size (when
+ * known; else the answer's, which must be that of a content stored whole): from one byte
+ * to the length asked for, within the content.
  *
+ * @returns The bytes, and the whole content's size.
  * @throws {CorruptContentError} When they are not (the content is fetched again).
  */
 export function rangeAnswered(
   range: ContentRange,
-  size: number,
+  size: number | null,
   answer: ContentFetchResponseMessage,
-): Uint8Array {
+): { bytes: Uint8Array; size: number } {
   const { length } = answer.content;
+  const whole = Number(answer.size);
   const problem = answer.chunk_manifest !== null
     ? "a range's answer holds a chunk manifest"
-    : answer.size !== BigInt(size)
+    : size !== null && whole !== size
     ? `a range's answer gives its size as ${answer.size}, not ${size}`
-    : length === 0 || length > range.length || range.offset + length > size
+    : size === null && !(whole > 0 && whole <= CHUNK_MAX_SIZE)
+    ? `a range's answer gives its size as ${answer.size}, more than a content stored whole`
+    : length === 0 || length > range.length || range.offset + length > whole
     ? `a range's answer holds ${length} bytes at ${range.offset} (asked for ${range.length})`
     : null;
   if (problem !== null) throw new CorruptContentError(range.hash, null, problem);
-  return answer.content;
+  return { bytes: answer.content, size: whole };
 }

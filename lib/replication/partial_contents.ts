@@ -7,9 +7,12 @@ export interface LostFetch {
   hash: string;
   /** The bytes its answer was to carry. */
   bytes: number;
-  /** The whole content's size, when known exactly (a whole fetch of a known size). */
+  /** The whole content's size, when known (a whole fetch of a known size). */
   size?: number;
-  /** Whether it asked for a range. */
+  /**
+   * Whether it asked for a range. Otherwise it asked for a whole content or chunk, of
+   * `size` when known: `bytes` is then that size, or an estimate.
+   */
   range?: boolean;
 }
 
@@ -22,7 +25,8 @@ const PARTIALS_MAX = 4096;
 const GROWTH_RANGES = 4;
 
 interface Partial {
-  size: number;
+  /** Unknown until the first range's answer gives it (a fetch of unknown size was lost). */
+  size: number | null;
   /** Allocated with the first range received. */
   buffer: Uint8Array | null;
   /** The ranges received, sorted and apart: [start, end) pairs. */
@@ -35,8 +39,12 @@ interface Partial {
  * connection's end cut short, and that is larger than the range size, is fetched from
  * then on in ranges, each connection adding what it carried.
  *
+ * A content whose size the lost fetch did not know (a release of a version held back, whose
+ * notification is long gone) learns it from its first range's answer.
+ *
  * The range size follows the link: at a connection's end with fetches lost it drops to
- * at most half the largest answer lost, and to half itself when a range was lost
+ * at most half the largest answer of a known size lost, and to half itself when a range
+ * was lost
  * ({@linkcode RANGE_MIN_BYTES} at least); it doubles each time one connection has carried
  * {@linkcode GROWTH_RANGES} ranges' worth (up to {@linkcode RANGE_MAX_BYTES}).
  *
@@ -78,13 +86,14 @@ export class PartialContents {
    */
   connectionEnded(lost: readonly LostFetch[]): void {
     this.#carried = 0;
-    if (lost.length === 0) return;
-    const largest = Math.max(...lost.map((fetch) => fetch.bytes));
+    const known = lost.filter((fetch) => fetch.range || fetch.size !== undefined);
+    const largest = Math.max(0, ...known.map((fetch) => fetch.bytes));
     const shrunk = lost.some((fetch) => fetch.range) ? this.#rangeBytes / 2 : this.#rangeBytes;
-    this.#rangeBytes = clampRange(Math.floor(Math.min(shrunk, largest / 2)));
-    for (const { hash, size } of lost) {
-      if (size === undefined || size <= this.#rangeBytes || size > CHUNK_MAX_SIZE) continue;
-      if (!this.#partials.has(hash)) this.#partials.set(hash, { size, buffer: null, received: [] });
+    if (known.length > 0) this.#rangeBytes = clampRange(Math.floor(Math.min(shrunk, largest / 2)));
+    for (const { hash, size, range } of lost) {
+      if (range || this.#partials.has(hash)) continue;
+      if (size !== undefined && (size <= this.#rangeBytes || size > CHUNK_MAX_SIZE)) continue;
+      this.#partials.set(hash, { size: size ?? null, buffer: null, received: [] });
     }
     for (const oldest of this.#partials.keys()) {
       if (this.#partials.size <= PARTIALS_MAX) break;
@@ -92,8 +101,13 @@ export class PartialContents {
     }
   }
 
-  /** The size of `hash`'s content, when it is fetched in ranges. */
-  sizeOf(hash: string): number | undefined {
+  /** Whether `hash` is fetched in ranges. */
+  has(hash: string): boolean {
+    return this.#partials.has(hash);
+  }
+
+  /** The size of `hash`'s content when it is fetched in ranges: `null` while unknown. */
+  sizeOf(hash: string): number | null | undefined {
     return this.#partials.get(hash)?.size;
   }
 
@@ -104,13 +118,15 @@ export class PartialContents {
   }
 
   /**
-   * The ranges of `hash` not received yet, each of at most the range size, in order.
+   * The ranges of `hash` not received yet, each of at most the range size, in order; only
+   * the first while its size is unknown.
    *
    * @returns Nothing when it is not fetched in ranges or is complete.
    */
   missing(hash: string): ContentRange[] {
     const partial = this.#partials.get(hash);
     if (!partial) return [];
+    if (partial.size === null) return [{ hash, offset: 0, length: this.#rangeBytes }];
     const ranges: ContentRange[] = [];
     let at = 0;
     const ends: [number, number] = [partial.size, partial.size];
@@ -127,16 +143,21 @@ export class PartialContents {
    * Keeps a range received for `hash` (ignored when it is not fetched in ranges, or the
    * bytes no longer fit), and counts it in what this connection carried.
    *
-   * @throws {RangeError} When the bytes run past the content's size.
+   * @param size The whole content's size, as the range's answer gives it.
+   * @throws {RangeError} When that size is not the one known, or the bytes run past it.
    */
-  received(hash: string, offset: number, bytes: Uint8Array): void {
+  received(hash: string, offset: number, bytes: Uint8Array, size: number): void {
     const partial = this.#partials.get(hash);
     if (!partial) return;
-    if (offset + bytes.length > partial.size) {
+    if (partial.size !== null && partial.size !== size) {
+      throw new RangeError(`a range gives the content's size as ${size}, not ${partial.size}`);
+    }
+    if (offset + bytes.length > size) {
       throw new RangeError(
-        `a range of ${bytes.length} bytes at ${offset} runs past the content's ${partial.size}`,
+        `a range of ${bytes.length} bytes at ${offset} runs past the content's ${size}`,
       );
     }
+    partial.size = size;
     this.#carried += bytes.length;
     if (this.#carried >= GROWTH_RANGES * this.#rangeBytes) {
       this.#rangeBytes = clampRange(this.#rangeBytes * 2);
@@ -145,12 +166,12 @@ export class PartialContents {
     this.#partials.delete(hash); // moved to the end: the most recently used
     this.#partials.set(hash, partial);
     if (partial.buffer === null) {
-      if (!this.#makeRoom(partial.size)) {
+      if (!this.#makeRoom(size)) {
         this.#partials.delete(hash);
         return;
       }
-      partial.buffer = new Uint8Array(partial.size);
-      this.#heldBytes += partial.size;
+      partial.buffer = new Uint8Array(size);
+      this.#heldBytes += size;
     }
     partial.buffer.set(bytes, offset);
     partial.received = merged(partial.received, [offset, offset + bytes.length]);
@@ -174,7 +195,7 @@ export class PartialContents {
     const partial = this.#partials.get(hash);
     if (!partial) return;
     this.#partials.delete(hash);
-    if (partial.buffer) this.#heldBytes -= partial.size;
+    if (partial.buffer) this.#heldBytes -= partial.buffer.length;
   }
 
   /**

@@ -60,9 +60,15 @@ Deno.test("rangeAnswered accepts one byte to the length asked for, within the co
     ["a manifest", 2000, answer(500, 2000n, "{}"), "chunk manifest"],
   ];
   for (const [name, size, given, problem] of table) {
-    if (problem === null) assertEquals(rangeAnswered(range, size, given), given.content, name);
-    else assertThrows(() => rangeAnswered(range, size, given), Error, problem);
+    if (problem === null) {
+      assertEquals(rangeAnswered(range, size, given), { bytes: given.content, size }, name);
+    } else assertThrows(() => rangeAnswered(range, size, given), Error, problem);
   }
+  // A size not known yet is taken from the answer: that of a content stored whole.
+  assertEquals(rangeAnswered(range, null, answer(500, 2000n)).size, 2000);
+  assertThrows(() => rangeAnswered(range, null, answer(500, 0n)), Error, "stored whole");
+  assertThrows(() => rangeAnswered(range, null, answer(500, 5n << 20n)), Error, "stored whole");
+  assertThrows(() => rangeAnswered(range, null, answer(500, 1300n)), Error, "holds 500 bytes");
 });
 
 Deno.test("the master answers a range of a content stored whole (a row or a file), within its frame, and refuses what it cannot slice", async () => {

@@ -234,3 +234,24 @@ Deno.test("chunks of the largest size (a file of zeros) come in ranges too, and 
     assertEquals(partials.heldBytes, 0);
   });
 });
+
+Deno.test("a fetch that does not know its content's size (a release's) goes on in ranges too, learning the size from the first", async () => {
+  await withLink(async ({ source, target, partials, requests, throughCuts }) => {
+    const bytes = pseudoRandomBytes(200_000, 7);
+    const { hash } = await source.putBytes(bytes);
+    const connections = await throughCuts(60_000, (fetcher) => fetcher.need(hash));
+    assertEquals(await target.readBytes(hash), bytes);
+    assertEquals(requests[0], hash, "asked for whole first");
+    assert(requests.slice(1).every((key) => parseRangeKey(key)?.hash === hash), "then in ranges");
+    assert(connections <= 60, `${connections} connections for 200 KB`);
+    assertEquals(partials.sizeOf(hash), undefined);
+    // A chunked content of unknown size: its range is refused, and its manifest fetched.
+    const large = await source.putBytes(pseudoRandomBytes(5 * 1024 * 1024, 8));
+    partials.connectionEnded([{ hash: large.hash, bytes: 4 * 1024 * 1024 }]);
+    requests.length = 0;
+    await throughCuts(Infinity, (fetcher) => fetcher.need(large.hash));
+    assertEquals(sha256Hex(await target.readBytes(large.hash)), large.hash);
+    assertEquals(parseRangeKey(requests[0]!)?.hash, large.hash, "a range asked for first");
+    assertEquals(requests[1], large.hash, "then the whole (its manifest)");
+  });
+});
