@@ -42,11 +42,10 @@ interface Partial {
  * A content whose size the lost fetch did not know (a release of a version held back, whose
  * notification is long gone) learns it from its first range's answer.
  *
- * The range size follows the link: at a connection's end with fetches lost it drops to
- * at most half the largest answer of a known size lost, and to half itself when a range
- * was lost
- * ({@linkcode RANGE_MIN_BYTES} at least); it doubles each time one connection has carried
- * {@linkcode GROWTH_RANGES} ranges' worth (up to {@linkcode RANGE_MAX_BYTES}).
+ * The range size follows the link: at a connection's end with fetches lost it drops to at
+ * most half the largest answer of a known size lost, and to half itself when a range was
+ * lost ({@linkcode RANGE_MIN_BYTES} at least); it doubles each time one connection has
+ * carried {@linkcode GROWTH_RANGES} ranges' worth (up to {@linkcode RANGE_MAX_BYTES}).
  *
  * Held in memory only, within `maxBytes`: the least recently used partial content that no
  * fetch is filling is dropped first (the fetcher keeps those it fills within `maxBytes`).
@@ -82,7 +81,8 @@ export class PartialContents {
   /**
    * Learns from a connection's end, with what it cut short (nothing when it ended with no
    * fetch in flight): the range size drops (see the class), and each whole content lost
-   * that is larger than the new size is fetched in ranges from now on.
+   * that is larger than the new size, or of a size not known, is fetched in ranges from
+   * now on.
    */
   connectionEnded(lost: readonly LostFetch[]): void {
     this.#carried = 0;
@@ -99,11 +99,6 @@ export class PartialContents {
       if (this.#partials.size <= PARTIALS_MAX) break;
       if (!this.#filling.has(oldest)) this.forget(oldest);
     }
-  }
-
-  /** Whether `hash` is fetched in ranges. */
-  has(hash: string): boolean {
-    return this.#partials.has(hash);
   }
 
   /** The size of `hash`'s content when it is fetched in ranges: `null` while unknown. */
