@@ -85,6 +85,16 @@ export function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
+/** Opens `path` for reading; `null` when it does not exist. */
+export function openForReadOrNull(path: string): Deno.FsFile | null {
+  try {
+    return Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
 /**
  * Tells whether a regular file exists at `path`. Asks `existsSync` first: a missing file
  * is the common answer while content is fetched or first stored, and a thrown error

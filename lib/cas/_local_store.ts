@@ -14,7 +14,14 @@ import type { ContentTier } from "./content_tier.ts";
 import { sha256Hex } from "./content_hash.ts";
 import { CorruptContentError } from "./errors.ts";
 import { manifestProblem } from "./manifest_problem.ts";
-import { freshen, ignoreNotFound, isFile, readRest, statOrNull } from "./_files.ts";
+import {
+  freshen,
+  ignoreNotFound,
+  isFile,
+  openForReadOrNull,
+  readRest,
+  statOrNull,
+} from "./_files.ts";
 import { tempOwnerAlive } from "./_atomic.ts";
 import { casManifestPath, casObjectPath, storeFolders } from "./layout.ts";
 import { syncDir, tempName, writeFileAtomic } from "../disk/mod.ts";
@@ -231,13 +238,8 @@ export class LocalStore {
   /** An object file's bytes, verified as {@linkcode LocalStore.readObject} says. */
   async #readObjectFile(hash: string, verify = true): Promise<Uint8Array | null> {
     const path = this.objectPath(hash);
-    let file: Deno.FsFile;
-    try {
-      file = Deno.openSync(path, { read: true });
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    }
+    const file = openForReadOrNull(path);
+    if (file === null) return null;
     let bytes: Uint8Array;
     let ino: number | null;
     let mtime: Date | null = null;

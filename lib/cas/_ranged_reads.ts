@@ -1,3 +1,4 @@
+import { openForReadOrNull } from "./_files.ts";
 import { type LocalStore, markUsed } from "./_local_store.ts";
 
 /** A slice of an object stored whole, with the object's size. */
@@ -25,13 +26,8 @@ export function readObjectRange(
   const row = store.small?.get(hash);
   if (row != null) return { bytes: row.slice(offset, offset + length), size: row.length };
   const path = store.objectPath(hash);
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
+  const file = openForReadOrNull(path);
+  if (file === null) return null;
   try {
     const info = file.statSync();
     if (!info.isFile) return null;

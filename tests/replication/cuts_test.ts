@@ -10,6 +10,7 @@ import { assert, assertEquals } from "./_assert.ts";
 import { CuttingProxy } from "./_cutting_proxy.ts";
 import { prng } from "../wire/_vectors.ts";
 import {
+  type Peer,
   pseudoRandomBytes,
   replicaStatus,
   startMaster,
@@ -28,13 +29,52 @@ const CUT_EVERY = 60_000;
  * the previous one announced; many in a row mean the replica is going round in circles.
  */
 const STALLED_CONNECTIONS = 25;
+/** The relay's seed (`CHRONICLE_CUTS_SEED` repeats a failed run's cuts). */
+const SEED = Number(Deno.env.get("CHRONICLE_CUTS_SEED") ?? 20261124);
+
+/** The master, the cutting relay and the replica behind it, for the test's `work`. */
+interface CutPeers {
+  master: Peer;
+  replica: Peer;
+  proxy: CuttingProxy;
+}
+
+/**
+ * Runs `work` with a master on `m`, a relay cutting every connection within
+ * {@linkcode CUT_EVERY} bytes (seeded by `CHRONICLE_CUTS_SEED`), and a replica on `r` behind
+ * it, reconnecting at once; stops them all after.
+ */
+async function throughCuttingRelay(
+  { base, m, r }: { base: string; m: string; r: string },
+  work: (peers: CutPeers) => Promise<void>,
+): Promise<void> {
+  const sock = `${base}/m.sock`;
+  const master = await startMaster(m, sock);
+  const proxy = CuttingProxy.start({
+    listen: `${base}/proxy.sock`,
+    upstream: sock,
+    seed: SEED,
+    maxBytes: CUT_EVERY,
+  });
+  const replica = await startReplica(r, `${base}/proxy.sock`, {
+    args: ["--backoff-max", "60"],
+  });
+  try {
+    await work({ master, replica, proxy });
+  } finally {
+    try {
+      await stopPeers(replica, master);
+    } finally {
+      proxy.close();
+    }
+  }
+}
 
 Deno.test("a replica catching up from zero through a relay cutting every 60 KB progresses on every few connections and converges", async () => {
-  const seed = Number(Deno.env.get("CHRONICLE_CUTS_SEED") ?? 20261124);
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     // Mostly small files (inline in their notifications), some fetched whole (4 to 30 KB,
     // each one fitting within a connection), empty ones, non-ASCII and deep paths.
-    const random = prng(seed);
+    const random = prng(SEED);
     const files = 2600;
     for (let i = 0; i < files; i++) {
       const dir = `d${i % 37}/${i % 5 === 0 ? "ünïcødé/𝄞/" : ""}${i % 11 === 0 ? "a/b/c/d/" : ""}`;
@@ -46,18 +86,7 @@ Deno.test("a replica catching up from zero through a relay cutting every 60 KB p
         : 4096 + Math.floor(random() * 26_000);
       await put(m, `${dir}f${i}.bin`, pseudoRandomBytes(size, i + 1));
     }
-    const sock = `${base}/m.sock`;
-    const master = await startMaster(m, sock);
-    const proxy = CuttingProxy.start({
-      listen: `${base}/proxy.sock`,
-      upstream: sock,
-      seed,
-      maxBytes: CUT_EVERY,
-    });
-    const replica = await startReplica(r, `${base}/proxy.sock`, {
-      args: ["--backoff-max", "60"],
-    });
-    try {
+    await throughCuttingRelay({ base, m, r }, async ({ master, replica, proxy }) => {
       const { sequence: target } = await master.command<MasterStatus>("status");
       let applied = 0;
       let acked = 0;
@@ -72,7 +101,7 @@ Deno.test("a replica catching up from zero through a relay cutting every 60 KB p
         const status = await replicaStatus(replica);
         const summary = (await master.command<MasterStatus>("status")).replicas
           .find((s) => s.sandboxId === status.sandboxId);
-        const context = `seed ${seed}; ${seen.slice(-8).join(" ")}`;
+        const context = `seed ${SEED}; ${seen.slice(-8).join(" ")}`;
         check(status.appliedSequence >= applied, `applied went back: ${context}`);
         check((summary?.ackedSequence ?? 0) >= acked, `acked went back: ${context}`);
         if ((summary?.ackedSequence ?? 0) > acked) ackMoves++;
@@ -99,18 +128,11 @@ Deno.test("a replica catching up from zero through a relay cutting every 60 KB p
           return replicas.some((s) => s.ackedSequence >= target);
         },
       );
-    } finally {
-      try {
-        await stopPeers(replica, master);
-      } finally {
-        proxy.close();
-      }
-    }
+    });
   });
 });
 
 Deno.test("a sandbox's backlog of write-backs gets through a relay cutting every 60 KB", async () => {
-  const seed = Number(Deno.env.get("CHRONICLE_CUTS_SEED") ?? 20261124);
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     // Written while the sandbox is away: one backlog of about 850 KB, each file fitting
     // within a connection, all of it far more than one connection carries.
@@ -118,34 +140,16 @@ Deno.test("a sandbox's backlog of write-backs gets through a relay cutting every
     for (let i = 0; i < files; i++) {
       await put(r, `backlog/f${i}.bin`, pseudoRandomBytes(4096 + (i * 2_654_435) % 26_000, i + 1));
     }
-    const sock = `${base}/m.sock`;
-    const master = await startMaster(m, sock);
-    const proxy = CuttingProxy.start({
-      listen: `${base}/proxy.sock`,
-      upstream: sock,
-      seed,
-      maxBytes: CUT_EVERY,
-    });
-    const replica = await startReplica(r, `${base}/proxy.sock`, {
-      args: ["--backoff-max", "60"],
-    });
-    try {
+    await throughCuttingRelay({ base, m, r }, async ({ master, replica, proxy }) => {
       // Sent as one batch on every connection, it was cut every time and never arrived.
       const tree = await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 120_000 });
       assert(tree.size === files, `${tree.size} of ${files} files on both sides`);
       assert(proxy.cuts >= 10, `only ${proxy.cuts} cuts: the test did not cut often`);
-    } finally {
-      try {
-        await stopPeers(replica, master);
-      } finally {
-        proxy.close();
-      }
-    }
+    });
   });
 });
 
 Deno.test("content larger than any connection carries gets through a relay cutting every 60 KB, in ranges", async () => {
-  const seed = Number(Deno.env.get("CHRONICLE_CUTS_SEED") ?? 20261124);
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     // A few small files around three that no connection carries whole: one fetched
     // whole, one nearly 1 MB, and one chunked (4 MiB and more: chunks of 256 KiB and up).
@@ -153,30 +157,13 @@ Deno.test("content larger than any connection carries gets through a relay cutti
     await put(m, "large/a.bin", pseudoRandomBytes(150_000, 101));
     await put(m, "large/b.bin", pseudoRandomBytes(900_000, 102));
     await put(m, "large/c.bin", pseudoRandomBytes(4_300_000, 103));
-    const sock = `${base}/m.sock`;
-    const master = await startMaster(m, sock);
-    const proxy = CuttingProxy.start({
-      listen: `${base}/proxy.sock`,
-      upstream: sock,
-      seed,
-      maxBytes: CUT_EVERY,
-    });
-    const replica = await startReplica(r, `${base}/proxy.sock`, {
-      args: ["--backoff-max", "60"],
-    });
-    try {
+    await throughCuttingRelay({ base, m, r }, async ({ master, replica, proxy }) => {
       const tree = await waitForSameTrees([m, r], {
         peers: [master, replica],
         timeoutMs: 240_000,
       });
       assertEquals(tree.size, 23);
       assert(proxy.cuts >= 100, `only ${proxy.cuts} cuts for 5.4 MB: the test did not cut`);
-    } finally {
-      try {
-        await stopPeers(replica, master);
-      } finally {
-        proxy.close();
-      }
-    }
+    });
   });
 });
