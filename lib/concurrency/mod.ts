@@ -9,3 +9,4 @@ export { SerialQueue } from "./serial_queue.ts";
 export { forEachLimited, TaskLimiter } from "./limit.ts";
 export { type Clock, SYSTEM_CLOCK, type Timers } from "./clock.ts";
 export { nextTurn } from "./next_turn.ts";
+export { sharedWork } from "./shared_work.ts";

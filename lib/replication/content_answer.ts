@@ -1,7 +1,7 @@
 import { type Cas, isContentHash } from "../cas/mod.ts";
 import { log } from "../log/mod.ts";
 import type { WireMessage } from "../wire/mod.ts";
-import { type ContentRange, parseRangeKey, RANGE_MAX_BYTES } from "./content_range.ts";
+import { parseRangeKey, RANGE_MAX_BYTES } from "./content_range.ts";
 
 /** What a frame holds beside an answer's content, at most (its key, size and tags). */
 const ANSWER_OVERHEAD = 256;
@@ -69,7 +69,7 @@ export async function answerContentFetch(
  */
 function answerContentRange(cas: Cas, key: string, maxPayload: number): WireMessage {
   const notFound: WireMessage = { type: "ContentNotFound", content_hash: key };
-  const range: ContentRange | null = parseRangeKey(key);
+  const range = parseRangeKey(key);
   if (range === null) return notFound;
   const length = Math.min(range.length, RANGE_MAX_BYTES, maxPayload - ANSWER_OVERHEAD);
   try {

@@ -1,4 +1,4 @@
-import { TaskLimiter } from "../concurrency/mod.ts";
+import { sharedWork, TaskLimiter } from "../concurrency/mod.ts";
 import { metrics } from "../metrics/mod.ts";
 import {
   assertBytesHash,
@@ -152,7 +152,7 @@ export class ContentFetcher {
    * @throws {TransportClosedError} When the connection closed meanwhile.
    */
   ensure(hash: string, size?: number): Promise<void> {
-    return shared(this.#ensuring, hash, () => this.#ensure(hash, size));
+    return sharedWork(this.#ensuring, hash, () => this.#ensure(hash, size));
   }
 
   /**
@@ -171,7 +171,7 @@ export class ContentFetcher {
   async fetchBytes(hash: string, size: number): Promise<Uint8Array | null> {
     this.#needed++;
     try {
-      return await shared(this.#fetchingBytes, hash, () => this.#fetchBytes(hash, size));
+      return await sharedWork(this.#fetchingBytes, hash, () => this.#fetchBytes(hash, size));
     } finally {
       this.#needed--;
     }
@@ -356,24 +356,6 @@ export class ContentFetcher {
       }
     }, answerBytes);
   }
-}
-
-/**
- * The work under way for `key` in `pending`, or `start()`ed and kept there until it
- * settles: concurrent calls for one key share it.
- */
-function shared<T>(
-  pending: Map<string, Promise<T>>,
-  key: string,
-  start: () => Promise<T>,
-): Promise<T> {
-  let work = pending.get(key);
-  if (!work) {
-    work = start().finally(() => pending.delete(key));
-    work.catch(() => {}); // each caller awaits it and sees its failure
-    pending.set(key, work);
-  }
-  return work;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { sharedWork } from "../concurrency/mod.ts";
 import type { BudgetHolder, ByteBudget } from "../net/mod.ts";
 import type { WireMessage } from "../wire/mod.ts";
 
@@ -177,12 +178,10 @@ export class FetchScheduler {
 
   /** One read per hash at a time, shared by everyone asking meanwhile. */
   #prepare(hash: string, maxPayload: number, next: readonly string[]): Promise<WireMessage> {
-    const key = `${hash}:${maxPayload}`;
-    let pending = this.#preparing.get(key);
-    if (!pending) {
-      pending = this.#o.answer(hash, maxPayload, next).finally(() => this.#preparing.delete(key));
-      this.#preparing.set(key, pending);
-    }
-    return pending;
+    return sharedWork(
+      this.#preparing,
+      `${hash}:${maxPayload}`,
+      () => this.#o.answer(hash, maxPayload, next),
+    );
   }
 }

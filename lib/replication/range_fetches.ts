@@ -1,4 +1,4 @@
-import { forEachLimited, TaskLimiter } from "../concurrency/mod.ts";
+import { forEachLimited, sharedWork, TaskLimiter } from "../concurrency/mod.ts";
 import { CHUNK_MAX_SIZE, CorruptContentError } from "../cas/mod.ts";
 import type { ContentFetchResponseMessage, ContentNotFoundMessage } from "../wire/mod.ts";
 import { type ContentRange, rangeAnswered } from "./content_range.ts";
@@ -51,21 +51,15 @@ export class RangeFetches {
    * @throws {CorruptContentError} When a range's answer does not fit what was asked.
    */
   fetch(hash: string): Promise<Uint8Array | null> {
-    let work = this.#fetching.get(hash);
-    if (!work) {
-      const weight = this.#partials.sizeOf(hash) ?? CHUNK_MAX_SIZE;
-      work = this.#slots.run(async () => {
+    return sharedWork(this.#fetching, hash, () =>
+      this.#slots.run(async () => {
         this.#partials.filling(hash, true);
         try {
           return await this.#fill(hash);
         } finally {
           this.#partials.filling(hash, false);
         }
-      }, weight).finally(() => this.#fetching.delete(hash));
-      work.catch(() => {}); // each caller awaits it and sees its failure
-      this.#fetching.set(hash, work);
-    }
-    return work;
+      }, this.#partials.sizeOf(hash) ?? CHUNK_MAX_SIZE));
   }
 
   async #fill(hash: string): Promise<Uint8Array | null> {
