@@ -46,3 +46,34 @@ export function readObjectRange(
     file.close();
   }
 }
+
+/**
+ * Reads `length` bytes of a content from `offset`, unverified, whether it is stored whole
+ * or chunked (from the chunks the slice spans): for a reader whose peer checks the whole
+ * it assembles (a replica sending its change in pieces).
+ *
+ * @returns The slice (fewer bytes at the content's end); `null` when the content, or a
+ * chunk the slice spans, is not stored here.
+ */
+export async function readContentRange(
+  store: LocalStore,
+  hash: string,
+  offset: number,
+  length: number,
+): Promise<Uint8Array | null> {
+  const whole = readObjectRange(store, hash, offset, length);
+  if (whole !== null) return whole.bytes;
+  const manifest = await store.readManifest(hash);
+  if (manifest === null) return null;
+  const end = Math.min(offset + length, manifest.total_size);
+  const out = new Uint8Array(Math.max(0, end - offset));
+  for (const chunk of manifest.chunks) {
+    const from = Math.max(offset, chunk.offset);
+    const to = Math.min(end, chunk.offset + chunk.size);
+    if (from >= to) continue;
+    const part = readObjectRange(store, chunk.hash, from - chunk.offset, to - from);
+    if (part === null || part.bytes.length !== to - from) return null;
+    out.set(part.bytes, from - offset);
+  }
+  return out;
+}

@@ -14,7 +14,7 @@ import { assertBytesHash, assertContentHash, isContentHash, sha256Hex } from "./
 import { ContentNotFoundError, CorruptContentError } from "./errors.ts";
 import { concat } from "./_files.ts";
 import { LocalStore } from "./_local_store.ts";
-import { type ObjectRange, readObjectRange } from "./_ranged_reads.ts";
+import { type ObjectRange, readContentRange, readObjectRange } from "./_ranged_reads.ts";
 import { putFile, putHashed, putPieces } from "./_chunked_writes.ts";
 import {
   contentPieces,
@@ -404,6 +404,28 @@ export class Cas {
   readRange(hash: string, offset: number, length: number): ObjectRange | null {
     assertContentHash(hash);
     return readObjectRange(this.#store, hash, offset, length);
+  }
+
+  /**
+   * A fresh path for a temp file in the store's `tmp/` folder, for a caller that builds a
+   * file to store (then {@linkcode Cas.putFile}) and removes it. One left behind by a
+   * process that ended is removed when the store is opened again.
+   */
+  tempPath(): string {
+    return this.#store.tempPath();
+  }
+
+  /**
+   * Reads `length` bytes from `offset` of a content stored here, whole or chunked,
+   * unverified: for a sender whose receiver checks the whole it assembles (a replica's
+   * change sent in pieces). The cost follows the slice. The tier is not asked.
+   *
+   * @returns The bytes (fewer at the content's end); `null` when the content, or a chunk
+   * the slice spans, is not stored here.
+   */
+  async readContentRange(hash: string, offset: number, length: number): Promise<Uint8Array | null> {
+    assertContentHash(hash);
+    return await readContentRange(this.#store, hash, offset, length);
   }
 
   /**

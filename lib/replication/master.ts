@@ -351,6 +351,7 @@ class Master implements MasterHandle {
     for (const session of this.#sessions.keys()) session.close("master shutting down");
     await Promise.all(this.#sessions.values());
     await this.#publishing;
+    await this.#applier.close();
   }
 
   #accept(transport: Transport): void {

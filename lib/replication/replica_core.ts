@@ -7,6 +7,7 @@ import type { Workspace } from "../workspace/mod.ts";
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import type { MasterVersion } from "./replica_paths.ts";
 import { PartialContents } from "./partial_contents.ts";
+import { WriteBackPieces } from "./writeback_pieces.ts";
 import { MasterContentTier } from "./master_content_tier.ts";
 import type { ReplicaMode } from "./replica_state.ts";
 import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
@@ -80,6 +81,8 @@ export class ReplicaCore {
    * with what the connections since carried of them (see `PartialContents`).
    */
   readonly partials = new PartialContents();
+  /** What is sent in pieces of write-back, across connections (see `WriteBackPieces`). */
+  readonly writeBackPieces = new WriteBackPieces();
   /**
    * The store's WAL checkpoints, run by a worker while a large catch-up commits a batch
    * every few milliseconds (a copy and two fsyncs each, off the apply path), by the

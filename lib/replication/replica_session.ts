@@ -109,6 +109,7 @@ export class ReplicaSession {
         transport.maxPayload - 64 * 1024,
       ),
       timers: this.#clock,
+      pieces: core.writeBackPieces,
       onResolved: (entries) => this.step({ type: "answered", entries }),
       onRefused: (entry) =>
         log("warn", "local change refused for write-back", {

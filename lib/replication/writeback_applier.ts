@@ -5,7 +5,6 @@ import {
   ChangedOnDiskError,
   DEFAULT_WRITEBACK_MODE_BITS,
   maskMode,
-  type MoveOptions,
   type Workspace,
   type WorkspaceChange,
 } from "../workspace/mod.ts";
@@ -17,21 +16,20 @@ import { MasterConflicts } from "./master_conflicts.ts";
 import { matchingStamp, type SeenStamp } from "./disk_check.ts";
 import type { AppliedContent, MasterState, WriteBackOutcome } from "./master_state.ts";
 import { entryPaths, type WriteBackVerdict } from "./write_back_decision.ts";
+import { type Piece, pieceOf } from "./writeback_pieces.ts";
+import { takePiece, WriteBackUploads } from "./writeback_uploads.ts";
+import { renameOrChmod } from "./writeback_moves.ts";
 import { judgeWriteBack, type WriteBackFactSources } from "./writeback_facts.ts";
 import {
   acceptedPaths,
   changedOnDisk,
-  chmodded,
   contentOf,
   countDecided,
   failedReason,
   fullMode,
   keepRejected,
-  moveStamps,
-  renameStates,
   report,
   sequencesByChange,
-  stateOf,
   type WriteBackBatchResult,
 } from "./writeback_outcomes.ts";
 
@@ -76,6 +74,7 @@ export class WriteBackApplier {
   readonly #conflicts: MasterConflicts;
   readonly #facts: WriteBackFactSources;
   readonly #queue = new SerialQueue();
+  readonly #uploads: WriteBackUploads;
 
   /** @param options See {@linkcode WriteBackApplierOptions}. */
   constructor(options: WriteBackApplierOptions) {
@@ -93,6 +92,10 @@ export class WriteBackApplier {
       state: options.state,
       maxContentBytes: options.maxContentBytes ?? 64 * 1024 * 1024,
     };
+    this.#uploads = new WriteBackUploads(options.cas, {
+      // Two of the largest contents at least, whatever the limit.
+      maxBytes: Math.max(256 * 1024 * 1024, 2 * this.#facts.maxContentBytes),
+    });
   }
 
   /**
@@ -135,6 +138,11 @@ export class WriteBackApplier {
         }
         const entry = entries[index++]!;
         let outcome: WriteBackOutcome;
+        const piece = pieceOf(entry);
+        if (piece !== null) {
+          await this.#receivePiece(sandboxId, piece, result, stored, save);
+          continue;
+        }
         if (entry.local_seq > I64_MAX) {
           outcome = { accepted: false, masterSeq: 0, reason: "failed: local_seq out of range" };
         } else {
@@ -154,6 +162,42 @@ export class WriteBackApplier {
       }
       return result;
     });
+  }
+
+  /**
+   * Takes a piece of a change sent in pieces (see `takePiece`): answered under its own
+   * number until the content is whole; then the change itself is decided and applied, and
+   * answered under its number, as any change.
+   */
+  async #receivePiece(
+    sandboxId: string,
+    piece: Piece,
+    result: WriteBackBatchResult,
+    stored: (localSeq: bigint) => WriteBackOutcome | undefined,
+    save: (localSeq: bigint, outcome: WriteBackOutcome) => void,
+  ): Promise<void> {
+    const { change } = piece;
+    const before = stored(change.local_seq);
+    if (before) return report(result, change, before);
+    const taken = await takePiece(this.#uploads, this.#facts, sandboxId, piece);
+    if ("answer" in taken) {
+      result.rejected.push(taken.answer);
+      return;
+    }
+    let outcome: WriteBackOutcome;
+    if ("refused" in taken) {
+      outcome = { accepted: false, masterSeq: 0, reason: taken.refused.message };
+      if (taken.refused.disconnect) result.disconnect = outcome.reason;
+    } else [outcome] = await this.#applyRun(sandboxId, [change]) as [WriteBackOutcome];
+    save(change.local_seq, outcome);
+    countDecided(outcome);
+    await this.#keep(sandboxId, change, outcome);
+    report(result, change, outcome);
+  }
+
+  /** Drops the contents received in part, once no batch is being applied (the master is closing). */
+  close(): Promise<void> {
+    return this.#queue.run(() => Promise.resolve(this.#uploads.close()));
   }
 
   /** The entries from `start` on that can be applied together: new writes and deletions of unrelated, valid paths. */
@@ -319,7 +363,13 @@ export class WriteBackApplier {
       };
     }
     try {
-      const masterSeq = await this.#execute(sandboxId, entry, verdict.paths, seen);
+      const context = {
+        workspace: this.#workspace,
+        store: this.#store,
+        state: this.#state,
+        allowedModeBits: this.#allowedModeBits,
+      };
+      const masterSeq = await renameOrChmod(context, sandboxId, entry, verdict.paths, seen);
       return { outcome: { accepted: true, masterSeq, reason: "" }, disconnect: false };
     } catch (error) {
       // A rename's source gone since the decision (the agent removed or moved it) is a
@@ -355,91 +405,5 @@ export class WriteBackApplier {
       seen.set(path, await matchingStamp(this.#workspace.root, path, latest));
     }
     return seen;
-  }
-
-  /** Notes what an entry may leave on disk before it is made (see `MasterState.noteApplying`). */
-  #noteStates(sandboxId: string, entry: WriteBackEntry, states: AppliedContent[]): void {
-    this.#state.noteApplying(
-      sandboxId,
-      states.map((state) => ({ localSeq: entry.local_seq, ...state })),
-    );
-  }
-
-  /**
-   * Moves `source` to `target`, unless that move was made already: by this entry, on a
-   * master killed before it stored the outcome (the decision let the entry through, so
-   * whatever changed both paths since the sandbox saw them was this entry or the sandbox).
-   */
-  async #moveUnlessMoved(
-    source: string,
-    target: string,
-    options: MoveOptions,
-  ): Promise<(Iteration | undefined)[]> {
-    try {
-      return await this.#workspace.move(source, target, options);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound) || !this.#wasMoved(source, target)) throw error;
-      return [];
-    }
-  }
-
-  /** Whether `source` is recorded gone and `target` holds the content `source` last had. */
-  #wasMoved(source: string, target: string): boolean {
-    const gone = this.#store.latest(source);
-    const content = this.#store.history(source).findLast((iteration) => !iteration.deleted);
-    const there = this.#store.latest(target);
-    return gone?.deleted === true && content !== undefined && there !== undefined &&
-      !there.deleted && there.hash === content.hash;
-  }
-
-  /**
-   * Applies an accepted rename or mode change; returns the master sequence it became. A
-   * rename moves and replaces only what was `seen` when it was decided.
-   *
-   * @throws {ChangedOnDiskError} When either path changed on disk since.
-   */
-  async #execute(
-    sandboxId: string,
-    entry: WriteBackEntry,
-    paths: string[],
-    seen: Map<string, SeenStamp | false>,
-  ): Promise<number> {
-    const origin = { origin: sandboxId };
-    const workspace = this.#workspace;
-    const mode = fullMode(maskMode(Number(entry.permissions), this.#allowedModeBits));
-    const path = paths[0]!;
-    let recorded: (Iteration | undefined)[];
-    switch (entry.operation.type) {
-      case "Rename": {
-        const target = paths[1]!;
-        this.#noteStates(sandboxId, entry, renameStates(this.#store.latest(path), target, mode));
-        recorded = await this.#moveUnlessMoved(path, target, {
-          ...origin,
-          ...moveStamps(path, target, seen, this.#store.latest(target)),
-        });
-        const moved = this.#store.latest(target);
-        if (moved && !moved.deleted && (moved.mode & 0o7777) !== (mode & 0o7777)) {
-          recorded.push(await workspace.chmod(target, mode, origin));
-        }
-        break;
-      }
-      case "Chmod": {
-        const latest = this.#store.latest(path);
-        if (latest && !latest.deleted) {
-          this.#noteStates(sandboxId, entry, [{
-            ...stateOf(latest),
-            mode: chmodded(latest, mode),
-          }]);
-        }
-        recorded = [await workspace.chmod(path, mode, origin)];
-        break;
-      }
-      default: // writes and deletions always go in runs (#applyRun)
-        throw new Error(`a ${entry.operation.type} entry is applied in a run`);
-    }
-    const sequences = recorded.filter((it) => it !== undefined).map((it) => it.sequence);
-    if (sequences.length > 0) return Math.max(...sequences);
-    // Nothing changed (the master already held exactly this): answer with the latest.
-    return Math.max(0, ...paths.map((p) => this.#store.latest(p)?.sequence ?? 0));
   }
 }

@@ -32,12 +32,15 @@ export interface WriteBackFactSources {
  * @param sources Where the facts are read.
  * @param sandboxId The sending replica.
  * @param entry The entry.
+ * @param options `contentArriving`: its content is on its way in pieces (see
+ * `writeback_pieces.ts`), judged as if it were stored.
  * @returns The verdict.
  */
 export async function judgeWriteBack(
   sources: WriteBackFactSources,
   sandboxId: string,
   entry: WriteBackEntry,
+  options: { contentArriving?: boolean } = {},
 ): Promise<WriteBackVerdict> {
   const { dataDir, store, filter, state } = sources;
   const located = entryPaths(entry, dataDir);
@@ -45,7 +48,7 @@ export async function judgeWriteBack(
     sandboxId,
     dataDir,
     maxContentBytes: sources.maxContentBytes,
-    content: await contentState(sources, entry),
+    content: options.contentArriving ? "stored" : await contentState(sources, entry),
     paths: {},
   };
   if ("paths" in located) {

@@ -1,8 +1,16 @@
 import type { Cas } from "../cas/mod.ts";
 import { SYSTEM_CLOCK, type Timers } from "../concurrency/mod.ts";
-import { errorMessage } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import type { WireMessage, WriteBackEntry, WriteBackResultMessage } from "../wire/mod.ts";
 import type { JournalEntry, WriteJournal } from "./write_journal.ts";
+import { rangeKey } from "./content_range.ts";
+import {
+  changeOfPiece,
+  type LostBatch,
+  parsePartial,
+  pieceSeq,
+  type WriteBackPieces,
+} from "./writeback_pieces.ts";
 
 /** Options for {@linkcode WritebackLoop}. */
 export interface WritebackLoopOptions {
@@ -20,6 +28,11 @@ export interface WritebackLoopOptions {
   onResolved: (entries: JournalEntry[]) => void;
   /** Called with an entry refused here (too large, content gone). */
   onRefused: (entry: JournalEntry) => void;
+  /**
+   * What is sent in pieces, across connections (see `WriteBackPieces`). Without it,
+   * every change is sent whole.
+   */
+  pieces?: WriteBackPieces | null;
   /** Entries per batch. @default {256} */
   maxEntries?: number;
   /**
@@ -42,6 +55,14 @@ export class WritebackTimeoutError extends Error {
     super(`No WriteBackResult within ${ms} ms`);
     this.name = "WritebackTimeoutError";
   }
+}
+
+/** A piece sent (see `WriteBackPieces`): of which change and content, and where. */
+interface PieceInFlight {
+  localSeq: number;
+  hash: string;
+  offset: number;
+  length: number;
 }
 
 /** Batches sent and not yet answered, at most: the next is sent while earlier ones apply. */
@@ -80,6 +101,12 @@ export class WritebackLoop {
   #stopped = false;
   /** This connection's content bytes per batch now (see {@linkcode FIRST_BATCH_BYTES}). */
   #batchBytes: number;
+  /** The content bytes of each batch in flight, oldest first, and whether it is a piece. */
+  readonly #inFlight: LostBatch[] = [];
+  /** The piece in flight, if any: nothing else is sent until it is answered. */
+  #piece: PieceInFlight | null = null;
+  /** This connection's master answered a piece as a master that takes none: all go whole. */
+  #piecesRefused = false;
   readonly #unsubscribe: () => void;
 
   /** @param options See {@linkcode WritebackLoopOptions}. */
@@ -89,6 +116,7 @@ export class WritebackLoop {
       maxBatchBytes: 8 * 1024 * 1024,
       answerTimeoutMs: 60_000,
       timers: SYSTEM_CLOCK,
+      pieces: null,
       ...options,
     };
     this.#batchBytes = Math.min(FIRST_BATCH_BYTES, this.#o.maxBatchBytes);
@@ -98,6 +126,7 @@ export class WritebackLoop {
   /** Hands the master's answer to the oldest batch in flight. */
   onResult(result: WriteBackResultMessage): void {
     const answer = this.#answers.shift();
+    if (this.#inFlight.shift()?.piece) this.#pieceAnswered(result);
     this.#armAnswerTimer(); // for the batch now oldest, if any
     if (answer) {
       this.#batchBytes = Math.min(2 * this.#batchBytes, this.#o.maxBatchBytes);
@@ -114,6 +143,7 @@ export class WritebackLoop {
     this.#stopped = true;
     this.#unsubscribe();
     this.#o.timers.clear(this.#answerTimer);
+    this.#o.pieces?.connectionEnded(this.#inFlight.splice(0));
     for (const answer of this.#answers.splice(0)) answer(null);
     this.#notify();
   }
@@ -128,7 +158,9 @@ export class WritebackLoop {
     while (!this.#stopped) {
       if (this.#failure !== null) throw this.#failure;
       this.#woken = false;
-      const batch = this.#answers.length < BATCHES_IN_FLIGHT ? await this.#nextBatch() : [];
+      const { batch, bytes, piece } = this.#answers.length < BATCHES_IN_FLIGHT && !this.#piece
+        ? await this.#nextBatch()
+        : { batch: [], bytes: 0, piece: null };
       if (batch.length === 0) {
         // An append while the journal was read has set #woken: it must not be slept through.
         if (!this.#woken) {
@@ -142,11 +174,18 @@ export class WritebackLoop {
       const answered = new Promise<WriteBackResultMessage | null>((resolve) =>
         this.#answers.push(resolve)
       );
+      this.#inFlight.push({ bytes, piece: piece !== null });
+      this.#piece = piece;
       await this.#o.send({ type: "WriteBack", sandbox_id: this.#o.sandboxId, entries: batch });
       if (this.#answers.length === 1) this.#armAnswerTimer();
-      const sent = batch.map((entry) => Number(entry.local_seq));
-      this.#o.journal.markSent(sent);
-      this.#sentThrough = sent[sent.length - 1]!;
+      if (piece) {
+        // Sent again, piece after piece, until its own outcome comes.
+        this.#o.journal.markSent([piece.localSeq]);
+      } else {
+        const sent = batch.map((entry) => Number(entry.local_seq));
+        this.#o.journal.markSent(sent);
+        this.#sentThrough = sent[sent.length - 1]!;
+      }
       answered.then((result) => {
         if (result !== null) this.#o.onResolved(this.#resolve(result));
       }).catch((error) => this.#fail(error)); // recording the answer failed: end the loop
@@ -167,15 +206,60 @@ export class WritebackLoop {
     this.#notify();
   }
 
-  #resolve(result: WriteBackResultMessage): JournalEntry[] {
-    return this.#o.journal.resolve(
-      result.accepted.map(([seq, master]) => [Number(seq), Number(master)]),
-      result.rejected.map(([seq, reason]) => [Number(seq), reason]),
-    );
+  /**
+   * A piece's answer: how much the master holds of its change's content (the next piece
+   * starts there); or, answered otherwise, that this master takes no pieces (its change
+   * goes whole). Its change's own outcome, when the piece completed the content, is
+   * recorded with the others ({@linkcode WritebackLoop.#resolve}).
+   */
+  #pieceAnswered(result: WriteBackResultMessage): void {
+    const piece = this.#piece;
+    this.#piece = null;
+    if (piece === null) return;
+    const change = BigInt(piece.localSeq);
+    const seqs = [...result.accepted, ...result.rejected].map(([seq]) => seq);
+    if (!seqs.includes(pieceSeq(piece.localSeq)) && !seqs.includes(change)) {
+      // Not answered at all: sent again, it would be again and again.
+      log("warn", "the master did not answer a piece of a write-back; the change goes whole", {
+        local_seq: piece.localSeq,
+      });
+      this.#piecesRefused = true;
+      this.#o.pieces?.forget(piece.localSeq);
+      return;
+    }
+    for (const [seq, reason] of result.rejected) {
+      if (changeOfPiece(seq) !== change) continue;
+      const partial = parsePartial(reason);
+      if (partial !== null) {
+        this.#o.pieces?.heldBy(piece.localSeq, piece.hash, partial.held, piece.length);
+        continue;
+      }
+      log("info", "the master takes no write-back in pieces; the change goes whole", {
+        local_seq: piece.localSeq,
+        reason,
+      });
+      this.#piecesRefused = true;
+      this.#o.pieces?.forget(piece.localSeq);
+    }
   }
 
-  /** The next batch from the journal, refusing entries too large to send. */
-  async #nextBatch(): Promise<WriteBackEntry[]> {
+  /** Records an answer's outcomes (a piece's answer is none: see #pieceAnswered). */
+  #resolve(result: WriteBackResultMessage): JournalEntry[] {
+    const accepted = result.accepted.filter(([seq]) => changeOfPiece(seq) === null)
+      .map(([seq, master]): [number, number] => [Number(seq), Number(master)]);
+    const rejected = result.rejected.filter(([seq]) => changeOfPiece(seq) === null)
+      .map(([seq, reason]): [number, string] => [Number(seq), reason]);
+    for (const [seq] of [...accepted, ...rejected]) this.#o.pieces?.forget(seq);
+    return this.#o.journal.resolve(accepted, rejected);
+  }
+
+  /**
+   * The next batch from the journal, refusing entries too large to send; or, for a change
+   * sent in pieces, its next piece alone, once nothing else is in flight.
+   */
+  async #nextBatch(): Promise<
+    { batch: WriteBackEntry[]; bytes: number; piece: PieceInFlight | null }
+  > {
     const batch: WriteBackEntry[] = [];
     let bytes = 0;
     for (const entry of this.#o.journal.open(this.#o.maxEntries, this.#sentThrough)) {
@@ -189,6 +273,13 @@ export class WritebackLoop {
           );
           continue;
         }
+        if (!this.#piecesRefused && this.#o.pieces?.inPieces(size)) {
+          // Alone, with nothing else in flight: the answers then say plainly how far it got.
+          if (batch.length > 0 || this.#answers.length > 0) break;
+          const piece = await this.#pieceOf(entry, size);
+          if (piece !== null) return piece;
+          // Not stored here to read a slice of: read whole below (through the tier, or refused).
+        }
         if (batch.length > 0 && bytes + size > this.#batchBytes) break;
         try {
           content = await this.#o.cas.readBytes(entry.hash!);
@@ -200,7 +291,30 @@ export class WritebackLoop {
       }
       batch.push(toWire(entry, content));
     }
-    return batch;
+    return { batch, bytes, piece: null };
+  }
+
+  /** The next piece of a change sent in pieces (`null`: its content is not stored here). */
+  async #pieceOf(
+    entry: JournalEntry,
+    size: number,
+  ): Promise<{ batch: WriteBackEntry[]; bytes: number; piece: PieceInFlight } | null> {
+    const hash = entry.hash!;
+    const { offset, length } = this.#o.pieces!.nextPiece(entry.localSeq, hash, size);
+    const bytes = await this.#o.cas.readContentRange(hash, offset, length).catch(() => null);
+    if (bytes === null || bytes.length !== length) return null;
+    const wire = toWire(entry, bytes);
+    const piece = { localSeq: entry.localSeq, hash, offset, length };
+    return {
+      batch: [{
+        ...wire,
+        local_seq: pieceSeq(entry.localSeq),
+        content_hash: rangeKey({ hash, offset, length }),
+        size: BigInt(size),
+      }],
+      bytes: length,
+      piece,
+    };
   }
 
   #refuse(entry: JournalEntry, reason: string): void {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import {
   Cas,
+  casObjectPath,
   CHUNKING_THRESHOLD,
   ContentNotFoundError,
   CorruptContentError,
@@ -376,4 +377,35 @@ Deno.test("readRange reads a slice of a row or of a file, unverified, and nothin
     assert.equal(cas.readRange(chunked.hash, 0, 10), null, "chunked: not stored whole");
     assert.equal(cas.readRange("ab".repeat(32), 0, 10), null);
     assert.throws(() => cas.readRange("not a hash", 0, 10));
+  }));
+
+Deno.test("readContentRange reads a slice of a content stored whole or chunked, across its chunks, and nothing where one is missing", () =>
+  withDbCas(async (cas) => {
+    const wholeBytes = pseudoRandomBytes(300_000, 4);
+    const chunkedBytes = pseudoRandomBytes(CHUNKING_THRESHOLD + 2_000_000, 5);
+    const whole = await cas.putBytes(wholeBytes);
+    const chunked = await cas.putBytes(chunkedBytes);
+    const manifest = (await cas.manifest(chunked.hash))!;
+    assert.ok(manifest.chunks.length >= 3, "several chunks");
+    assertBytes(
+      (await cas.readContentRange(whole.hash, 1_000, 2_000))!,
+      wholeBytes.subarray(1_000, 3_000),
+    );
+    // From inside the first chunk to inside the third: every chunk between read in part or whole.
+    const third = manifest.chunks[2]!;
+    const from = manifest.chunks[0]!.size - 100;
+    const to = third.offset + 100;
+    assertBytes(
+      (await cas.readContentRange(chunked.hash, from, to - from))!,
+      chunkedBytes.subarray(from, to),
+    );
+    const end = chunkedBytes.length - 10;
+    assertBytes((await cas.readContentRange(chunked.hash, end, 100))!, chunkedBytes.subarray(end));
+    assert.equal(await cas.readContentRange("ab".repeat(32), 0, 10), null);
+    await Deno.remove(join(cas.root, casObjectPath(third.hash)));
+    assert.equal(
+      await cas.readContentRange(chunked.hash, from, to - from),
+      null,
+      "a chunk missing",
+    );
   }));

@@ -39,14 +39,7 @@ import {
   withDirs,
   writeBacksAnswered,
 } from "./_harness.ts";
-import {
-  Captures,
-  Changer,
-  CONTESTED,
-  type Kinds,
-  LARGEST_WRITTEN,
-  type Written,
-} from "./_soak_changes.ts";
+import { Captures, Changer, CONTESTED, type Kinds, type Written } from "./_soak_changes.ts";
 
 /** Sizes of one soak run. */
 export interface SoakOptions {
@@ -72,11 +65,10 @@ export interface SoakOptions {
    */
   racingShare?: number;
   /**
-   * Most bytes a connection through the relay carries before it is cut: at least twice the
-   * largest content a side writes (about 120 KB), since a write-back entry carries its
-   * content whole (docs/PROTOCOL.md §4). The tree's files (up to 512 KiB) may be larger: a
-   * sandbox replica keeps no copy of the master's content, so it fetches a file the master
-   * moves again, and a fetch a cut lost goes on in ranges.
+   * Most bytes a connection through the relay carries before it is cut. The tree's files
+   * (up to 512 KiB) and a side's largest writes (up to 720 KB) may be larger: a fetch a cut
+   * lost goes on in ranges, and a write-back a cut lost goes on in pieces
+   * (docs/PROTOCOL.md §4).
    */
   maxCutBytes: number;
   /** How long the trees may take to match after changes. @default {60000} */
@@ -124,13 +116,6 @@ async function soak(
 ): Promise<SoakFigures> {
   const started = performance.now();
   const { seed } = options;
-  if (options.maxCutBytes < 2 * LARGEST_WRITTEN) {
-    throw new RangeError(
-      `A soak's connections must carry at least ${
-        2 * LARGEST_WRITTEN
-      } bytes each, twice the largest content it writes`,
-    );
-  }
   await makeRealisticTree(m, { files: options.files, seed, maxSize: 512 * 1024 });
   const model = await treeState(m, [], true);
   const sock = `${base}/m.sock`;

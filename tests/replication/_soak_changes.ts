@@ -27,10 +27,13 @@ import { Prng } from "../_helpers/prng.ts";
 export const CONTESTED = "contested";
 /** One write in ten is this large at least (the rest under 3,000 bytes)... */
 const LARGE_WRITE_MIN = 20_000;
-/** ...and at most this much larger. */
+/** ...and at most this much larger... */
 const LARGE_WRITE_SPREAD = 100_000;
-/** The largest content a side writes, its first line (under 64 bytes) included. */
-export const LARGEST_WRITTEN = LARGE_WRITE_MIN + LARGE_WRITE_SPREAD + 64;
+/**
+ * ...and one of those in five this many times as large (120 KB to 720 KB): more than some
+ * connections through the relay carry, so a sandbox's write goes back in pieces.
+ */
+const HUGE_WRITE_FACTOR = 6;
 const CONTESTED_FOLDERS = [`${CONTESTED}/d0`, `${CONTESTED}/d1`, `${CONTESTED}/d2`];
 const CONTESTED_FILES = [
   ...[0, 1, 2, 3, 4].map((i) => `${CONTESTED}/f${i}.txt`),
@@ -204,8 +207,10 @@ export class Changer {
 
   /** New content, never written before by anyone (a unique first line). */
   #content(): Uint8Array {
-    const size = this.#prng.next() < 0.1
-      ? LARGE_WRITE_MIN + this.#prng.int(LARGE_WRITE_SPREAD)
+    const roll = this.#prng.next();
+    const size = roll < 0.1
+      ? (LARGE_WRITE_MIN + this.#prng.int(LARGE_WRITE_SPREAD)) *
+        (roll < 0.02 ? HUGE_WRITE_FACTOR : 1)
       : this.#prng.int(3000);
     const head = new TextEncoder().encode(`side ${this.#side} write ${this.#made++}\n`);
     const bytes = new Uint8Array(head.length + size);

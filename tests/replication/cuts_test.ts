@@ -167,3 +167,25 @@ Deno.test("content larger than any connection carries gets through a relay cutti
     });
   });
 });
+
+Deno.test("a sandbox's changes larger than any connection carries get through a relay cutting every 60 KB, in pieces", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    // Written while the sandbox is away, beside a few small ones: one file sent whole at
+    // first, one nearly 1 MB, one chunked (4 MiB and more).
+    for (let i = 0; i < 10; i++) await put(r, `small/f${i}.txt`, pseudoRandomBytes(900, i + 1));
+    await put(r, "large/a.bin", pseudoRandomBytes(150_000, 201));
+    await put(r, "large/b.bin", pseudoRandomBytes(900_000, 202));
+    await put(r, "large/c.bin", pseudoRandomBytes(4_300_000, 203));
+    await throughCuttingRelay({ base, m, r }, async ({ master, replica, proxy }) => {
+      // Each was sent whole on every connection, cut every time, and never arrived.
+      const tree = await waitForSameTrees([m, r], {
+        peers: [master, replica],
+        timeoutMs: 240_000,
+      });
+      assertEquals(tree.size, 13);
+      assert(proxy.cuts >= 80, `only ${proxy.cuts} cuts for 5.4 MB: the test did not cut`);
+      const status = await replicaStatus(replica);
+      assertEquals(status.conflicts, [], "every change accepted as it was");
+    });
+  });
+});

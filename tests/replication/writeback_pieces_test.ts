@@ -1,0 +1,347 @@
+/**
+ * Write-back in pieces: the replica's rules for what goes in pieces and how large they
+ * are (tables), its write-back loop sending a change piece by piece (a real journal and
+ * CAS), and the master's applier taking the pieces into a real workspace.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
+import { openDatabase } from "../../lib/db/mod.ts";
+import { openReplicaTables } from "../../lib/replication/mod.ts";
+import { WritebackLoop } from "../../lib/replication/writeback_loop.ts";
+import {
+  changeOfPiece,
+  type LostBatch,
+  parsePartial,
+  partialReason,
+  PIECE_BIT,
+  pieceSeq,
+  WriteBackPieces,
+} from "../../lib/replication/writeback_pieces.ts";
+import type { WireMessage, WriteBackEntry, WriteBackMessage } from "../../lib/wire/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { pseudoRandomBytes } from "./_harness.ts";
+import { applierOf } from "./_writeback_applier.ts";
+
+const KiB = 1024;
+
+Deno.test("piece numbers and the master's partial answers read back as written", () => {
+  assert.equal(pieceSeq(7), PIECE_BIT | 7n);
+  assert.equal(changeOfPiece(pieceSeq(7)), 7n);
+  assert.equal(changeOfPiece(7n), null, "a change's own number is no piece's");
+  assert.equal(changeOfPiece(PIECE_BIT), null, "no change numbered 0");
+  assert.equal(changeOfPiece(2n ** 64n - 1n), 2n ** 63n - 1n);
+  assert.deepEqual(parsePartial(partialReason(65536, 900000)), { held: 65536, size: 900000 });
+  for (
+    const other of [
+      "conflict: partial",
+      "partial: 1 of 2",
+      "partial: 01 of 2 bytes held",
+      "partial: -1 of 2 bytes held",
+      "failed: local_seq out of range",
+    ]
+  ) assert.equal(parsePartial(other), null, other);
+});
+
+Deno.test("the piece size follows what connections lost and carried (table)", () => {
+  const cases: Array<{
+    name: string;
+    ends: LostBatch[][];
+    carried?: number[];
+    expected: number | null;
+  }> = [
+    { name: "no connection lost a batch: all whole", ends: [[], []], expected: null },
+    {
+      name: "half the largest batch lost",
+      ends: [[{ bytes: 16 * KiB, piece: false }, { bytes: 900_000, piece: false }]],
+      expected: 450_000,
+    },
+    {
+      name: "never more than 1 MiB",
+      ends: [[{ bytes: 50_000_000, piece: false }]],
+      expected: 1024 * KiB,
+    },
+    {
+      name: "a piece lost halves it",
+      ends: [[{ bytes: 900_000, piece: false }], [{ bytes: 450_000, piece: true }]],
+      expected: 225_000,
+    },
+    {
+      name: "never under 4 KiB",
+      ends: [[{ bytes: 5000, piece: false }], [{ bytes: 4096, piece: true }]],
+      expected: 4 * KiB,
+    },
+    {
+      name: "a whole batch lost after pieces shrank it does not grow it back",
+      ends: [[{ bytes: 100_000, piece: false }], [{ bytes: 900_000, piece: false }]],
+      expected: 50_000,
+    },
+    {
+      name: "doubles once a connection carried four pieces' worth",
+      ends: [[{ bytes: 64 * KiB, piece: false }]],
+      carried: [32 * KiB, 32 * KiB, 32 * KiB, 32 * KiB],
+      expected: 64 * KiB,
+    },
+    {
+      name: "not before",
+      ends: [[{ bytes: 64 * KiB, piece: false }]],
+      carried: [32 * KiB, 32 * KiB, 32 * KiB],
+      expected: 32 * KiB,
+    },
+  ];
+  for (const { name, ends, carried = [], expected } of cases) {
+    const pieces = new WriteBackPieces();
+    for (const lost of ends) pieces.connectionEnded(lost);
+    for (const bytes of carried) pieces.heldBy(1, "h", bytes, bytes);
+    assert.equal(pieces.pieceBytes, expected, name);
+  }
+});
+
+Deno.test("a change goes in pieces once larger than the piece size, from what the master holds of its content", () => {
+  const pieces = new WriteBackPieces();
+  assert.equal(pieces.inPieces(50_000_000), false, "nothing lost yet: whole");
+  pieces.connectionEnded([{ bytes: 200_000, piece: false }]);
+  assert.equal(pieces.inPieces(100_000), false);
+  assert.equal(pieces.inPieces(100_001), true);
+  assert.deepEqual(pieces.nextPiece(3, "a", 250_000), { offset: 0, length: 100_000 });
+  pieces.heldBy(3, "a", 100_000, 100_000);
+  assert.deepEqual(pieces.nextPiece(3, "a", 250_000), { offset: 100_000, length: 100_000 });
+  pieces.heldBy(3, "a", 200_000, 100_000);
+  assert.deepEqual(pieces.nextPiece(3, "a", 250_000), { offset: 200_000, length: 50_000 });
+  assert.deepEqual(pieces.nextPiece(3, "b", 250_000).offset, 0, "another content: from the start");
+  pieces.forget(3);
+  assert.deepEqual(pieces.nextPiece(3, "a", 250_000).offset, 0);
+});
+
+/** A loop over a real journal and CAS, sending in pieces of 50,000 bytes. */
+async function piecesLoop(
+  root: string,
+): Promise<{
+  loop: WritebackLoop;
+  sent: WriteBackMessage[];
+  journal: ReturnType<typeof openReplicaTables>["journal"];
+  write: (bytes: Uint8Array) => Promise<number>;
+  close: () => void;
+}> {
+  const db = openDatabase(join(root, "replica.db"));
+  const { journal } = openReplicaTables(db);
+  const cas = await Cas.open(join(root, "cas"), { db });
+  const pieces = new WriteBackPieces();
+  pieces.connectionEnded([{ bytes: 100_000, piece: false }]);
+  const sent: WriteBackMessage[] = [];
+  const loop = new WritebackLoop({
+    journal,
+    cas,
+    sandboxId: "sandbox-1",
+    send: (message: WireMessage) => {
+      if (message.type === "WriteBack") sent.push(message);
+      return Promise.resolve();
+    },
+    maxContentBytes: 16 * 1024 * 1024,
+    onResolved: () => {},
+    onRefused: () => {},
+    pieces,
+  });
+  const write = async (bytes: Uint8Array) => {
+    const { hash } = await cas.putBytes(bytes);
+    const [entry] = journal.append([{
+      sourceSeq: 1,
+      path: "big.bin",
+      operation: "write",
+      newPath: null,
+      hash,
+      size: bytes.length,
+      mode: 0o100644,
+      deleted: false,
+      masterSeen: 0,
+    }]);
+    return entry!.localSeq;
+  };
+  return { loop, sent, journal, write, close: () => db.close() };
+}
+
+Deno.test("the write-back loop sends a large change piece by piece, each from what the master says it holds", () =>
+  withTempDir(async (root) => {
+    const { loop, sent, journal, write, close } = await piecesLoop(root);
+    const running = loop.run();
+    try {
+      const bytes = pseudoRandomBytes(120_000, 1);
+      const seq = await write(bytes);
+      const hash = sha256Hex(bytes);
+      const pieceAt = async (n: number) => {
+        await waitFor(`piece ${n} sent`, () => sent.length === n);
+        const [piece, ...others] = sent[n - 1]!.entries;
+        assert.deepEqual(others, [], "a piece goes alone");
+        return piece!;
+      };
+      const first = await pieceAt(1);
+      assert.equal(first.local_seq, pieceSeq(seq));
+      assert.equal(first.content_hash, `${hash}@0+50000`);
+      assert.equal(first.size, 120_000n);
+      assert.deepEqual(first.content_bytes, bytes.subarray(0, 50_000));
+      loop.onResult(partialAnswer(first, 50_000));
+      const second = await pieceAt(2);
+      assert.equal(second.content_hash, `${hash}@50000+50000`);
+      // The master lost what it held (it restarted): from the start again.
+      loop.onResult(partialAnswer(second, 0));
+      assert.equal((await pieceAt(3)).content_hash, `${hash}@0+50000`);
+      loop.onResult(partialAnswer(sent[2]!.entries[0]!, 100_000));
+      const last = await pieceAt(4);
+      assert.equal(last.content_hash, `${hash}@100000+20000`);
+      assert.deepEqual(last.content_bytes, bytes.subarray(100_000));
+      // The last piece completes the content: the change's own outcome, under its number.
+      loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(seq), 42n]], rejected: [] });
+      await waitFor("the change answered", () => journal.open().length === 0);
+      assert.equal(sent.length, 4);
+    } finally {
+      loop.stop();
+      await running;
+      close();
+    }
+  }));
+
+Deno.test("a master that takes no pieces gets the change whole, and its answer to the piece is no outcome", () =>
+  withTempDir(async (root) => {
+    const { loop, sent, journal, write, close } = await piecesLoop(root);
+    const running = loop.run();
+    try {
+      const bytes = pseudoRandomBytes(120_000, 2);
+      const seq = await write(bytes);
+      await waitFor("a piece sent", () => sent.length === 1);
+      // What a master before pieces answers such a number: nothing recorded.
+      loop.onResult({
+        type: "WriteBackResult",
+        accepted: [],
+        rejected: [[pieceSeq(seq), "failed: local_seq out of range"]],
+      });
+      await waitFor("the change sent whole", () => sent.length === 2);
+      const [whole] = sent[1]!.entries;
+      assert.equal(whole!.local_seq, BigInt(seq));
+      assert.equal(whole!.content_hash, sha256Hex(bytes));
+      assert.deepEqual(whole!.content_bytes, bytes);
+      assert.equal(journal.open().length, 1, "still open: the piece's answer was no outcome");
+    } finally {
+      loop.stop();
+      await running;
+      close();
+    }
+  }));
+
+function partialAnswer(piece: WriteBackEntry, held: number) {
+  return {
+    type: "WriteBackResult" as const,
+    accepted: [],
+    rejected: [[piece.local_seq, partialReason(held, Number(piece.size))] as [bigint, string]],
+  };
+}
+
+/** The pieces of `bytes` for change `seq` at `path`, `length` bytes each. */
+function piecesOf(
+  seq: number,
+  path: string,
+  bytes: Uint8Array,
+  length: number,
+): WriteBackEntry[] {
+  const hash = sha256Hex(bytes);
+  const out: WriteBackEntry[] = [];
+  for (let offset = 0; offset < bytes.length; offset += length) {
+    const slice = bytes.subarray(offset, offset + length);
+    out.push({
+      local_seq: pieceSeq(seq),
+      filepath: path,
+      operation: { type: "Write" },
+      content_hash: `${hash}@${offset}+${slice.length}`,
+      content_bytes: slice,
+      size: BigInt(bytes.length),
+      permissions: 0o100644n,
+      is_deletion: false,
+      master_rowid_seen: 0n,
+    });
+  }
+  return out;
+}
+
+Deno.test("the master takes a change in pieces: each answered with what it holds, the last with the change's outcome", () =>
+  withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      const applier = applierOf(workspace);
+      const bytes = pseudoRandomBytes(5_000_000, 3); // chunked once stored
+      const [a, b, c, d, e] = piecesOf(1001, "big.bin", bytes, 1024 * 1024);
+      const answers: string[] = [];
+      for (const piece of [a!, c!, b!, b!, c!, d!]) {
+        const result = await applier.apply("sandbox-1", [piece]);
+        assert.deepEqual(result.accepted, []);
+        assert.equal(result.rejected.length, 1);
+        assert.equal(result.rejected[0]![0], pieceSeq(1001), "under the piece's own number");
+        answers.push(result.rejected[0]![1]);
+      }
+      assert.deepEqual(answers.map((reason) => parsePartial(reason)?.held), [
+        1048576, // a
+        1048576, // c, past what is held: nothing added
+        2097152, // b
+        2097152, // b again
+        3145728, // c
+        4194304, // d
+      ]);
+      const done = await applier.apply("sandbox-1", [e!]);
+      assert.deepEqual(done.rejected, []);
+      assert.equal(done.accepted.length, 1);
+      assert.equal(done.accepted[0]![0], 1001n, "under the change's number");
+      assert.deepEqual(await Deno.readFile(join(root, "big.bin")), bytes);
+      assert.equal(workspace.store.latest("big.bin")?.origin, "sandbox-1");
+      // The last piece sent again (its answer lost): the same outcome, applied once.
+      const again = await applier.apply("sandbox-1", [e!]);
+      assert.deepEqual(again.accepted, done.accepted);
+      assert.equal(workspace.store.history("big.bin").length, 1);
+      await applier.close();
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("the master refuses a change sent in pieces at its first piece when its path is refused, and pieces that do not fit", () =>
+  withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      const applier = applierOf(workspace);
+      const bytes = pseudoRandomBytes(300_000, 4);
+      // Chronicle's own data folder: refused at once, and for good, under the change's number.
+      const [inData] = piecesOf(1, ".chronicle/x.bin", bytes, 100_000);
+      const refused = await applier.apply("sandbox-1", [inData!]);
+      assert.equal(refused.rejected.length, 1);
+      assert.equal(refused.rejected[0]![0], 1n);
+      assert.match(refused.rejected[0]![1], /^invalid path/);
+      // A piece carrying other bytes than its range says, or running past its content.
+      const [first] = piecesOf(2, "x.bin", bytes, 100_000);
+      const short = { ...first!, content_bytes: first!.content_bytes!.subarray(1) };
+      const past = { ...first!, size: 50_000n };
+      for (const bad of [short, past]) {
+        const result = await applier.apply("sandbox-1", [bad]);
+        assert.equal(result.rejected.length, 1);
+        assert.equal(result.rejected[0]![0], pieceSeq(2), "under the piece's number: no outcome");
+        assert.match(result.rejected[0]![1], /^invalid content: a piece/);
+      }
+      // Pieces whose whole does not hash to the content's hash: the change is not decided.
+      const other = pseudoRandomBytes(300_000, 5);
+      const lying = piecesOf(3, "y.bin", other, 100_000).map((piece) => ({
+        ...piece,
+        content_hash: piece.content_hash!.replace(/^[0-9a-f]{64}/, sha256Hex(bytes)),
+      }));
+      const last = (await Promise.all(lying.map((p) => applier.apply("sandbox-1", [p])))).pop()!;
+      assert.equal(last.rejected[0]![0], pieceSeq(3));
+      assert.match(
+        last.rejected[0]![1],
+        /^invalid content: the 300000 bytes received in pieces hash to/,
+      );
+      assert.equal(await workspace.cas.has(sha256Hex(other)), false);
+      assert.equal(workspace.store.latest("y.bin"), undefined);
+      await applier.close();
+    } finally {
+      await workspace.close();
+    }
+  }));

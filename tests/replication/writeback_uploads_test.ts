@@ -1,0 +1,151 @@
+/**
+ * The master's contents received in pieces (`WriteBackUploads`) on a real CAS: bounded by
+ * count, per replica, bytes and idle time, their temp files removed when dropped.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
+import { pieceProblem, WriteBackUploads } from "../../lib/replication/writeback_uploads.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+import { pseudoRandomBytes } from "./_harness.ts";
+
+/** The temp files in the CAS's `tmp/` folder. */
+async function temps(cas: Cas): Promise<number> {
+  let count = 0;
+  for await (const _ of Deno.readDir(join(cas.root, "tmp"))) count++;
+  return count;
+}
+
+/** The first piece of a content of `size` bytes (seeded by `seed`), `length` bytes long. */
+function firstPiece(seed: number, size: number, length: number) {
+  const bytes = pseudoRandomBytes(size, seed);
+  return {
+    range: { hash: sha256Hex(bytes), offset: 0, length },
+    bytes,
+    slice: bytes.subarray(0, length),
+  };
+}
+
+Deno.test("pieceProblem: what a piece cannot be (table)", () => {
+  const hash = "a".repeat(64);
+  const cases: Array<[string, { offset: number; length: number }, number, number, string | null]> =
+    [
+      ["fits", { offset: 0, length: 10 }, 10, 10, null],
+      ["ends the content", { offset: 90, length: 10 }, 100, 10, null],
+      ["carries fewer bytes than its range", { offset: 0, length: 10 }, 100, 9, "carries 9"],
+      ["runs past the content", { offset: 95, length: 10 }, 100, 10, "runs past"],
+      ["of a negative size", { offset: 0, length: 10 }, -5, 10, "runs past"],
+      ["over 1 MiB", { offset: 0, length: 2 << 20 }, 4 << 20, 2 << 20, "over the 1048576"],
+      ["of a content over the bound", { offset: 0, length: 10 }, 1001, 10, "over the 1000"],
+    ];
+  for (const [name, range, size, carried, expected] of cases) {
+    const problem = pieceProblem({ hash, ...range }, size, new Uint8Array(carried), 1000);
+    if (expected === null) assert.equal(problem, null, name);
+    else assert.ok(problem?.includes(expected), `${name}: ${problem}`);
+  }
+});
+
+Deno.test("WriteBackUploads keeps a content's pieces in order until whole, then stores it and drops its temp file", () =>
+  withTempDir(async (root) => {
+    const cas = await Cas.open(join(root, "cas"));
+    const uploads = new WriteBackUploads(cas);
+    const bytes = pseudoRandomBytes(250_000, 1);
+    const hash = sha256Hex(bytes);
+    const piece = (offset: number, length: number) =>
+      uploads.receive(
+        "r1",
+        { hash, offset, length },
+        bytes.length,
+        bytes.subarray(offset, offset + length),
+      );
+    assert.deepEqual(await piece(100_000, 100_000), { held: 0 }, "nothing held: from the start");
+    assert.equal(uploads.size, 0);
+    assert.deepEqual(await piece(0, 100_000), { held: 100_000 });
+    assert.deepEqual(
+      await piece(50_000, 100_000),
+      { held: 150_000 },
+      "overlapping: the rest added",
+    );
+    assert.equal(await temps(cas), 1);
+    assert.deepEqual(await piece(150_000, 100_000), { complete: true });
+    assert.deepEqual(await cas.readBytes(hash), bytes);
+    assert.equal(uploads.size, 0);
+    assert.equal(await temps(cas), 0);
+    // Another size for the same hash starts over (a replica's answer lost, its content changed).
+    const other = firstPiece(2, 300_000, 1000);
+    await uploads.receive("r1", other.range, 300_000, other.slice);
+    assert.deepEqual(
+      await uploads.receive(
+        "r1",
+        { ...other.range, offset: 1000 },
+        400_000,
+        other.bytes.subarray(1000, 2000),
+      ),
+      { held: 0 },
+    );
+  }));
+
+Deno.test("WriteBackUploads holds two contents per replica, 32 in all and their bytes within the bound, the least recently added to dropped first", () =>
+  withTempDir(async (root) => {
+    const cas = await Cas.open(join(root, "cas"));
+    const uploads = new WriteBackUploads(cas, { maxUploads: 3, maxBytes: 1_000_000 });
+    const start = async (replica: string, seed: number, size: number) => {
+      const piece = firstPiece(seed, size, 1000);
+      assert.deepEqual(await uploads.receive(replica, piece.range, size, piece.slice), {
+        held: 1000,
+      });
+      return piece;
+    };
+    const going = async (replica: string, piece: ReturnType<typeof firstPiece>) =>
+      (await uploads.receive(
+        replica,
+        { ...piece.range, offset: 1000 },
+        piece.bytes.length,
+        piece.bytes.subarray(1000, 2000),
+      ) as { held: number }).held === 2000;
+    const a = await start("r1", 1, 10_000);
+    const b = await start("r1", 2, 10_000);
+    const c = await start("r1", 3, 10_000); // a third from r1: its oldest, a, goes
+    assert.equal(await going("r1", a), false);
+    assert.equal(await going("r1", b), true);
+    assert.equal(uploads.size, 2);
+    const d = await start("r2", 4, 10_000); // the fourth in all: the least recently added to, c, goes
+    assert.equal(uploads.size, 3);
+    await start("r3", 5, 10_000);
+    assert.equal(await going("r1", c), false);
+    assert.equal(await going("r2", d), true);
+    // 995,000 bytes more: every other goes to make room, d (the most recently added to) last.
+    await start("r4", 6, 995_000);
+    assert.equal(uploads.size, 1);
+    assert.equal(await going("r2", d), false);
+    assert.equal(await temps(cas), uploads.size);
+    uploads.close();
+    assert.equal(uploads.size, 0);
+    assert.equal(await temps(cas), 0);
+  }));
+
+Deno.test("WriteBackUploads drops a content no piece was added to for the idle time", () =>
+  withTempDir(async (root) => {
+    const cas = await Cas.open(join(root, "cas"));
+    let now = 0;
+    const uploads = new WriteBackUploads(cas, { idleMs: 60_000, now: () => now });
+    const piece = firstPiece(1, 10_000, 1000);
+    await uploads.receive("r1", piece.range, 10_000, piece.slice);
+    now = 59_000;
+    await uploads.receive(
+      "r1",
+      { ...piece.range, offset: 1000 },
+      10_000,
+      piece.bytes.subarray(1000, 2000),
+    );
+    now = 118_000;
+    assert.equal(uploads.size, 1, "added to 59 s ago: kept");
+    const next = { ...piece.range, offset: 2000 };
+    now = 120_000;
+    assert.deepEqual(
+      await uploads.receive("r1", next, 10_000, piece.bytes.subarray(2000, 3000)),
+      { held: 0 },
+      "61 s without a piece: dropped, from the start",
+    );
+    assert.equal(await temps(cas), 0);
+  }));
