@@ -93,8 +93,7 @@ export class WriteBackApplier {
       maxContentBytes: options.maxContentBytes ?? 64 * 1024 * 1024,
     };
     this.#uploads = new WriteBackUploads(options.cas, {
-      // Two of the largest contents at least, whatever the limit.
-      maxBytes: Math.max(256 * 1024 * 1024, 2 * this.#facts.maxContentBytes),
+      maxContentBytes: this.#facts.maxContentBytes,
     });
   }
 
@@ -110,6 +109,7 @@ export class WriteBackApplier {
    */
   apply(sandboxId: string, entries: WriteBackEntry[]): Promise<WriteBackBatchResult> {
     return this.#queue.run(async () => {
+      this.#uploads.dropIdle(); // what a replica abandoned is not kept until its next piece
       const result: WriteBackBatchResult = { accepted: [], rejected: [], disconnect: null };
       // Each entry's stored outcome is read once per batch: the entry that ends a run is
       // looked at again when the next run starts. Kept in step with what is saved below.

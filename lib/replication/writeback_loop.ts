@@ -227,6 +227,9 @@ export class WritebackLoop {
       this.#o.pieces?.forget(piece.localSeq);
       return;
     }
+    // Its own outcome came (the last piece): done here, even before the journal records
+    // the answer, so the loop's next look does not send it again.
+    if (seqs.includes(change)) this.#sentThrough = Math.max(this.#sentThrough, piece.localSeq);
     for (const [seq, reason] of result.rejected) {
       if (changeOfPiece(seq) !== change) continue;
       const partial = parsePartial(reason);
@@ -234,7 +237,7 @@ export class WritebackLoop {
         this.#o.pieces?.heldBy(piece.localSeq, piece.hash, partial.held, piece.length);
         continue;
       }
-      log("info", "the master takes no write-back in pieces; the change goes whole", {
+      log("info", "the master does not take this change in pieces now; it goes whole", {
         local_seq: piece.localSeq,
         reason,
       });

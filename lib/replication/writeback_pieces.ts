@@ -98,8 +98,10 @@ const GROWTH_PIECES = 4;
  * with a batch unanswered. The piece size then drops to at most half the largest batch
  * lost, and to half itself when a piece was lost ({@linkcode RANGE_MIN_BYTES} at least);
  * it doubles each time one connection has carried {@linkcode GROWTH_PIECES} pieces'
- * worth (up to {@linkcode RANGE_MAX_BYTES}). A change whose content is larger than the
- * piece size is sent in pieces, from what the master last said it holds.
+ * worth, up to {@linkcode RANGE_MAX_BYTES}, and once that size has been carried so,
+ * changes go whole again (until a connection loses a batch again). A change whose content
+ * is larger than the piece size is sent in pieces, from what the master last said it
+ * holds.
  *
  * In memory only: a replica started again sends its pieces from the start (the master
  * keeps what it received for a while, and says so).
@@ -140,7 +142,10 @@ export class WriteBackPieces {
     this.#held.set(localSeq, { hash, held });
     this.#carried += carried;
     if (this.#pieceBytes !== null && this.#carried >= GROWTH_PIECES * this.#pieceBytes) {
-      this.#pieceBytes = clampPiece(this.#pieceBytes * 2);
+      // Past the largest piece: the link carries that much, so changes go whole again.
+      this.#pieceBytes = this.#pieceBytes < RANGE_MAX_BYTES
+        ? clampPiece(this.#pieceBytes * 2)
+        : null;
       this.#carried = 0;
     }
   }

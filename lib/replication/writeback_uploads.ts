@@ -1,5 +1,4 @@
 import { type Cas, hashFile } from "../cas/mod.ts";
-import { writeAll } from "../disk/mod.ts";
 import { errorMessage, log } from "../log/mod.ts";
 import { type ContentRange, RANGE_MAX_BYTES } from "./content_range.ts";
 import { reasonWord, type WriteBackVerdict } from "./write_back_decision.ts";
@@ -8,12 +7,25 @@ import { partialReason, type Piece } from "./writeback_pieces.ts";
 
 /** Options for {@linkcode WriteBackUploads}. */
 export interface WriteBackUploadsOptions {
+  /**
+   * The largest content received in pieces, and the most bytes of the contents one
+   * replica sends in pieces at once. @default {67108864}
+   */
+  maxContentBytes?: number;
+  /**
+   * The most bytes of all contents received in pieces at once.
+   * @default {Math.max(268435456, 4 * maxContentBytes)}
+   */
+  maxBytes?: number;
   /** Contents received in pieces at once, across every replica. @default {32} */
   maxUploads?: number;
   /** Contents one replica sends in pieces at once. @default {2} */
   maxPerReplica?: number;
-  /** The most bytes of all contents received in pieces at once. @default {268435456} */
-  maxBytes?: number;
+  /**
+   * Another replica's content a piece was added to within this long is never dropped to
+   * make room: the new one waits instead. @default {60000}
+   */
+  busyMs?: number;
   /** A content no piece was added to for this long is dropped. @default {1800000} */
   idleMs?: number;
   /** The clock, in ms. @default {Date.now} */
@@ -24,7 +36,9 @@ export interface WriteBackUploadsOptions {
 export type PieceReceived =
   | { held: number }
   | { complete: true }
-  | { invalid: string };
+  | { invalid: string }
+  /** No room for a new content now (other replicas' contents are being received). */
+  | { busy: string };
 
 interface Upload {
   replica: string;
@@ -34,7 +48,8 @@ interface Upload {
   held: number;
   /** The temp file they are in, in the CAS's `tmp/`. */
   path: string;
-  touchedAt: number;
+  /** When a piece last added to it (or it started). */
+  addedAt: number;
 }
 
 /**
@@ -44,8 +59,12 @@ interface Upload {
  *
  * Pieces are taken in order: one starting past what is held adds nothing, and the answer
  * says where to go on. Everything is bounded, since a replica's messages are not trusted:
- * contents at once (per replica and in all), their bytes together, a piece's size, and how
- * long a content may go without a piece. Dropped contents are sent again from the start.
+ * a piece's size, a content's size, the contents and bytes of one replica and of all, and
+ * how long a content may go without a piece adding to it. Only a piece that adds bytes
+ * counts as activity. A replica's new content drops its own older ones first; another
+ * replica's is dropped for room only once idle for a while, and a new content that does
+ * not fit otherwise is refused (`busy`) rather than starve a content still arriving.
+ * Dropped contents are sent again from the start.
  */
 export class WriteBackUploads {
   readonly #cas: Cas;
@@ -60,13 +79,16 @@ export class WriteBackUploads {
    */
   constructor(cas: Cas, options: WriteBackUploadsOptions = {}) {
     this.#cas = cas;
+    const maxContentBytes = options.maxContentBytes ?? 64 * 1024 * 1024;
     this.#o = {
+      maxBytes: Math.max(256 * 1024 * 1024, 4 * maxContentBytes),
       maxUploads: 32,
       maxPerReplica: 2,
-      maxBytes: 256 * 1024 * 1024,
+      busyMs: 60_000,
       idleMs: 30 * 60 * 1000,
       now: Date.now,
       ...options,
+      maxContentBytes,
     };
   }
 
@@ -81,7 +103,7 @@ export class WriteBackUploads {
    * @returns How many bytes are held now, when not all; `complete` once the content is
    * whole, matches its hash, and is stored in the CAS (then no longer held here);
    * `invalid` with the reason, for a piece that cannot be one (what was held of the
-   * content is dropped).
+   * content is dropped); `busy` when a new content does not fit now.
    */
   async receive(
     replica: string,
@@ -89,8 +111,8 @@ export class WriteBackUploads {
     size: number,
     bytes: Uint8Array,
   ): Promise<PieceReceived> {
-    this.#dropIdle();
-    const problem = pieceProblem(range, size, bytes, this.#o.maxBytes);
+    this.dropIdle();
+    const problem = pieceProblem(range, size, bytes, this.#o.maxContentBytes);
     const key = `${replica}\n${range.hash}`;
     let upload = this.#uploads.get(key);
     if (problem !== null || (upload && upload.size !== size)) {
@@ -100,29 +122,37 @@ export class WriteBackUploads {
     }
     if (!upload) {
       if (range.offset > 0) return { held: 0 }; // dropped meanwhile: from the start
-      upload = this.#start(key, replica, range.hash, size);
+      const started = this.#start(key, replica, range.hash, size);
+      if ("busy" in started) return started;
+      upload = started;
     }
-    this.#uploads.delete(key); // moved to the end: the most recently added to
-    this.#uploads.set(key, upload);
-    upload.touchedAt = this.#o.now();
     if (range.offset > upload.held || range.offset + bytes.length <= upload.held) {
-      return { held: upload.held };
+      return { held: upload.held }; // adds nothing: not activity either
     }
     try {
-      const file = Deno.openSync(upload.path, { write: true, create: true });
-      try {
-        file.seekSync(range.offset, Deno.SeekMode.Start);
-        writeAll(file, bytes);
-      } finally {
-        file.close();
-      }
+      await writeAt(upload.path, range.offset, bytes);
     } catch (error) {
       this.#drop(key, upload);
       throw error;
     }
     upload.held = range.offset + bytes.length;
+    upload.addedAt = this.#o.now();
+    this.#uploads.delete(key); // moved to the end: the most recently added to
+    this.#uploads.set(key, upload);
     if (upload.held < size) return { held: upload.held };
     return await this.#complete(key, upload);
+  }
+
+  /**
+   * Drops the contents no piece was added to for the idle time. Run by each piece, and by
+   * the master at each write-back batch, so what a replica abandoned does not wait for
+   * its next piece.
+   */
+  dropIdle(): void {
+    const since = this.#o.now() - this.#o.idleMs;
+    for (const [key, upload] of [...this.#uploads]) {
+      if (upload.addedAt < since) this.#drop(key, upload);
+    }
   }
 
   /** Drops every content held (the master is closing): their temp files are removed. */
@@ -132,6 +162,7 @@ export class WriteBackUploads {
 
   async #complete(key: string, upload: Upload): Promise<PieceReceived> {
     try {
+      // Checked before it is stored: a content that does not match is stored under no hash.
       const { hash } = await hashFile(upload.path);
       if (hash !== upload.hash) {
         return { invalid: `the ${upload.size} bytes received in pieces hash to "${hash}"` };
@@ -143,16 +174,29 @@ export class WriteBackUploads {
     }
   }
 
-  #start(key: string, replica: string, hash: string, size: number): Upload {
+  /** Starts a content, making room (see the class), or says why not. */
+  #start(key: string, replica: string, hash: string, size: number): Upload | { busy: string } {
     const own = [...this.#uploads].filter(([, upload]) => upload.replica === replica);
-    for (const [oldKey, old] of own.slice(0, Math.max(0, own.length - this.#o.maxPerReplica + 1))) {
+    let ownBytes = own.reduce((sum, [, upload]) => sum + upload.size, 0);
+    let ownCount = own.length;
+    for (const [oldKey, old] of own) {
+      if (ownCount < this.#o.maxPerReplica && ownBytes + size <= this.#o.maxContentBytes) break;
       this.#drop(oldKey, old);
+      ownCount--;
+      ownBytes -= old.size;
     }
+    const fits = () =>
+      this.#uploads.size < this.#o.maxUploads && this.#bytes + size <= this.#o.maxBytes;
+    const idleSince = this.#o.now() - this.#o.busyMs;
     for (const [oldKey, old] of [...this.#uploads]) {
-      const fits = this.#uploads.size < this.#o.maxUploads &&
-        this.#bytes + size <= this.#o.maxBytes;
-      if (fits) break;
-      this.#drop(oldKey, old);
+      if (fits()) break;
+      if (old.addedAt < idleSince) this.#drop(oldKey, old);
+    }
+    if (!fits()) {
+      return {
+        busy: `${this.#uploads.size} contents of ${this.#bytes} bytes are being received in ` +
+          `pieces from other replicas; no room for ${size} bytes more now`,
+      };
     }
     const upload = {
       replica,
@@ -160,18 +204,11 @@ export class WriteBackUploads {
       size,
       held: 0,
       path: this.#cas.tempPath(),
-      touchedAt: this.#o.now(),
+      addedAt: this.#o.now(),
     };
     this.#uploads.set(key, upload);
     this.#bytes += size;
     return upload;
-  }
-
-  #dropIdle(): void {
-    const since = this.#o.now() - this.#o.idleMs;
-    for (const [key, upload] of [...this.#uploads]) {
-      if (upload.touchedAt < since) this.#drop(key, upload);
-    }
   }
 
   #drop(key: string, upload: Upload): void {
@@ -185,6 +222,21 @@ export class WriteBackUploads {
         log("warn", "could not remove a write-back's temp file", { path: upload.path, error });
       }
     }
+  }
+}
+
+/**
+ * Writes `bytes` into the file at `path` from `offset`, creating it: the bytes through
+ * Deno's blocking pool (a piece is up to 1 MiB), not on the master's main thread.
+ */
+async function writeAt(path: string, offset: number, bytes: Uint8Array): Promise<void> {
+  const file = Deno.openSync(path, { write: true, create: true });
+  try {
+    file.seekSync(offset, Deno.SeekMode.Start);
+    let done = 0;
+    while (done < bytes.length) done += await file.write(bytes.subarray(done));
+  } finally {
+    file.close();
   }
 }
 
@@ -211,6 +263,9 @@ export async function takePiece(
 ): Promise<PieceTaken> {
   const verdict = await judgeWriteBack(facts, sandboxId, change, { contentArriving: true });
   if (!verdict.accept && reasonWord(verdict.message) !== "conflict") return { refused: verdict };
+  // Stored already (the same content changed elsewhere, or a master killed after storing it
+  // and before recording the change): nothing more to receive.
+  if (await facts.cas.has(range.hash)) return { whole: true };
   const size = Number(change.size);
   let received: PieceReceived;
   try {
@@ -223,6 +278,7 @@ export async function takePiece(
   if ("invalid" in received) {
     return { answer: [piece.local_seq, `invalid content: ${received.invalid}`] };
   }
+  if ("busy" in received) return { answer: [piece.local_seq, `busy: ${received.busy}`] };
   return { whole: true };
 }
 
@@ -231,7 +287,7 @@ export function pieceProblem(
   range: ContentRange,
   size: number,
   bytes: Uint8Array,
-  maxBytes: number,
+  maxContentBytes: number,
 ): string | null {
   if (bytes.length !== range.length) {
     return `a piece of ${range.length} bytes carries ${bytes.length}`;
@@ -242,8 +298,8 @@ export function pieceProblem(
   if (!Number.isSafeInteger(size) || range.offset + range.length > size) {
     return `a piece of ${range.length} bytes at ${range.offset} runs past the content's ${size}`;
   }
-  if (size > maxBytes) {
-    return `a content of ${size} bytes is over the ${maxBytes} received in pieces at once`;
+  if (size > maxContentBytes) {
+    return `a content of ${size} bytes is over the ${maxContentBytes} received in pieces`;
   }
   return null;
 }

@@ -85,6 +85,12 @@ Deno.test("the piece size follows what connections lost and carried (table)", ()
       expected: 64 * KiB,
     },
     {
+      name: "past 1 MiB carried so: whole again",
+      ends: [[{ bytes: 4 * 1024 * KiB, piece: false }]],
+      carried: [1024 * KiB, 1024 * KiB, 1024 * KiB, 1024 * KiB],
+      expected: null,
+    },
+    {
       name: "not before",
       ends: [[{ bytes: 64 * KiB, piece: false }]],
       carried: [32 * KiB, 32 * KiB, 32 * KiB],
@@ -118,6 +124,7 @@ Deno.test("a change goes in pieces once larger than the piece size, from what th
 /** A loop over a real journal and CAS, sending in pieces of 50,000 bytes. */
 async function piecesLoop(
   root: string,
+  answer: (loop: WritebackLoop, message: WriteBackMessage) => void = () => {},
 ): Promise<{
   loop: WritebackLoop;
   sent: WriteBackMessage[];
@@ -131,12 +138,15 @@ async function piecesLoop(
   const pieces = new WriteBackPieces();
   pieces.connectionEnded([{ bytes: 100_000, piece: false }]);
   const sent: WriteBackMessage[] = [];
-  const loop = new WritebackLoop({
+  const loop: WritebackLoop = new WritebackLoop({
     journal,
     cas,
     sandboxId: "sandbox-1",
     send: (message: WireMessage) => {
-      if (message.type === "WriteBack") sent.push(message);
+      if (message.type === "WriteBack") {
+        sent.push(message);
+        answer(loop, message);
+      }
       return Promise.resolve();
     },
     maxContentBytes: 16 * 1024 * 1024,
@@ -200,6 +210,39 @@ Deno.test("the write-back loop sends a large change piece by piece, each from wh
       await running;
       close();
     }
+  }));
+
+Deno.test("a change whose last piece is answered before its send returns is not sent again", () =>
+  withTempDir(async (root) => {
+    const size = 120_000;
+    // The master answers each piece at once, inside the send: the answer comes first.
+    const { loop, sent, journal, write, close } = await piecesLoop(root, (loop, message) => {
+      const [piece] = message.entries;
+      const [, offset, length] = /@(\d+)\+(\d+)$/.exec(piece!.content_hash!)!.map(Number);
+      const held = offset! + length!;
+      loop.onResult(
+        held < size ? partialAnswer(piece!, held) : {
+          type: "WriteBackResult",
+          accepted: [[changeOfPiece(piece!.local_seq)!, 9n]],
+          rejected: [],
+        },
+      );
+    });
+    const running = loop.run();
+    try {
+      await write(pseudoRandomBytes(size, 3));
+      await waitFor("the change answered", () => journal.open().length === 0);
+    } finally {
+      loop.stop();
+      await running;
+      close();
+    }
+    // Once more, the journal not yet told of the answer, it was sent again from the start.
+    assert.deepEqual(sent.map((batch) => batch.entries[0]!.content_hash!.slice(64)), [
+      "@0+50000",
+      "@50000+50000",
+      "@100000+20000",
+    ]);
   }));
 
 Deno.test("a master that takes no pieces gets the change whole, and its answer to the piece is no outcome", () =>
@@ -297,6 +340,25 @@ Deno.test("the master takes a change in pieces: each answered with what it holds
       const again = await applier.apply("sandbox-1", [e!]);
       assert.deepEqual(again.accepted, done.accepted);
       assert.equal(workspace.store.history("big.bin").length, 1);
+      await applier.close();
+    } finally {
+      await workspace.close();
+    }
+  }));
+
+Deno.test("the master takes a change whose content it stores already at its first piece", () =>
+  withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      const applier = applierOf(workspace);
+      const bytes = pseudoRandomBytes(300_000, 6);
+      await workspace.cas.putBytes(bytes); // another path holds it, say
+      const [first] = piecesOf(7, "copy.bin", bytes, 100_000);
+      const result = await applier.apply("sandbox-1", [first!]);
+      assert.deepEqual(result.rejected, []);
+      assert.deepEqual(result.accepted.map(([seq]) => seq), [7n]);
+      assert.deepEqual(await Deno.readFile(join(root, "copy.bin")), bytes);
       await applier.close();
     } finally {
       await workspace.close();

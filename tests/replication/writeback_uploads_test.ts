@@ -85,39 +85,67 @@ Deno.test("WriteBackUploads keeps a content's pieces in order until whole, then 
     );
   }));
 
-Deno.test("WriteBackUploads holds two contents per replica, 32 in all and their bytes within the bound, the least recently added to dropped first", () =>
+Deno.test("WriteBackUploads: a replica's new content drops its own older ones; another's only once idle, else the new one waits", () =>
   withTempDir(async (root) => {
     const cas = await Cas.open(join(root, "cas"));
-    const uploads = new WriteBackUploads(cas, { maxUploads: 3, maxBytes: 1_000_000 });
+    let now = 0;
+    const uploads = new WriteBackUploads(cas, {
+      maxUploads: 3,
+      maxBytes: 100_000,
+      maxContentBytes: 40_000,
+      busyMs: 60_000,
+      now: () => now,
+    });
     const start = async (replica: string, seed: number, size: number) => {
       const piece = firstPiece(seed, size, 1000);
-      assert.deepEqual(await uploads.receive(replica, piece.range, size, piece.slice), {
-        held: 1000,
-      });
-      return piece;
+      return { piece, answer: await uploads.receive(replica, piece.range, size, piece.slice) };
     };
-    const going = async (replica: string, piece: ReturnType<typeof firstPiece>) =>
-      (await uploads.receive(
+    /** Adds the second piece: whether the content was still held. */
+    const going = async (replica: string, piece: ReturnType<typeof firstPiece>) => {
+      const answer = await uploads.receive(
         replica,
         { ...piece.range, offset: 1000 },
         piece.bytes.length,
         piece.bytes.subarray(1000, 2000),
-      ) as { held: number }).held === 2000;
-    const a = await start("r1", 1, 10_000);
-    const b = await start("r1", 2, 10_000);
-    const c = await start("r1", 3, 10_000); // a third from r1: its oldest, a, goes
-    assert.equal(await going("r1", a), false);
+      );
+      return "held" in answer && answer.held >= 2000; // dropped: from the start (0)
+    };
+    const a = (await start("r1", 1, 10_000)).piece;
+    const b = (await start("r1", 2, 10_000)).piece;
+    // A third from r1: its oldest goes (two per replica).
+    await start("r1", 3, 10_000);
+    assert.deepEqual(
+      await uploads.receive(
+        "r1",
+        { ...a.range, offset: 1000 },
+        10_000,
+        a.bytes.subarray(1000, 2000),
+      ),
+      { held: 0 },
+    );
     assert.equal(await going("r1", b), true);
-    assert.equal(uploads.size, 2);
-    const d = await start("r2", 4, 10_000); // the fourth in all: the least recently added to, c, goes
-    assert.equal(uploads.size, 3);
-    await start("r3", 5, 10_000);
-    assert.equal(await going("r1", c), false);
-    assert.equal(await going("r2", d), true);
-    // 995,000 bytes more: every other goes to make room, d (the most recently added to) last.
-    await start("r4", 6, 995_000);
+    // 35,000 bytes more from r1: over its 40,000 together, its older ones go.
+    await start("r1", 4, 35_000);
     assert.equal(uploads.size, 1);
-    assert.equal(await going("r2", d), false);
+    // Others fill the rest; a fourth content finds no room while they keep arriving.
+    const c = (await start("r2", 5, 30_000)).piece;
+    const d = (await start("r3", 6, 30_000)).piece;
+    now = 30_000;
+    const refused = await start("r4", 7, 10_000);
+    assert.ok("busy" in refused.answer, JSON.stringify(refused.answer));
+    assert.equal(uploads.size, 3);
+    // A piece that adds nothing (the first again) is no sign of life: c goes idle.
+    now = 59_000;
+    assert.deepEqual(await uploads.receive("r2", c.range, 30_000, c.slice), { held: 1000 });
+    assert.equal(await going("r3", d), true); // d is added to at 59 s
+    now = 100_000;
+    assert.deepEqual((await start("r4", 7, 10_000)).answer, { held: 1000 });
+    assert.equal(uploads.size, 3, "the least recently added to idle one, r1's, made room");
+    const r4 = firstPiece(8, 35_000, 1000);
+    const more = await uploads.receive("r5", r4.range, 35_000, r4.slice);
+    assert.deepEqual(more, { held: 1000 }, "c, idle for 100 s, made room");
+    assert.equal(await going("r3", d), true, "d, added to 41 s ago, kept");
+    assert.equal(await going("r2", c), false, "c dropped");
     assert.equal(await temps(cas), uploads.size);
     uploads.close();
     assert.equal(uploads.size, 0);
