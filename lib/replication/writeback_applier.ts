@@ -18,7 +18,7 @@ import type { AppliedContent, MasterState, WriteBackOutcome } from "./master_sta
 import { entryPaths, type WriteBackVerdict } from "./write_back_decision.ts";
 import { type Piece, pieceOf } from "./writeback_pieces.ts";
 import { takePiece, WriteBackUploads } from "./writeback_uploads.ts";
-import { renameOrChmod } from "./writeback_moves.ts";
+import { type MoveContext, renameOrChmod } from "./writeback_moves.ts";
 import { judgeWriteBack, type WriteBackFactSources } from "./writeback_facts.ts";
 import {
   acceptedPaths,
@@ -75,6 +75,7 @@ export class WriteBackApplier {
   readonly #facts: WriteBackFactSources;
   readonly #queue = new SerialQueue();
   readonly #uploads: WriteBackUploads;
+  readonly #moves: MoveContext;
 
   /** @param options See {@linkcode WriteBackApplierOptions}. */
   constructor(options: WriteBackApplierOptions) {
@@ -95,6 +96,11 @@ export class WriteBackApplier {
     this.#uploads = new WriteBackUploads(options.cas, {
       maxContentBytes: this.#facts.maxContentBytes,
     });
+    this.#moves = {
+      ...this.#facts,
+      workspace: this.#workspace,
+      allowedModeBits: this.#allowedModeBits,
+    };
   }
 
   /**
@@ -363,13 +369,7 @@ export class WriteBackApplier {
       };
     }
     try {
-      const context = {
-        workspace: this.#workspace,
-        store: this.#store,
-        state: this.#state,
-        allowedModeBits: this.#allowedModeBits,
-      };
-      const masterSeq = await renameOrChmod(context, sandboxId, entry, verdict.paths, seen);
+      const masterSeq = await renameOrChmod(this.#moves, sandboxId, entry, verdict.paths, seen);
       return { outcome: { accepted: true, masterSeq, reason: "" }, disconnect: false };
     } catch (error) {
       // A rename's source gone since the decision (the agent removed or moved it) is a
