@@ -4,8 +4,10 @@
  * `chronicle` processes (`main.ts`, master and replicas):
  *
  * - the master's initial scan (start until `/ready`);
- * - the initial sync to a new replica, against `rsync -a` then `sync` of the same tree, run
- *   right before and right after it (the disk's speed drifts: the ratio is to their mean);
+ * - the initial sync to a new replica, twice (two fresh replicas, one after the other),
+ *   against `rsync -a` then `sync` of the same tree run before, between and after them (the
+ *   disk's speed drifts from minute to minute: each sync's ratio is to the mean of the rsync
+ *   runs on either side of it);
  * - `ls` (`GET /files?depth=1`) and `history` (`GET /files/{path}/history`) latency on
  *   the running master, over its control socket;
  * - then ten copies of the synced replica (each its own sandbox id) connecting at once;
@@ -150,6 +152,16 @@ export async function run(quick: boolean): Promise<string[]> {
     await firstReplica.child.stop();
     // The master idle meanwhile; both copies are kept until the end (see `discard`).
     const rsyncAfter = await rsyncThenSync(master, `${base}/rsync-after`);
+    // A second round, between the rsync run above and one more: the disk's speed swings
+    // from minute to minute, so each sync is compared with the rsync runs on either side.
+    const second = await Deno.makeTempDir({ dir: base, prefix: "replica-second-" });
+    const secondStart = performance.now();
+    const secondReplica = spawn(second, ["--connect", `${m.dataDir}/chronicle.sock`, "--quiet"]);
+    await waitSynced([secondReplica], sequence, m);
+    const secondMs = performance.now() - secondStart;
+    await secondReplica.child.stop();
+    const rsyncLast = await rsyncThenSync(master, `${base}/rsync-last`);
+    progress(`second replica synced in ${formatNumber(secondMs)} ms`);
     const others: Probed[] = [];
     for (let i = 0; i < replicas; i++) {
       const folder = `${base}/replica-${i}`;
@@ -171,26 +183,20 @@ export async function run(quick: boolean): Promise<string[]> {
     const manyMs = performance.now() - manyStart;
     const whileMany = m.peak;
     const connected = await settled(m);
-    const replicaPeak = [firstReplica, ...others].reduce(
+    const replicaPeak = [firstReplica, secondReplica, ...others].reduce(
       (most, r) => r.peak.rss > most.rss ? r.peak : most,
       { rss: 0, heap: 0 },
     );
 
     const masterCollected = keeperOn ? await heapCollections(m) : keeperOff;
-    const ratio = rsyncBefore === null || rsyncAfter === null
+    const ratio = rsyncBefore === null || rsyncAfter === null || rsyncLast === null
       ? peerUnavailable("rsync")
-      : `rsync -a then sync ${formatNumber(rsyncBefore)} ms before it and ${
-        formatNumber(rsyncAfter)
-      } ms after (Chronicle ${
-        formatNumber(2 * syncMs / (rsyncBefore + rsyncAfter), 2)
-      }x their mean)`;
+      : roundsAgainstRsync([syncMs, secondMs], [rsyncBefore, rsyncAfter, rsyncLast]);
     return [
       ...(v8Flags === "" ? [] : [`scale: every chronicle process ran with --v8-flags=${v8Flags}`]),
       `scale (${formatNumber(files)} files of 200 B–6 KiB, ${formatMiB(bytes)}, ${
         formatMiB(onDisk)
-      } on disk): master initial scan ${formatNumber(scanMs)} ms; initial sync ${
-        formatNumber(syncMs)
-      } ms, ${ratio}`,
+      } on disk): master initial scan ${formatNumber(scanMs)} ms; initial sync ${ratio}`,
       `  ${replicas} copies of the synced replica connected and caught up in ${
         formatNumber(manyMs)
       } ms`,
@@ -216,6 +222,22 @@ export async function run(quick: boolean): Promise<string[]> {
     await Promise.all(children.map((child) => child.stop()));
     await discard(base);
   }
+}
+
+/**
+ * Interleaved rounds against `rsync -a` then `sync`: each sync (`syncs[i]`) ran between
+ * `rsyncs[i]` and `rsyncs[i + 1]`, and is compared with their mean.
+ */
+function roundsAgainstRsync(syncs: number[], rsyncs: number[]): string {
+  const ratios = syncs.map((ms, i) => 2 * ms / (rsyncs[i]! + rsyncs[i + 1]!));
+  const mean = ratios.reduce((sum, ratio) => sum + ratio, 0) / ratios.length;
+  const list = (values: number[], unit = " ms") =>
+    values.map((value) => formatNumber(value)).join(", ") + unit;
+  return `${list(syncs)} in ${syncs.length} rounds, rsync -a then sync ${
+    list(rsyncs)
+  } before, between and after them (Chronicle ${
+    ratios.map((ratio) => `${formatNumber(ratio, 2)}x`).join(" and ")
+  } the mean of the rsync runs on either side; ${formatNumber(mean, 2)}x on average)`;
 }
 
 /** The V8 flags the binaries ship with, as one `--v8-flags=` value. */
