@@ -1,5 +1,5 @@
 /**
- * Write-back in pieces (docs/PROTOCOL.md §4, "What a connection must carry"): a local
+ * Write-back in pieces (docs/PROTOCOL.md §4, "The other way: write-back in pieces"): a local
  * change whose content no connection carries whole is sent as pieces, each a `WriteBack`
  * entry of its own, until the master holds the whole content and decides the change.
  *
@@ -56,7 +56,7 @@ export function pieceOf(entry: WriteBackEntry): Piece | null {
   return { piece: entry, change, range };
 }
 
-/** The reason word of an incomplete content's answer. */
+/** The reason a master answers a piece with while its content is not whole. */
 const PARTIAL = /^partial: (0|[1-9][0-9]{0,15}) of (0|[1-9][0-9]{0,15}) bytes held$/;
 
 /**
