@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
 import { openDatabase } from "../../lib/db/mod.ts";
 import { openReplicaTables } from "../../lib/replication/mod.ts";
+import type { WriteBackApplier } from "../../lib/replication/writeback_applier.ts";
 import { WritebackLoop } from "../../lib/replication/writeback_loop.ts";
 import {
   changeOfPiece,
@@ -280,6 +281,23 @@ function partialAnswer(piece: WriteBackEntry, held: number) {
   };
 }
 
+/** Runs `work` with a master's write-back applier on a scanned workspace at a temp folder. */
+function withMasterApplier(
+  work: (applier: WriteBackApplier, workspace: Workspace, root: string) => Promise<void>,
+): Promise<void> {
+  return withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.scan();
+      const applier = applierOf(workspace);
+      await work(applier, workspace, root);
+      await applier.close();
+    } finally {
+      await workspace.close();
+    }
+  });
+}
+
 /** The pieces of `bytes` for change `seq` at `path`, `length` bytes each. */
 function piecesOf(
   seq: number,
@@ -307,103 +325,79 @@ function piecesOf(
 }
 
 Deno.test("the master takes a change in pieces: each answered with what it holds, the last with the change's outcome", () =>
-  withTempDir(async (root) => {
-    const workspace = await Workspace.open({ root });
-    try {
-      await workspace.scan();
-      const applier = applierOf(workspace);
-      const bytes = pseudoRandomBytes(5_000_000, 3); // chunked once stored
-      const [a, b, c, d, e] = piecesOf(1001, "big.bin", bytes, 1024 * 1024);
-      const answers: string[] = [];
-      for (const piece of [a!, c!, b!, b!, c!, d!]) {
-        const result = await applier.apply("sandbox-1", [piece]);
-        assert.deepEqual(result.accepted, []);
-        assert.equal(result.rejected.length, 1);
-        assert.equal(result.rejected[0]![0], pieceSeq(1001), "under the piece's own number");
-        answers.push(result.rejected[0]![1]);
-      }
-      assert.deepEqual(answers.map((reason) => parsePartial(reason)?.held), [
-        1048576, // a
-        1048576, // c, past what is held: nothing added
-        2097152, // b
-        2097152, // b again
-        3145728, // c
-        4194304, // d
-      ]);
-      const done = await applier.apply("sandbox-1", [e!]);
-      assert.deepEqual(done.rejected, []);
-      assert.equal(done.accepted.length, 1);
-      assert.equal(done.accepted[0]![0], 1001n, "under the change's number");
-      assert.deepEqual(await Deno.readFile(join(root, "big.bin")), bytes);
-      assert.equal(workspace.store.latest("big.bin")?.origin, "sandbox-1");
-      // The last piece sent again (its answer lost): the same outcome, applied once.
-      const again = await applier.apply("sandbox-1", [e!]);
-      assert.deepEqual(again.accepted, done.accepted);
-      assert.equal(workspace.store.history("big.bin").length, 1);
-      await applier.close();
-    } finally {
-      await workspace.close();
+  withMasterApplier(async (applier, workspace, root) => {
+    const bytes = pseudoRandomBytes(5_000_000, 3); // chunked once stored
+    const [a, b, c, d, e] = piecesOf(1001, "big.bin", bytes, 1024 * 1024);
+    const answers: string[] = [];
+    for (const piece of [a!, c!, b!, b!, c!, d!]) {
+      const result = await applier.apply("sandbox-1", [piece]);
+      assert.deepEqual(result.accepted, []);
+      assert.equal(result.rejected.length, 1);
+      assert.equal(result.rejected[0]![0], pieceSeq(1001), "under the piece's own number");
+      answers.push(result.rejected[0]![1]);
     }
+    assert.deepEqual(answers.map((reason) => parsePartial(reason)?.held), [
+      1048576, // a
+      1048576, // c, past what is held: nothing added
+      2097152, // b
+      2097152, // b again
+      3145728, // c
+      4194304, // d
+    ]);
+    const done = await applier.apply("sandbox-1", [e!]);
+    assert.deepEqual(done.rejected, []);
+    assert.equal(done.accepted.length, 1);
+    assert.equal(done.accepted[0]![0], 1001n, "under the change's number");
+    assert.deepEqual(await Deno.readFile(join(root, "big.bin")), bytes);
+    assert.equal(workspace.store.latest("big.bin")?.origin, "sandbox-1");
+    // The last piece sent again (its answer lost): the same outcome, applied once.
+    const again = await applier.apply("sandbox-1", [e!]);
+    assert.deepEqual(again.accepted, done.accepted);
+    assert.equal(workspace.store.history("big.bin").length, 1);
   }));
 
 Deno.test("the master takes a change whose content it stores already at its first piece", () =>
-  withTempDir(async (root) => {
-    const workspace = await Workspace.open({ root });
-    try {
-      await workspace.scan();
-      const applier = applierOf(workspace);
-      const bytes = pseudoRandomBytes(300_000, 6);
-      await workspace.cas.putBytes(bytes); // another path holds it, say
-      const [first] = piecesOf(7, "copy.bin", bytes, 100_000);
-      const result = await applier.apply("sandbox-1", [first!]);
-      assert.deepEqual(result.rejected, []);
-      assert.deepEqual(result.accepted.map(([seq]) => seq), [7n]);
-      assert.deepEqual(await Deno.readFile(join(root, "copy.bin")), bytes);
-      await applier.close();
-    } finally {
-      await workspace.close();
-    }
+  withMasterApplier(async (applier, workspace, root) => {
+    const bytes = pseudoRandomBytes(300_000, 6);
+    await workspace.cas.putBytes(bytes); // another path holds it, say
+    const [first] = piecesOf(7, "copy.bin", bytes, 100_000);
+    const result = await applier.apply("sandbox-1", [first!]);
+    assert.deepEqual(result.rejected, []);
+    assert.deepEqual(result.accepted.map(([seq]) => seq), [7n]);
+    assert.deepEqual(await Deno.readFile(join(root, "copy.bin")), bytes);
   }));
 
 Deno.test("the master refuses a change sent in pieces at its first piece when its path is refused, and pieces that do not fit", () =>
-  withTempDir(async (root) => {
-    const workspace = await Workspace.open({ root });
-    try {
-      await workspace.scan();
-      const applier = applierOf(workspace);
-      const bytes = pseudoRandomBytes(300_000, 4);
-      // Chronicle's own data folder: refused at once, and for good, under the change's number.
-      const [inData] = piecesOf(1, ".chronicle/x.bin", bytes, 100_000);
-      const refused = await applier.apply("sandbox-1", [inData!]);
-      assert.equal(refused.rejected.length, 1);
-      assert.equal(refused.rejected[0]![0], 1n);
-      assert.match(refused.rejected[0]![1], /^invalid path/);
-      // A piece carrying other bytes than its range says, or running past its content.
-      const [first] = piecesOf(2, "x.bin", bytes, 100_000);
-      const short = { ...first!, content_bytes: first!.content_bytes!.subarray(1) };
-      const past = { ...first!, size: 50_000n };
-      for (const bad of [short, past]) {
-        const result = await applier.apply("sandbox-1", [bad]);
-        assert.equal(result.rejected.length, 1);
-        assert.equal(result.rejected[0]![0], pieceSeq(2), "under the piece's number: no outcome");
-        assert.match(result.rejected[0]![1], /^invalid content: a piece/);
-      }
-      // Pieces whose whole does not hash to the content's hash: the change is not decided.
-      const other = pseudoRandomBytes(300_000, 5);
-      const lying = piecesOf(3, "y.bin", other, 100_000).map((piece) => ({
-        ...piece,
-        content_hash: piece.content_hash!.replace(/^[0-9a-f]{64}/, sha256Hex(bytes)),
-      }));
-      const last = (await Promise.all(lying.map((p) => applier.apply("sandbox-1", [p])))).pop()!;
-      assert.equal(last.rejected[0]![0], pieceSeq(3));
-      assert.match(
-        last.rejected[0]![1],
-        /^invalid content: the 300000 bytes received in pieces hash to/,
-      );
-      assert.equal(await workspace.cas.has(sha256Hex(other)), false);
-      assert.equal(workspace.store.latest("y.bin"), undefined);
-      await applier.close();
-    } finally {
-      await workspace.close();
+  withMasterApplier(async (applier, workspace) => {
+    const bytes = pseudoRandomBytes(300_000, 4);
+    // Chronicle's own data folder: refused at once, and for good, under the change's number.
+    const [inData] = piecesOf(1, ".chronicle/x.bin", bytes, 100_000);
+    const refused = await applier.apply("sandbox-1", [inData!]);
+    assert.equal(refused.rejected.length, 1);
+    assert.equal(refused.rejected[0]![0], 1n);
+    assert.match(refused.rejected[0]![1], /^invalid path/);
+    // A piece carrying other bytes than its range says, or running past its content.
+    const [first] = piecesOf(2, "x.bin", bytes, 100_000);
+    const short = { ...first!, content_bytes: first!.content_bytes!.subarray(1) };
+    const past = { ...first!, size: 50_000n };
+    for (const bad of [short, past]) {
+      const result = await applier.apply("sandbox-1", [bad]);
+      assert.equal(result.rejected.length, 1);
+      assert.equal(result.rejected[0]![0], pieceSeq(2), "under the piece's number: no outcome");
+      assert.match(result.rejected[0]![1], /^invalid content: a piece/);
     }
+    // Pieces whose whole does not hash to the content's hash: the change is not decided.
+    const other = pseudoRandomBytes(300_000, 5);
+    const lying = piecesOf(3, "y.bin", other, 100_000).map((piece) => ({
+      ...piece,
+      content_hash: piece.content_hash!.replace(/^[0-9a-f]{64}/, sha256Hex(bytes)),
+    }));
+    const last = (await Promise.all(lying.map((p) => applier.apply("sandbox-1", [p])))).pop()!;
+    assert.equal(last.rejected[0]![0], pieceSeq(3));
+    assert.match(
+      last.rejected[0]![1],
+      /^invalid content: the 300000 bytes received in pieces hash to/,
+    );
+    assert.equal(await workspace.cas.has(sha256Hex(other)), false);
+    assert.equal(workspace.store.latest("y.bin"), undefined);
   }));
