@@ -1,5 +1,6 @@
 import { CHUNK_MAX_SIZE } from "../cas/mod.ts";
-import { type ContentRange, RANGE_MAX_BYTES, RANGE_MIN_BYTES } from "./content_range.ts";
+import type { ContentRange } from "./content_range.ts";
+import { LinkSize } from "./link_size.ts";
 
 /** A fetch a connection's end cut short: of a whole content, or of a range of one. */
 export interface LostFetch {
@@ -18,11 +19,6 @@ export interface LostFetch {
 
 /** Contents fetched in ranges at most, the least recently used forgotten first. */
 const PARTIALS_MAX = 4096;
-/**
- * The range size doubles once a connection has carried this many ranges' worth of range
- * bytes: it grows on a link that shows it carries more, not merely with each range.
- */
-const GROWTH_RANGES = 4;
 
 interface Partial {
   /** Unknown until the first range's answer gives it (a fetch of unknown size was lost). */
@@ -42,10 +38,10 @@ interface Partial {
  * A content whose size the lost fetch did not know (a release of a version held back, whose
  * notification is long gone) learns it from its first range's answer.
  *
- * The range size follows the link: at a connection's end with fetches lost it drops to at
- * most half the largest answer of a known size lost, and to half itself when a range was
- * lost ({@linkcode RANGE_MIN_BYTES} at least); it doubles each time one connection has
- * carried {@linkcode GROWTH_RANGES} ranges' worth (up to {@linkcode RANGE_MAX_BYTES}).
+ * The range size follows the link (see `LinkSize`): at a connection's end with fetches
+ * lost it drops to at most half the largest answer of a known size lost, and to half itself
+ * when a range was lost; it doubles each time one connection has carried four ranges'
+ * worth.
  *
  * Held in memory only, within `maxBytes`: the least recently used partial content that no
  * fetch is filling is dropped first (the fetcher keeps those it fills within `maxBytes`).
@@ -59,9 +55,7 @@ export class PartialContents {
   /** Contents a fetch is filling now: never dropped for room. */
   readonly #filling = new Set<string>();
   #heldBytes = 0;
-  #rangeBytes = RANGE_MAX_BYTES;
-  /** Range bytes the current connection carried since the range size last changed. */
-  #carried = 0;
+  readonly #rangeSize = new LinkSize();
 
   /** @param maxBytes The most bytes of partial contents held together. */
   constructor(maxBytes = 32 * 1024 * 1024) {
@@ -70,7 +64,7 @@ export class PartialContents {
 
   /** The size of the ranges asked for now. */
   get rangeBytes(): number {
-    return this.#rangeBytes;
+    return this.#rangeSize.bytes;
   }
 
   /** The bytes of partial contents held now. */
@@ -85,14 +79,14 @@ export class PartialContents {
    * now on.
    */
   connectionEnded(lost: readonly LostFetch[]): void {
-    this.#carried = 0;
     const known = lost.filter((fetch) => fetch.range || fetch.size !== undefined);
-    const largest = Math.max(0, ...known.map((fetch) => fetch.bytes));
-    const shrunk = lost.some((fetch) => fetch.range) ? this.#rangeBytes / 2 : this.#rangeBytes;
-    if (known.length > 0) this.#rangeBytes = clampRange(Math.floor(Math.min(shrunk, largest / 2)));
+    this.#rangeSize.connectionEnded(
+      known.length > 0 ? Math.max(...known.map((fetch) => fetch.bytes)) : null,
+      lost.some((fetch) => fetch.range),
+    );
     for (const { hash, size, range } of lost) {
       if (range || this.#partials.has(hash)) continue;
-      if (size !== undefined && (size <= this.#rangeBytes || size > CHUNK_MAX_SIZE)) continue;
+      if (size !== undefined && (size <= this.rangeBytes || size > CHUNK_MAX_SIZE)) continue;
       this.#partials.set(hash, { size: size ?? null, buffer: null, received: [] });
     }
     for (const oldest of this.#partials.keys()) {
@@ -121,13 +115,14 @@ export class PartialContents {
   missing(hash: string): ContentRange[] {
     const partial = this.#partials.get(hash);
     if (!partial) return [];
-    if (partial.size === null) return [{ hash, offset: 0, length: this.#rangeBytes }];
+    const rangeBytes = this.rangeBytes;
+    if (partial.size === null) return [{ hash, offset: 0, length: rangeBytes }];
     const ranges: ContentRange[] = [];
     let at = 0;
     const ends: [number, number] = [partial.size, partial.size];
     for (const [start, end] of [...partial.received, ends]) {
-      for (; at < start; at += this.#rangeBytes) {
-        ranges.push({ hash, offset: at, length: Math.min(this.#rangeBytes, start - at) });
+      for (; at < start; at += rangeBytes) {
+        ranges.push({ hash, offset: at, length: Math.min(rangeBytes, start - at) });
       }
       at = end;
     }
@@ -153,11 +148,7 @@ export class PartialContents {
       );
     }
     partial.size = size;
-    this.#carried += bytes.length;
-    if (this.#carried >= GROWTH_RANGES * this.#rangeBytes) {
-      this.#rangeBytes = clampRange(this.#rangeBytes * 2);
-      this.#carried = 0;
-    }
+    this.#rangeSize.carried(bytes.length);
     this.#partials.delete(hash); // moved to the end: the most recently used
     this.#partials.set(hash, partial);
     if (partial.buffer === null) {
@@ -204,10 +195,6 @@ export class PartialContents {
     }
     return this.#heldBytes + bytes <= this.maxBytes;
   }
-}
-
-function clampRange(bytes: number): number {
-  return Math.max(RANGE_MIN_BYTES, Math.min(RANGE_MAX_BYTES, bytes));
 }
 
 /** `ranges` (sorted, apart) with `added` merged in. */

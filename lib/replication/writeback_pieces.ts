@@ -15,12 +15,8 @@
  * @module
  */
 import type { WriteBackEntry } from "../wire/mod.ts";
-import {
-  type ContentRange,
-  parseRangeKey,
-  RANGE_MAX_BYTES,
-  RANGE_MIN_BYTES,
-} from "./content_range.ts";
+import { type ContentRange, parseRangeKey, RANGE_MAX_BYTES } from "./content_range.ts";
+import { LinkSize } from "./link_size.ts";
 
 /** The top bit of a `local_seq`, set on a piece's (no journal reaches it). */
 export const PIECE_BIT = 1n << 63n;
@@ -88,39 +84,31 @@ export interface LostBatch {
 }
 
 /**
- * The piece size doubles once a connection has carried this many pieces' worth: it grows
- * on a link that shows it carries more.
- */
-const GROWTH_PIECES = 4;
-
-/**
  * What a replica sends in pieces, across its connections: nothing until a connection ends
- * with a batch unanswered. The piece size then drops to at most half the largest batch
- * lost, and to half itself when a piece was lost ({@linkcode RANGE_MIN_BYTES} at least);
- * it doubles each time one connection has carried {@linkcode GROWTH_PIECES} pieces'
- * worth, up to {@linkcode RANGE_MAX_BYTES}, and once that size has been carried so,
- * changes go whole again (until a connection loses a batch again). A change whose content
- * is larger than the piece size is sent in pieces, from what the master last said it
- * holds.
+ * with a batch unanswered. The piece size then follows the link as the range size does
+ * (see `LinkSize`): at most half the largest batch lost, half itself when a piece was
+ * lost, doubling each time one connection has carried four pieces' worth; once the largest
+ * size has been carried so, changes go whole again (until a connection loses a batch
+ * again). A change whose content is larger than the piece size is sent in pieces, from
+ * what the master last said it holds.
  *
  * In memory only: a replica started again sends its pieces from the start (the master
  * keeps what it received for a while, and says so).
  */
 export class WriteBackPieces {
-  #pieceBytes: number | null = null;
-  /** Piece bytes the current connection carried since the piece size last changed. */
-  #carried = 0;
+  /** The piece size; `null` while changes go whole. */
+  #pieceSize: LinkSize | null = null;
   /** What the master holds of each change sent in pieces: its content, and how much. */
   readonly #held = new Map<number, { hash: string; held: number }>();
 
   /** The size of the pieces sent now; `null` while changes are sent whole. */
   get pieceBytes(): number | null {
-    return this.#pieceBytes;
+    return this.#pieceSize?.bytes ?? null;
   }
 
   /** Whether a content of `size` bytes is sent in pieces now. */
   inPieces(size: number): boolean {
-    return this.#pieceBytes !== null && size > this.#pieceBytes;
+    return this.#pieceSize !== null && size > this.#pieceSize.bytes;
   }
 
   /**
@@ -130,7 +118,7 @@ export class WriteBackPieces {
   nextPiece(localSeq: number, hash: string, size: number): { offset: number; length: number } {
     const known = this.#held.get(localSeq);
     const offset = known?.hash === hash ? Math.min(known.held, size) : 0;
-    const length = Math.min(this.#pieceBytes ?? RANGE_MAX_BYTES, size - offset);
+    const length = Math.min(this.pieceBytes ?? RANGE_MAX_BYTES, size - offset);
     return { offset, length };
   }
 
@@ -140,14 +128,8 @@ export class WriteBackPieces {
    */
   heldBy(localSeq: number, hash: string, held: number, carried: number): void {
     this.#held.set(localSeq, { hash, held });
-    this.#carried += carried;
-    if (this.#pieceBytes !== null && this.#carried >= GROWTH_PIECES * this.#pieceBytes) {
-      // Past the largest piece: the link carries that much, so changes go whole again.
-      this.#pieceBytes = this.#pieceBytes < RANGE_MAX_BYTES
-        ? clampPiece(this.#pieceBytes * 2)
-        : null;
-      this.#carried = 0;
-    }
+    // The largest pieces get through: the link carries that much, so changes go whole again.
+    if (this.#pieceSize?.carried(carried)) this.#pieceSize = null;
   }
 
   /** Change `localSeq` is answered, or goes whole: what the master held of it is forgotten. */
@@ -155,25 +137,15 @@ export class WriteBackPieces {
     this.#held.delete(localSeq);
   }
 
-  /** How many changes are being sent in pieces. */
-  get changes(): number {
-    return this.#held.size;
-  }
-
   /**
    * Learns from a connection's end, with the batches it left unanswered (nothing when it
    * ended with none in flight): see the class.
    */
   connectionEnded(lost: readonly LostBatch[]): void {
-    this.#carried = 0;
-    if (lost.length === 0) return;
-    const largest = Math.max(...lost.map((batch) => batch.bytes));
-    const now = this.#pieceBytes ?? RANGE_MAX_BYTES;
-    const shrunk = lost.some((batch) => batch.piece) ? now / 2 : now;
-    this.#pieceBytes = clampPiece(Math.floor(Math.min(shrunk, largest / 2)));
+    if (lost.length > 0) this.#pieceSize ??= new LinkSize();
+    this.#pieceSize?.connectionEnded(
+      lost.length > 0 ? Math.max(...lost.map((batch) => batch.bytes)) : null,
+      lost.some((batch) => batch.piece),
+    );
   }
-}
-
-function clampPiece(bytes: number): number {
-  return Math.max(RANGE_MIN_BYTES, Math.min(RANGE_MAX_BYTES, bytes));
 }
