@@ -149,14 +149,21 @@ Deno.test("a sandbox's backlog of write-backs gets through a relay cutting every
   });
 });
 
+/**
+ * Writes in `dir` `small` files of 900 bytes around three that no connection through the
+ * relay carries whole: one of 150 KB (sent whole at first), one nearly 1 MB, and one
+ * chunked (4 MiB and more: chunks of 256 KiB and up). Their bytes are seeded from `seed`.
+ */
+async function putLargeBesideSmall(dir: string, small: number, seed: number): Promise<void> {
+  for (let i = 0; i < small; i++) await put(dir, `small/f${i}.txt`, pseudoRandomBytes(900, i + 1));
+  await put(dir, "large/a.bin", pseudoRandomBytes(150_000, seed + 1));
+  await put(dir, "large/b.bin", pseudoRandomBytes(900_000, seed + 2));
+  await put(dir, "large/c.bin", pseudoRandomBytes(4_300_000, seed + 3));
+}
+
 Deno.test("content larger than any connection carries gets through a relay cutting every 60 KB, in ranges", async () => {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
-    // A few small files around three that no connection carries whole: one fetched
-    // whole, one nearly 1 MB, and one chunked (4 MiB and more: chunks of 256 KiB and up).
-    for (let i = 0; i < 20; i++) await put(m, `small/f${i}.txt`, pseudoRandomBytes(900, i + 1));
-    await put(m, "large/a.bin", pseudoRandomBytes(150_000, 101));
-    await put(m, "large/b.bin", pseudoRandomBytes(900_000, 102));
-    await put(m, "large/c.bin", pseudoRandomBytes(4_300_000, 103));
+    await putLargeBesideSmall(m, 20, 100);
     await throughCuttingRelay({ base, m, r }, async ({ master, replica, proxy }) => {
       const tree = await waitForSameTrees([m, r], {
         peers: [master, replica],
@@ -170,12 +177,8 @@ Deno.test("content larger than any connection carries gets through a relay cutti
 
 Deno.test("a sandbox's changes larger than any connection carries get through a relay cutting every 60 KB, in pieces", async () => {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
-    // Written while the sandbox is away, beside a few small ones: one file sent whole at
-    // first, one nearly 1 MB, one chunked (4 MiB and more).
-    for (let i = 0; i < 10; i++) await put(r, `small/f${i}.txt`, pseudoRandomBytes(900, i + 1));
-    await put(r, "large/a.bin", pseudoRandomBytes(150_000, 201));
-    await put(r, "large/b.bin", pseudoRandomBytes(900_000, 202));
-    await put(r, "large/c.bin", pseudoRandomBytes(4_300_000, 203));
+    // Written while the sandbox is away.
+    await putLargeBesideSmall(r, 10, 200);
     await throughCuttingRelay({ base, m, r }, async ({ master, replica, proxy }) => {
       // Each was sent whole on every connection, cut every time, and never arrived.
       const tree = await waitForSameTrees([m, r], {

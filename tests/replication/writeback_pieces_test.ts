@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
 import { openDatabase } from "../../lib/db/mod.ts";
 import { openReplicaTables } from "../../lib/replication/mod.ts";
@@ -122,18 +123,45 @@ Deno.test("a change goes in pieces once larger than the piece size, from what th
   assert.deepEqual(pieces.nextPiece(3, "a", 250_000).offset, 0);
 });
 
-/** A loop over a real journal and CAS, sending in pieces of 50,000 bytes. */
-async function piecesLoop(
-  root: string,
-  answer: (loop: WritebackLoop, message: WriteBackMessage) => void = () => {},
-): Promise<{
+/** What a test of the loop works with (see {@linkcode withPiecesLoop}). */
+interface PiecesLoop {
   loop: WritebackLoop;
   sent: WriteBackMessage[];
   journal: ReturnType<typeof openReplicaTables>["journal"];
+  /** Stores `bytes` and journals them as a local write; returns its local sequence. */
   write: (bytes: Uint8Array) => Promise<number>;
-  close: () => void;
-}> {
-  const db = openDatabase(join(root, "replica.db"));
+}
+
+/**
+ * Runs `work` with a running loop over a real journal and CAS, sending in pieces of 50,000
+ * bytes (`answer` sees each batch as it is sent); then stops it.
+ */
+function withPiecesLoop(
+  work: (loop: PiecesLoop) => Promise<void>,
+  answer: (loop: WritebackLoop, message: WriteBackMessage) => void = () => {},
+): Promise<void> {
+  return withTempDir(async (root) => {
+    const db = openDatabase(join(root, "replica.db"));
+    try {
+      const parts = await piecesLoop(db, root, answer);
+      const running = parts.loop.run();
+      try {
+        await work(parts);
+      } finally {
+        parts.loop.stop();
+        await running;
+      }
+    } finally {
+      db.close();
+    }
+  });
+}
+
+async function piecesLoop(
+  db: DatabaseSync,
+  root: string,
+  answer: (loop: WritebackLoop, message: WriteBackMessage) => void,
+): Promise<PiecesLoop> {
   const { journal } = openReplicaTables(db);
   const cas = await Cas.open(join(root, "cas"), { db });
   const pieces = new WriteBackPieces();
@@ -170,54 +198,52 @@ async function piecesLoop(
     }]);
     return entry!.localSeq;
   };
-  return { loop, sent, journal, write, close: () => db.close() };
+  return { loop, sent, journal, write };
 }
 
 Deno.test("the write-back loop sends a large change piece by piece, each from what the master says it holds", () =>
-  withTempDir(async (root) => {
-    const { loop, sent, journal, write, close } = await piecesLoop(root);
-    const running = loop.run();
-    try {
-      const bytes = pseudoRandomBytes(120_000, 1);
-      const seq = await write(bytes);
-      const hash = sha256Hex(bytes);
-      const pieceAt = async (n: number) => {
-        await waitFor(`piece ${n} sent`, () => sent.length === n);
-        const [piece, ...others] = sent[n - 1]!.entries;
-        assert.deepEqual(others, [], "a piece goes alone");
-        return piece!;
-      };
-      const first = await pieceAt(1);
-      assert.equal(first.local_seq, pieceSeq(seq));
-      assert.equal(first.content_hash, `${hash}@0+50000`);
-      assert.equal(first.size, 120_000n);
-      assert.deepEqual(first.content_bytes, bytes.subarray(0, 50_000));
-      loop.onResult(partialAnswer(first, 50_000));
-      const second = await pieceAt(2);
-      assert.equal(second.content_hash, `${hash}@50000+50000`);
-      // The master lost what it held (it restarted): from the start again.
-      loop.onResult(partialAnswer(second, 0));
-      assert.equal((await pieceAt(3)).content_hash, `${hash}@0+50000`);
-      loop.onResult(partialAnswer(sent[2]!.entries[0]!, 100_000));
-      const last = await pieceAt(4);
-      assert.equal(last.content_hash, `${hash}@100000+20000`);
-      assert.deepEqual(last.content_bytes, bytes.subarray(100_000));
-      // The last piece completes the content: the change's own outcome, under its number.
-      loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(seq), 42n]], rejected: [] });
-      await waitFor("the change answered", () => journal.open().length === 0);
-      assert.equal(sent.length, 4);
-    } finally {
-      loop.stop();
-      await running;
-      close();
-    }
+  withPiecesLoop(async ({ loop, sent, journal, write }) => {
+    const bytes = pseudoRandomBytes(120_000, 1);
+    const seq = await write(bytes);
+    const hash = sha256Hex(bytes);
+    const pieceAt = async (n: number) => {
+      await waitFor(`piece ${n} sent`, () => sent.length === n);
+      const [piece, ...others] = sent[n - 1]!.entries;
+      assert.deepEqual(others, [], "a piece goes alone");
+      return piece!;
+    };
+    const first = await pieceAt(1);
+    assert.equal(first.local_seq, pieceSeq(seq));
+    assert.equal(first.content_hash, `${hash}@0+50000`);
+    assert.equal(first.size, 120_000n);
+    assert.deepEqual(first.content_bytes, bytes.subarray(0, 50_000));
+    loop.onResult(partialAnswer(first, 50_000));
+    const second = await pieceAt(2);
+    assert.equal(second.content_hash, `${hash}@50000+50000`);
+    // The master lost what it held (it restarted): from the start again.
+    loop.onResult(partialAnswer(second, 0));
+    assert.equal((await pieceAt(3)).content_hash, `${hash}@0+50000`);
+    loop.onResult(partialAnswer(sent[2]!.entries[0]!, 100_000));
+    const last = await pieceAt(4);
+    assert.equal(last.content_hash, `${hash}@100000+20000`);
+    assert.deepEqual(last.content_bytes, bytes.subarray(100_000));
+    // The last piece completes the content: the change's own outcome, under its number.
+    loop.onResult({ type: "WriteBackResult", accepted: [[BigInt(seq), 42n]], rejected: [] });
+    await waitFor("the change answered", () => journal.open().length === 0);
+    assert.equal(sent.length, 4);
   }));
 
 Deno.test("a change whose last piece is answered before its send returns is not sent again", () =>
-  withTempDir(async (root) => {
+  (async () => {
     const size = 120_000;
-    // The master answers each piece at once, inside the send: the answer comes first.
-    const { loop, sent, journal, write, close } = await piecesLoop(root, (loop, message) => {
+    let sent: WriteBackMessage[] = [];
+    await withPiecesLoop(async (parts) => {
+      sent = parts.sent; // read once the loop has stopped
+      const { journal, write } = parts;
+      await write(pseudoRandomBytes(size, 3));
+      await waitFor("the change answered", () => journal.open().length === 0);
+    }, (loop, message) => {
+      // The master answers each piece at once, inside the send: the answer comes first.
       const [piece] = message.entries;
       const [, offset, length] = /@(\d+)\+(\d+)$/.exec(piece!.content_hash!)!.map(Number);
       const held = offset! + length!;
@@ -229,48 +255,31 @@ Deno.test("a change whose last piece is answered before its send returns is not 
         },
       );
     });
-    const running = loop.run();
-    try {
-      await write(pseudoRandomBytes(size, 3));
-      await waitFor("the change answered", () => journal.open().length === 0);
-    } finally {
-      loop.stop();
-      await running;
-      close();
-    }
     // Once more, the journal not yet told of the answer, it was sent again from the start.
     assert.deepEqual(sent.map((batch) => batch.entries[0]!.content_hash!.slice(64)), [
       "@0+50000",
       "@50000+50000",
       "@100000+20000",
     ]);
-  }));
+  })());
 
 Deno.test("a master that takes no pieces gets the change whole, and its answer to the piece is no outcome", () =>
-  withTempDir(async (root) => {
-    const { loop, sent, journal, write, close } = await piecesLoop(root);
-    const running = loop.run();
-    try {
-      const bytes = pseudoRandomBytes(120_000, 2);
-      const seq = await write(bytes);
-      await waitFor("a piece sent", () => sent.length === 1);
-      // What a master before pieces answers such a number: nothing recorded.
-      loop.onResult({
-        type: "WriteBackResult",
-        accepted: [],
-        rejected: [[pieceSeq(seq), "failed: local_seq out of range"]],
-      });
-      await waitFor("the change sent whole", () => sent.length === 2);
-      const [whole] = sent[1]!.entries;
-      assert.equal(whole!.local_seq, BigInt(seq));
-      assert.equal(whole!.content_hash, sha256Hex(bytes));
-      assert.deepEqual(whole!.content_bytes, bytes);
-      assert.equal(journal.open().length, 1, "still open: the piece's answer was no outcome");
-    } finally {
-      loop.stop();
-      await running;
-      close();
-    }
+  withPiecesLoop(async ({ loop, sent, journal, write }) => {
+    const bytes = pseudoRandomBytes(120_000, 2);
+    const seq = await write(bytes);
+    await waitFor("a piece sent", () => sent.length === 1);
+    // What a master before pieces answers such a number: nothing recorded.
+    loop.onResult({
+      type: "WriteBackResult",
+      accepted: [],
+      rejected: [[pieceSeq(seq), "failed: local_seq out of range"]],
+    });
+    await waitFor("the change sent whole", () => sent.length === 2);
+    const [whole] = sent[1]!.entries;
+    assert.equal(whole!.local_seq, BigInt(seq));
+    assert.equal(whole!.content_hash, sha256Hex(bytes));
+    assert.deepEqual(whole!.content_bytes, bytes);
+    assert.equal(journal.open().length, 1, "still open: the piece's answer was no outcome");
   }));
 
 function partialAnswer(piece: WriteBackEntry, held: number) {

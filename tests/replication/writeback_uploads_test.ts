@@ -5,7 +5,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
-import { pieceProblem, WriteBackUploads } from "../../lib/replication/writeback_uploads.ts";
+import {
+  pieceProblem,
+  type PieceReceived,
+  WriteBackUploads,
+} from "../../lib/replication/writeback_uploads.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { pseudoRandomBytes } from "./_harness.ts";
 
@@ -24,6 +28,17 @@ function firstPiece(seed: number, size: number, length: number) {
     bytes,
     slice: bytes.subarray(0, length),
   };
+}
+
+/** Sends the second piece of `piece`'s content (1,000 bytes from 1,000), declaring `size`. */
+function secondPiece(
+  uploads: WriteBackUploads,
+  replica: string,
+  piece: ReturnType<typeof firstPiece>,
+  size = piece.bytes.length,
+): Promise<PieceReceived> {
+  const range = { ...piece.range, offset: 1000 };
+  return uploads.receive(replica, range, size, piece.bytes.subarray(1000, 2000));
 }
 
 Deno.test("pieceProblem: what a piece cannot be (table)", () => {
@@ -75,12 +90,7 @@ Deno.test("WriteBackUploads keeps a content's pieces in order until whole, then 
     const other = firstPiece(2, 300_000, 1000);
     await uploads.receive("r1", other.range, 300_000, other.slice);
     assert.deepEqual(
-      await uploads.receive(
-        "r1",
-        { ...other.range, offset: 1000 },
-        400_000,
-        other.bytes.subarray(1000, 2000),
-      ),
+      await secondPiece(uploads, "r1", other, 400_000),
       { held: 0 },
     );
   }));
@@ -102,12 +112,7 @@ Deno.test("WriteBackUploads: a replica's new content drops its own older ones; a
     };
     /** Adds the second piece: whether the content was still held. */
     const going = async (replica: string, piece: ReturnType<typeof firstPiece>) => {
-      const answer = await uploads.receive(
-        replica,
-        { ...piece.range, offset: 1000 },
-        piece.bytes.length,
-        piece.bytes.subarray(1000, 2000),
-      );
+      const answer = await secondPiece(uploads, replica, piece);
       return "held" in answer && answer.held >= 2000; // dropped: from the start (0)
     };
     const a = (await start("r1", 1, 10_000)).piece;
@@ -115,12 +120,7 @@ Deno.test("WriteBackUploads: a replica's new content drops its own older ones; a
     // A third from r1: its oldest goes (two per replica).
     await start("r1", 3, 10_000);
     assert.deepEqual(
-      await uploads.receive(
-        "r1",
-        { ...a.range, offset: 1000 },
-        10_000,
-        a.bytes.subarray(1000, 2000),
-      ),
+      await secondPiece(uploads, "r1", a),
       { held: 0 },
     );
     assert.equal(await going("r1", b), true);
@@ -160,12 +160,7 @@ Deno.test("WriteBackUploads drops a content no piece was added to for the idle t
     const piece = firstPiece(1, 10_000, 1000);
     await uploads.receive("r1", piece.range, 10_000, piece.slice);
     now = 59_000;
-    await uploads.receive(
-      "r1",
-      { ...piece.range, offset: 1000 },
-      10_000,
-      piece.bytes.subarray(1000, 2000),
-    );
+    await secondPiece(uploads, "r1", piece);
     now = 118_000;
     assert.equal(uploads.size, 1, "added to 59 s ago: kept");
     const next = { ...piece.range, offset: 2000 };
