@@ -178,17 +178,29 @@ export class ContentFetcher {
   }
 
   /**
-   * Asks the master for `hash` once, and hands its answer over unverified: for a read of
-   * content through the master (see `MasterContentTier`, whose caller, the CAS, verifies
-   * what it is given). Counted in {@linkcode ContentFetcher.needed} until answered.
+   * Asks the master for `hash` and hands its answer over unverified: for a read of content
+   * through the master (see `MasterContentTier`, whose caller, the CAS, verifies what it is
+   * given). Asked for whole, or in ranges once a connection's end cut short a read of it,
+   * as for any fetch (see `PartialContents`); a content the master holds in chunks is
+   * answered with its manifest either way. Counted in {@linkcode ContentFetcher.needed}
+   * until answered.
    *
    * @returns The answer: the content whole, its chunk manifest, or that the master lacks it.
    * @throws {TransportClosedError} When the connection closed meanwhile.
+   * @throws {CorruptContentError} When its ranges' answers do not fit what was asked (what
+   * was received of it is dropped: the next read asks for it whole).
    */
   async ask(hash: string): Promise<ContentFetchResponseMessage | ContentNotFoundMessage> {
     this.#needed++;
     try {
-      return await this.#request(hash, CHUNKING_THRESHOLD);
+      return await this.#answer(hash, {
+        answerBytes: CHUNKING_THRESHOLD,
+        size: undefined,
+        whole: true,
+      });
+    } catch (error) {
+      if (error instanceof CorruptContentError) this.#partials?.forget(hash);
+      throw error;
     } finally {
       this.#needed--;
     }

@@ -225,6 +225,7 @@ class Replica implements ReplicaHandle {
     this.#closed = true;
     this.core.stopJournaling();
     this.#wakeClosed();
+    this.core.masterTier.close();
     this.#session?.close("replica shutting down");
     await this.#loop;
     this.core.saveApplied();

@@ -7,8 +7,9 @@
  * the first `WriteBack`, to test a crash whose answer is lost; or after the first `Ack` past
  * sequence N, to crash in the middle of a catch-up).
  * Prints `READY {…}` once started; then answers `status`, `sync-wait MS`, `settle`, `scan`,
- * `history PATH`, `changes SINCE`, `conflicts`, `missing HASH…` and `exit` on stdin (see
- * `_runner_common.ts`).
+ * `history PATH`, `changes SINCE`, `conflicts`, `missing HASH…`, `read HASH` (a content read
+ * through the store's CAS, as a history read does: its size and the SHA-256 of what was read)
+ * and `exit` on stdin (see `_runner_common.ts`).
  *
  * @module
  */
@@ -19,6 +20,7 @@ import {
   type ReplicaMode,
   startReplica,
 } from "../../lib/replication/mod.ts";
+import { sha256Hex } from "../../lib/cas/mod.ts";
 import { openRunnerWorkspace, runnerArgs, serveRunner } from "./_runner_common.ts";
 
 const args = runnerArgs(Deno.args);
@@ -64,4 +66,8 @@ await serveRunner(workspace, replica, { sandboxId: replica.sandboxId, pid: Deno.
   scan: async () => ({ recorded: (await workspace.scan()).recorded.length }),
   // Every kept rejection, resolved ones included (`status` lists only the latest 100).
   conflicts: () => new ConflictLog(workspace.store.db).list({ limit: 1_000_000 }),
+  read: async (hash) => {
+    const bytes = await workspace.cas.readBytes(hash);
+    return { size: bytes.length, hash: sha256Hex(bytes) };
+  },
 });

@@ -8,6 +8,7 @@ import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { pseudoRandomBytes } from "./_harness.ts";
 import { Cas, ContentNotFoundError, sha256Hex } from "../../lib/cas/mod.ts";
 import { HeldByMasterError, MasterContentTier } from "../../lib/replication/master_content_tier.ts";
+import { PartialContents } from "../../lib/replication/partial_contents.ts";
 import {
   ContentFetcher,
   type ContentFetcherOptions,
@@ -305,4 +306,68 @@ Deno.test("MasterContentTier reads what the CAS lacks through the connection, ve
     // Its reason is the tier's: not a plain "not here".
     await assertRejects(() => target.has(last.hash, { throughTier: true }), HeldByMasterError);
   });
+});
+
+Deno.test("MasterContentTier asks a read again on the next connection, in ranges, once the one it was asked on ends; a replica closing ends the wait", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "chronicle-tier-" });
+  try {
+    const source = await Cas.open(`${dir}/source`);
+    const target = await Cas.open(`${dir}/target`);
+    const tier = new MasterContentTier();
+    target.setTier(tier);
+    // Kept across connections, as ReplicaCore keeps it.
+    const partials = new PartialContents();
+    // A connection's fetcher: answered from `source` by the master's own code, or never.
+    const connection = (answers: boolean) => {
+      const asked: string[] = [];
+      const fetcher: ContentFetcher = new ContentFetcher({
+        cas: target,
+        partials,
+        send: async (message) => {
+          if (message.type !== "ContentFetchRequest") return;
+          asked.push(message.content_hash);
+          if (!answers) return;
+          const answer = await answerContentFetch(source, message.content_hash, 1 << 24);
+          if (answer.type === "ContentFetchResponse" || answer.type === "ContentNotFound") {
+            fetcher.onAnswer(answer);
+          }
+        },
+      });
+      // As a session's end does: detached first, then its requests fail.
+      const end = () => {
+        tier.detach(fetcher);
+        fetcher.fail(new Error("connection closed"));
+      };
+      return { fetcher, asked, end };
+    };
+    const bytes = pseudoRandomBytes(300_000, 21);
+    const { hash } = await source.putBytes(bytes);
+    const first = connection(false);
+    tier.attach(first.fetcher);
+    const reading = target.readBytes(hash);
+    await waitFor("the read asked on the first connection", () => first.asked.length === 1);
+    assertEquals(first.asked, [hash]);
+    first.end();
+    const second = connection(true);
+    tier.attach(second.fetcher);
+    assertEquals(await reading, bytes);
+    assert(
+      second.asked.length > 0 && second.asked.every((key) => key.startsWith(`${hash}@`)),
+      `asked in ranges on the next connection: ${second.asked.join(" ")}`,
+    );
+    // A read waiting for the next connection fails once the replica closes, and so does
+    // every later one.
+    const other = await source.putBytes(pseudoRandomBytes(5_000, 22));
+    const third = connection(false);
+    tier.attach(third.fetcher);
+    const waiting = target.readBytes(other.hash);
+    await waitFor("the read asked on the third connection", () => third.asked.length === 1);
+    third.end();
+    tier.close();
+    await assertRejects(() => waiting, HeldByMasterError);
+    tier.attach(second.fetcher);
+    await assertRejects(() => target.readBytes(other.hash), HeldByMasterError);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

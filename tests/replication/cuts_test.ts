@@ -4,6 +4,7 @@
  * arrived is applied and kept; the next catch-up resumes after it), never go back, and
  * end with the master's tree. Master and replica are separate processes.
  */
+import { sha256Hex } from "../../lib/cas/mod.ts";
 import { put } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals } from "./_assert.ts";
@@ -189,6 +190,41 @@ Deno.test("a sandbox's changes larger than any connection carries get through a 
       assert(proxy.cuts >= 80, `only ${proxy.cuts} cuts for 5.4 MB: the test did not cut`);
       const status = await replicaStatus(replica);
       assertEquals(status.conflicts, [], "every change accepted as it was");
+    });
+  });
+});
+
+Deno.test("a sandbox's read of content through the master gets through a relay cutting every 60 KB, in ranges", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    // Versions the sandbox never holds: replaced on the master before it first connects. A
+    // read asked for whole was cut on every connection, and failed with the first cut.
+    const old = {
+      "b.bin": pseudoRandomBytes(900_000, 301),
+      "c.bin": pseudoRandomBytes(4_300_000, 302),
+    };
+    for (const [name, bytes] of Object.entries(old)) await put(m, `large/${name}`, bytes);
+    const first = await startMaster(m, `${base}/first.sock`);
+    try {
+      for (const name of Object.keys(old)) await put(m, `large/${name}`, `now ${name}\n`);
+      await waitFor("the master to record the new versions", async () => {
+        const { sequence } = await first.command<{ sequence: number }>("settle");
+        return sequence >= 4;
+      });
+    } finally {
+      await stopPeers(first);
+    }
+    await throughCuttingRelay({ base, m, r }, async ({ master, replica, proxy }) => {
+      await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 120_000 });
+      for (const [name, bytes] of Object.entries(old)) {
+        const cutsBefore = proxy.cuts;
+        const hash = sha256Hex(bytes);
+        const read = await replica.command<{ size: number; hash: string }>(`read ${hash}`, 240_000);
+        assertEquals(read, { size: bytes.length, hash }, name);
+        assert(
+          proxy.cuts - cutsBefore >= 10,
+          `only ${proxy.cuts - cutsBefore} cuts reading ${name}`,
+        );
+      }
     });
   });
 });
