@@ -53,8 +53,16 @@ export function assertContentHash(hash: string, what = "content hash"): void {
 }
 
 /**
+ * The hash each buffer was last found to have by {@linkcode assertBytesHash}. Content
+ * bytes are never changed once received (a corrupted copy is always a new buffer), so a
+ * buffer checked once is not hashed again when the next step checks it too: a replica's
+ * fetched content is checked as it arrives and again by the write that puts it on disk.
+ */
+const checked = new WeakMap<Uint8Array, string>();
+
+/**
  * Checks that bytes are the content `hash` names, before anything uses them (stores,
- * writes or hands them on).
+ * writes or hands them on). A buffer that passed for `hash` before is not hashed again.
  *
  * @param hash The hash the bytes must have.
  * @param bytes The bytes.
@@ -67,6 +75,8 @@ export function assertContentHash(hash: string, what = "content hash"): void {
  * ```
  */
 export function assertBytesHash(hash: string, bytes: Uint8Array): void {
+  if (checked.get(bytes) === hash) return;
   const actual = sha256Hex(bytes);
   if (actual !== hash) throw new CorruptContentError(hash, actual);
+  checked.set(bytes, hash);
 }

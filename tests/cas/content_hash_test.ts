@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { EMPTY_HASH, isContentHash, sha256Hex } from "../../lib/cas/mod.ts";
+import {
+  assertBytesHash,
+  CorruptContentError,
+  EMPTY_HASH,
+  isContentHash,
+  sha256Hex,
+} from "../../lib/cas/mod.ts";
 
 Deno.test("sha256Hex() gives the lowercase hex SHA-256", async (t) => {
   const cases = [
@@ -37,4 +43,18 @@ Deno.test("isContentHash() accepts exactly 64 lowercase hex characters", async (
   for (const { description, input, expected } of cases) {
     await t.step(description, () => assert.equal(isContentHash(input), expected));
   }
+});
+
+Deno.test("assertBytesHash() passes bytes of their hash each time, and refuses the same buffer for another hash", () => {
+  const bytes = new TextEncoder().encode("abc");
+  const hash = sha256Hex(bytes);
+  assertBytesHash(hash, bytes);
+  assertBytesHash(hash, bytes); // checked before: passes again
+  // Checked for one hash, the same buffer is still refused for another.
+  assert.throws(() => assertBytesHash(EMPTY_HASH, bytes), CorruptContentError);
+  assertBytesHash(hash, bytes);
+  // Equal bytes in another buffer are checked on their own.
+  const other = bytes.slice();
+  other[0] = 0x41;
+  assert.throws(() => assertBytesHash(hash, other), CorruptContentError);
 });
