@@ -6,7 +6,7 @@ import { type Observation, observePath } from "./file_observation.ts";
 import type { SeenFile } from "./plan_capture.ts";
 
 /**
- * Entries looked at between two yields to the event loop. The walk's calls are
+ * Entries looked at between two yields to the event loop, at most. The walk's calls are
  * synchronous (see `observePath`); yielding now and then keeps timers and sockets served
  * while a large tree is walked. The yield is a zero-delay timer, which on Deno 2.9 fires
  * 1 to 2.6 ms later, and that pause is wanted: live work (a change to replicate, with its
@@ -16,6 +16,33 @@ import type { SeenFile } from "./plan_capture.ts";
  * scan that follows the catch-up: each await of that write waited for 500 more entries.
  */
 const ENTRIES_PER_YIELD = 500;
+
+/**
+ * Time a walk runs between two yields, at most, ms, counting what its consumer does with
+ * the entries it yields (a scan's comparisons with the store). 500 entries take a few ms
+ * on a quiet disk, but a look at a file waits on a busy one: a master's periodic rescan,
+ * while a replica wrote a large initial sync to the same disk, held the master's event
+ * loop 200 to 320 ms at a time, and the replica waited that long for its answers.
+ */
+const MS_PER_YIELD = 10;
+
+/**
+ * A walk's pace: call it for each entry looked at (or with `counted` false, after work on
+ * an entry counted before); every {@linkcode ENTRIES_PER_YIELD} entries or
+ * {@linkcode MS_PER_YIELD} ms it returns a promise of the event loop's next turn, to await.
+ */
+function pacer(): (counted?: boolean) => Promise<void> | undefined {
+  let entries = 0;
+  let since = performance.now();
+  return (counted = true) => {
+    if (counted) entries++;
+    if (entries < ENTRIES_PER_YIELD && performance.now() - since < MS_PER_YIELD) return;
+    entries = 0;
+    return nextTurn().then(() => {
+      since = performance.now();
+    });
+  };
+}
 
 /**
  * Lists every file, link and folder under `start` (a normalized relative folder, `""` for
@@ -32,7 +59,7 @@ export async function walkTree(
   const files: SeenFile[] = [];
   const skipped: Array<{ path: string; reason: string }> = [];
   const folders = [start];
-  let sinceYield = 0;
+  const pace = pacer();
   while (folders.length > 0) {
     const folder = folders.pop()!;
     for (const name of readNames(folder === "" ? root : `${root}/${folder}`)) {
@@ -42,10 +69,7 @@ export async function walkTree(
         files.push(observation);
         if (observation.kind === "dir") folders.push(observation.path);
       }
-      if (++sinceYield >= ENTRIES_PER_YIELD) {
-        sinceYield = 0;
-        await nextTurn();
-      }
+      await pace();
     }
   }
   return { files, skipped };
@@ -127,7 +151,7 @@ export async function* walkTreeSorted(
   filter: PathFilter,
   skipped: Array<{ path: string; reason: string }>,
 ): AsyncGenerator<SeenFile> {
-  let sinceYield = 0;
+  const pace = pacer();
   async function* folder(path: string): AsyncGenerator<SeenFile> {
     const entries: Array<{ key: string; seen: SeenFile; inside: boolean }> = [];
     for (const name of readNames(path === "" ? root : `${root}/${path}`)) {
@@ -138,15 +162,16 @@ export async function* walkTreeSorted(
         entries.push({ key, seen, inside: false });
         if (seen.kind === "dir") entries.push({ key: `${key}/`, seen, inside: true });
       }
-      if (++sinceYield >= ENTRIES_PER_YIELD) {
-        sinceYield = 0;
-        await nextTurn();
-      }
+      await pace();
     }
     entries.sort((a, b) => compareCodePoints(a.key, b.key));
     for (const entry of entries) {
       if (entry.inside) yield* folder(entry.seen.path);
-      else yield entry.seen;
+      else {
+        yield entry.seen;
+        // The entry was counted when looked at; its consumer's work on it counts in time.
+        await pace(false);
+      }
     }
   }
   yield* folder("");

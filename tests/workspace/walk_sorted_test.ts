@@ -201,3 +201,19 @@ function parents(path: string): string[] {
 function isFolder(mode: number): boolean {
   return (mode & 0o170000) === 0o040000;
 }
+
+Deno.test("walkTreeSorted() gives timers their turn every few ms, however slowly what it yields is used", () =>
+  withTempDir(async (root) => {
+    for (let i = 0; i < 60; i++) await put(root, `f${String(i).padStart(2, "0")}.txt`, "x");
+    let fired = -1;
+    let consumed = 0;
+    setTimeout(() => (fired = consumed), 0);
+    for await (const _ of walkTreeSorted(root, new PathFilter([]), [])) {
+      // A scan's work on an entry, when the disk is busy: 2 ms each, far fewer entries than
+      // a walk counts between two yields.
+      const until = performance.now() + 2;
+      while (performance.now() < until) { /* busy */ }
+      consumed++;
+    }
+    assert.ok(fired >= 0 && fired <= 20, `the timer ran after ${fired} of 60 entries`);
+  }));
