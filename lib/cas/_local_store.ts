@@ -77,11 +77,17 @@ export class LocalStore {
     const store = new LocalStore(root, db ? SmallObjects.open(db) : null);
     const { objects, manifests, tmp } = storeFolders(root);
     for (const dir of [objects, manifests, tmp]) await Deno.mkdir(dir, { recursive: true });
+    const now = Date.now();
     for await (const entry of Deno.readDir(tmp)) {
-      // A temp file is named for its writer's pid, so one whose process is gone can have
-      // no writer. A reused pid only keeps a stale file until a later open.
-      if (await tempOwnerAlive(entry.name)) continue;
-      await Deno.remove(join(tmp, entry.name), { recursive: true }).catch(ignoreNotFound);
+      // A temp file is named for its writer's pid; another's is kept while it may still be
+      // written (see `tempOwnerAlive`).
+      const path = join(tmp, entry.name);
+      const modified = await Deno.lstat(path).then(
+        (info) => info.mtime?.getTime() ?? null,
+        () => null,
+      );
+      if (tempOwnerAlive(entry.name, modified, now)) continue;
+      await Deno.remove(path, { recursive: true }).catch(ignoreNotFound);
     }
     return store;
   }

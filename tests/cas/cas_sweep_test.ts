@@ -86,24 +86,26 @@ Deno.test("Cas.sweep() removes unreachable content and keeps chunks of kept mani
   });
 });
 
-Deno.test("Cas.open() removes temp files of writers that are gone and keeps live ones", async () => {
+Deno.test("Cas.open() removes temp files left unwritten for an hour by other processes, and unparseable ones; keeps its own and recent ones", async () => {
   await withTempDir(async (root) => {
     await Cas.open(root);
-    // The child has exited and been reaped, so its pid names no running process.
-    const dead = new Deno.Command("true").spawn();
-    await dead.status;
     const tmp = join(root, "tmp");
     const names = {
-      dead: `${dead.pid}-1b2c.tmp`,
+      stale: "4242-1b2c.tmp",
       junk: "junk.tmp",
       own: `${Deno.pid}-3d4e.tmp`,
-      init: "1-5f6a.tmp",
+      ownOld: `${Deno.pid}-7a8b.tmp`,
+      recent: "4242-5f6a.tmp",
     };
     for (const name of Object.values(names)) await Deno.writeTextFile(join(tmp, name), "partial");
     await Deno.mkdir(join(tmp, "stray-folder"));
+    const hoursAgo = new Date(Date.now() - 61 * 60 * 1000);
+    for (const name of [names.stale, names.junk, names.ownOld, "stray-folder"]) {
+      await Deno.utime(join(tmp, name), hoursAgo, hoursAgo);
+    }
     await Cas.open(root);
-    assert.deepEqual(await listFiles(tmp), [names.init, names.own].sort());
-    assert.deepEqual([...Deno.readDirSync(tmp)].length, 2);
+    assert.deepEqual(await listFiles(tmp), [names.own, names.ownOld, names.recent].sort());
+    assert.deepEqual([...Deno.readDirSync(tmp)].length, 3);
   });
 });
 

@@ -126,6 +126,52 @@ Deno.test("SIGTERM while files pour in loses nothing: a restart holds every file
   }, "chronicle-agent-sigterm-");
 });
 
+Deno.test("after kill -9 with temp files left in its store, the agent binary starts again and sweeps the stale ones", async () => {
+  await withTempDir(async (dir) => {
+    const workspace = join(dir, "workspace");
+    const data = join(dir, "data");
+    await Deno.mkdir(join(workspace, "burst"), { recursive: true });
+    const env = { CHRONICLE_DATA_DIR: data };
+    const first = new Running(binaryCommand("agent", [workspace], env));
+    await waitReady(data, first);
+    for (let n = 0; n < 50; n++) {
+      await Deno.writeTextFile(join(workspace, "burst", `${n}.txt`), `content ${n}\n`.repeat(n));
+    }
+    first.child.kill("SIGKILL");
+    await first.child.status;
+    await first.stop().catch(() => {}); // its pipes drained
+    // Temp files as a crash leaves them: one written an hour and more ago, one just now
+    // (another process may still be writing it), both of processes that are gone.
+    const tmp = join(data, "cas", "tmp");
+    await Deno.mkdir(tmp, { recursive: true });
+    const old = join(tmp, "999999999-stale.tmp");
+    const fresh = join(tmp, "999999999-fresh.tmp");
+    await Deno.writeTextFile(old, "half a write");
+    await Deno.writeTextFile(fresh, "half a write");
+    const hoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await Deno.utime(old, hoursAgo, hoursAgo);
+    // Before, under the binaries' permissions, reading /proc to ask whether the writer
+    // ran failed, and every start failed until the temp files were removed by hand.
+    const second = new Running(binaryCommand("agent", [workspace], env));
+    try {
+      await waitReady(data, second);
+      await waitFor("every file recorded after the restart", async () => {
+        const listed = await (await control(data, "/files?path=burst")).json();
+        return listed.entries.length === 50;
+      });
+    } finally {
+      strictEqual(await second.stop(), 0, second.stderr);
+    }
+    const left = [];
+    for await (const entry of Deno.readDir(tmp)) left.push(entry.name);
+    ok(!left.includes("999999999-stale.tmp"), `stale temp swept: ${left.join(" ")}`);
+    ok(
+      left.includes("999999999-fresh.tmp"),
+      `a recent temp of another process kept: ${left.join(" ")}`,
+    );
+  }, "chronicle-agent-kill-");
+});
+
 Deno.test("the sandbox binary refuses to start without its agent", async () => {
   const { code, stderr } = await runBinary("sandbox", ["--data-dir", "/nonexistent/data"]);
   strictEqual(code, 2, stderr);
