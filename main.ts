@@ -70,9 +70,8 @@ export async function main(args: string[], mainOptions: MainOptions = {}): Promi
       // Deno's own advice ("run again with the --allow-all flag") is wrong for Chronicle.
       const path = /"([^"]*)"/.exec(error.message)?.[1];
       console.error(
-        `error: Chronicle may not use "${
-          path ?? "?"
-        }" (a system path such as /proc, /sys or /dev): choose another folder`,
+        `error: Chronicle has no permission to use "${path ?? "?"}" (a system path such as ` +
+          "/proc, /sys or /dev): if you gave that path, choose another folder",
       );
       return 1;
     }

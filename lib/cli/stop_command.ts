@@ -1,3 +1,4 @@
+import { processLockHeld } from "../daemon/mod.ts";
 import { controlRequest, jsonOrFail } from "./control_client.ts";
 import { CliError } from "./errors.ts";
 import { LOCATE_ARGS, locateWorkspace } from "./locate_workspace.ts";
@@ -51,7 +52,7 @@ export async function stopCommand(args: string[]): Promise<number> {
   const deadline = Date.now() + timeoutS * 1000;
   while (Date.now() < deadline) {
     const answering = await controlRequest(layout, "/health").catch(() => undefined);
-    if (!answering && !(Number.isSafeInteger(pid) && processAlive(pid))) {
+    if (!answering && !processLockHeld(layout.dataDir)) {
       if (values.json) printJson({ workspace: layout.root, running: false, stopped: true, pid });
       else println(`stopped Chronicle on ${layout.root} (pid ${pid})`);
       return 0;
@@ -66,15 +67,4 @@ export async function stopCommand(args: string[]): Promise<number> {
 /** The process went away between the status and the shutdown request: that is a stop. */
 function stopped(): Response {
   return Response.json({ stopping: true }, { status: 202 });
-}
-
-/** Whether a process runs with this pid (a zombie waiting for its parent counts as gone). */
-function processAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    // The state follows the parenthesized command name: "1234 (deno) S …".
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
 }

@@ -1,3 +1,4 @@
+import { ProcessLock } from "./process_lock.ts";
 import { type ChronicleConfig, describeConfig, isLoopback, parseHostPort } from "../config/mod.ts";
 import { accessPolicy, ConnectionLimits, type Routes, serveHttp } from "../net/mod.ts";
 import {
@@ -71,6 +72,13 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     casDir: config.casDir,
     ignore: localSync ? [...EDITOR_NOISE_PATTERNS, ...config.ignore] : config.ignore,
   });
+  let lock: ProcessLock;
+  try {
+    lock = ProcessLock.acquire(workspace.layout.dataDir);
+  } catch (error) {
+    await workspace.close();
+    throw error;
+  }
   workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
   workspace.store.setMeta("role", role);
   workspace.store.onRecorded((recorded) => metrics.iterations.inc(recorded.length));
@@ -210,6 +218,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     removeCollector();
     await objectStore?.stop(false);
     await closeAll(services, workspace);
+    lock.release(); // last: `chronicle stop` takes its release for the process's end
   }
   return 0;
 }

@@ -113,7 +113,7 @@ Deno.test("a system path Deno refuses is named, without Deno's advice to use --a
     strictEqual(code, 1, text);
     strictEqual(
       text.trim(),
-      'error: Chronicle may not use "/proc/1/nope" (a system path such as /proc, /sys or /dev): choose another folder',
+      'error: Chronicle has no permission to use "/proc/1/nope" (a system path such as /proc, /sys or /dev): if you gave that path, choose another folder',
     );
   }, "chronicle-notcapable-");
 });
