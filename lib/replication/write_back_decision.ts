@@ -34,6 +34,13 @@ export interface WriteBackPathFacts {
    * it held (PROTOCOL.md §8). @default {false}
    */
   holdsLive?: boolean;
+  /**
+   * Whether the master's latest record of the path is already the state a `Write` or
+   * `Delete` leaves there (the same content and mode, or no file): the change makes nothing
+   * new, so it conflicts with nothing and is accepted without being made. A replica started
+   * on a folder that already held the master's files sends each as a local write. @default {false}
+   */
+  alreadyHeld?: boolean;
 }
 
 /** Everything {@linkcode decideWriteBack} needs, gathered by the caller. */
@@ -56,7 +63,12 @@ export interface WriteBackFacts {
 
 /** The outcome for one entry. */
 export type WriteBackVerdict =
-  | { accept: true; paths: string[] }
+  | {
+    accept: true;
+    paths: string[];
+    /** The master already holds what the entry leaves: nothing to make (see `alreadyHeld`). */
+    unchanged?: true;
+  }
   | {
     accept: false;
     reason: RejectReason;
@@ -96,7 +108,8 @@ export function entryPaths(
 /**
  * Decides one write-back entry by the causal rule of PROTOCOL.md §6: it is accepted when
  * no iteration of its path (both paths for a `Rename`) newer than `master_rowid_seen`
- * came from another origin; the replica's own earlier writes never conflict. Before that,
+ * came from another origin; the replica's own earlier writes never conflict, and neither
+ * does a write or removal whose result the master already holds. Before that,
  * paths must be valid and unfiltered and a `Write` must carry (or name stored) content
  * within the size limit. Pure: no I/O, never throws.
  *
@@ -163,6 +176,11 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
         return reject("forbidden", `"${paths[0]}" is a symbolic link: ${problem}`);
       }
     }
+  }
+  const op = entry.operation.type;
+  const only = facts.paths[paths[0]!];
+  if ((op === "Write" || op === "Delete") && only?.alreadyHeld && !only.holdsLive) {
+    return { accept: true, paths, unchanged: true };
   }
   const seen = Number(entry.master_rowid_seen);
   for (const path of paths) {

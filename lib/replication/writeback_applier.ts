@@ -92,15 +92,12 @@ export class WriteBackApplier {
       filter: options.filter,
       state: options.state,
       maxContentBytes: options.maxContentBytes ?? 64 * 1024 * 1024,
+      allowedModeBits: this.#allowedModeBits,
     };
     this.#uploads = new WriteBackUploads(options.cas, {
       maxContentBytes: this.#facts.maxContentBytes,
     });
-    this.#moves = {
-      ...this.#facts,
-      workspace: this.#workspace,
-      allowedModeBits: this.#allowedModeBits,
-    };
+    this.#moves = { ...this.#facts, workspace: this.#workspace };
   }
 
   /**
@@ -245,7 +242,7 @@ export class WriteBackApplier {
       run.map((entry, i) => [entry, verdicts[i]!, i] as const),
       16,
       async ([entry, verdict, i]) => {
-        if (!verdict.accept) return;
+        if (!verdict.accept || verdict.unchanged) return;
         const path = verdict.paths[0]!;
         try {
           const change = await this.#change(entry, path, seen.get(path));

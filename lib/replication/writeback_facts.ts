@@ -2,7 +2,9 @@ import { type Cas, isContentHash, sha256Hex } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { isFolderMode, isSameState, type Store } from "../store/mod.ts";
 import type { WriteBackEntry } from "../wire/mod.ts";
+import { maskMode } from "../workspace/mod.ts";
 import type { AppliedContent, MasterState } from "./master_state.ts";
+import { fullMode } from "./writeback_outcomes.ts";
 import {
   decideWriteBack,
   entryPaths,
@@ -24,6 +26,8 @@ export interface WriteBackFactSources {
   state: MasterState;
   /** Largest content a write-back may carry. */
   maxContentBytes: number;
+  /** The permission bits a write-back may set (see `maskMode`). */
+  allowedModeBits: number;
 }
 
 /**
@@ -63,15 +67,28 @@ export async function judgeWriteBack(
     const holding = entry.operation.type === "Delete" || replacing
       ? store.withLiveInside(located.paths)
       : new Set<string>();
+    const leaves = stateLeft(entry, sources.allowedModeBits);
     for (const path of located.paths) {
       facts.paths[path] = {
         filtered: filter.toMaster.ignores(path) || filter.local.ignores(path),
         later: laterIterations(store, path, seen, sandboxId, ownStates),
         holdsLive: holding.has(path),
+        alreadyHeld: leaves !== null && isSameState(store.latest(path), leaves),
       };
     }
   }
   return decideWriteBack(entry, facts);
+}
+
+/** The state a `Write` or `Delete` leaves at its path; `null` for other operations. */
+function stateLeft(
+  entry: WriteBackEntry,
+  allowedModeBits: number,
+): Pick<AppliedContent, "hash" | "mode" | "deleted"> | null {
+  if (entry.operation.type === "Delete") return { hash: "", mode: 0, deleted: true };
+  if (entry.operation.type !== "Write" || entry.content_hash === null) return null;
+  const mode = fullMode(maskMode(Number(entry.permissions), allowedModeBits));
+  return { hash: entry.content_hash, mode, deleted: false };
 }
 
 /**

@@ -245,10 +245,41 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
       facts: facts({ paths: { "src": { filtered: false, later: [] } } }),
       expected: "accept",
     },
+    {
+      description:
+        "a write of what the master already holds conflicts with nothing, made by nothing",
+      entry: entry(),
+      facts: facts({ paths: { "src/a.ts": { ...later("local"), alreadyHeld: true } } }),
+      expected: "accept unchanged",
+    },
+    {
+      description: "a removal of what the master removed too conflicts with nothing",
+      entry: folderRemoval,
+      facts: facts({ paths: { "src": { ...later("local"), alreadyHeld: true } } }),
+      expected: "accept unchanged",
+    },
+    {
+      description: "...unless the master holds paths inside it",
+      entry: folderRemoval,
+      facts: facts({ paths: { "src": { ...later("local"), alreadyHeld: true, holdsLive: true } } }),
+      expected: "conflict",
+    },
+    {
+      description: "what the master holds weighs nothing against invalid content",
+      entry: entry({ content_bytes: new TextEncoder().encode("other") }),
+      facts: facts({
+        content: "mismatch",
+        paths: { "src/a.ts": { filtered: false, later: [], alreadyHeld: true } },
+      }),
+      expected: "invalid content",
+    },
   ];
   for (const { description, entry, facts, expected } of table) {
     const verdict = decideWriteBack(entry, facts);
-    assertEquals(verdict.accept ? "accept" : verdict.reason, expected, description);
+    const decided = verdict.accept
+      ? (verdict.unchanged ? "accept unchanged" : "accept")
+      : verdict.reason;
+    assertEquals(decided, expected, description);
     if (!verdict.accept) assertEquals(reasonWord(verdict.message), expected, description);
   }
   const escaping = decideWriteBack(entry({ filepath: "a/../../x" }), facts());
