@@ -71,20 +71,29 @@ export class SyncProgress {
     }
   }
 
-  /** Ends the report with a summary line. */
-  finish(): void {
+  /**
+   * Ends the report with a summary line.
+   *
+   * @param complete Whether the work is done; else it was cut short (a connection ended),
+   * and the line says how far it came.
+   */
+  finish(complete = true): void {
     if (this.#done) return;
     this.#done = true;
     if (this.#tty) {
-      this.#sequence = this.#to;
+      if (complete) this.#sequence = this.#to;
       this.#draw();
       Deno.stderr.writeSync(new TextEncoder().encode("\n"));
     }
-    log("info", `${this.#label} done`, {
-      files: this.#files,
-      bytes: this.#bytes,
-      ms: Date.now() - this.#started,
-    });
+    const summary = { files: this.#files, bytes: this.#bytes, ms: Date.now() - this.#started };
+    if (complete) log("info", `${this.#label} done`, summary);
+    else {
+      log("info", `${this.#label} cut short; the next connection goes on from where it stopped`, {
+        ...summary,
+        sequence: this.#sequence,
+        of: this.#to,
+      });
+    }
   }
 
   #draw(): void {

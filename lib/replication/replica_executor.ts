@@ -224,9 +224,13 @@ export class ReplicaExecutor {
     this.#progress?.update(sequence, size);
   }
 
-  /** Ends the progress shown, if any; the checkpoint worker stops after a quiet while. */
-  finishProgress(): void {
-    this.#progress?.finish();
+  /**
+   * Ends the progress shown, if any; the checkpoint worker stops after a quiet while.
+   *
+   * @param complete Whether the catch-up is over; else the connection ended first.
+   */
+  finishProgress(complete = true): void {
+    this.#progress?.finish(complete);
     this.#progress = null;
     this.#p.core.checkpoints.idle();
   }

@@ -283,7 +283,7 @@ export class ReplicaSession {
       await writing;
       this.#carryOver();
       for (const id of [...this.#waiters.keys()]) this.#settle(id, null);
-      this.#executor.finishProgress();
+      this.#executor.finishProgress(false); // a catch-up still shown was cut short
       core.saveApplied();
     }
     return {

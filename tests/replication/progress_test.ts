@@ -22,3 +22,27 @@ Deno.test("SyncProgress measures progress in master sequences", () => {
     configureLogging({});
   }
 });
+
+Deno.test("SyncProgress says a sync cut short by its connection's end is not done, and how far it came", () => {
+  const lines: string[] = [];
+  const original = console.error;
+  console.error = (line: string) => lines.push(line);
+  try {
+    const cut = new SyncProgress({ label: "initial sync", from: 0, to: 1000, tty: false });
+    cut.update(180, 10);
+    cut.finish(false);
+    const done = new SyncProgress({ label: "initial sync", from: 0, to: 1000, tty: false });
+    done.update(1000, 10);
+    done.finish();
+  } finally {
+    console.error = original;
+  }
+  const summaries = lines.filter((line) => !/ (started|in progress) /.test(line));
+  assertEquals(summaries.length, 2, lines.join("\n"));
+  assertEquals(
+    /initial sync cut short; .* sequence=180 of=1000/.test(summaries[0]!),
+    true,
+    summaries[0],
+  );
+  assertEquals(/initial sync done /.test(summaries[1]!), true, summaries[1]);
+});
