@@ -1,7 +1,7 @@
 import type { Cas } from "../cas/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import { errorMessage, log } from "../log/mod.ts";
+import { errorMessage } from "../log/mod.ts";
 import { ancestorsOf, isInside, parentOf } from "../paths/mod.ts";
 import {
   type FileState,
@@ -31,6 +31,7 @@ import {
   type SeenFile,
   stateToRemember,
 } from "./plan_capture.ts";
+import { recordablePath, specialFileReason, type Unrecorded } from "./recordable.ts";
 import { compareCodePoints, walkTree } from "./walk_tree.ts";
 import type { CaptureResult } from "./workspace_types.ts";
 
@@ -50,6 +51,10 @@ export interface RecorderContext {
   origin: string;
   /** Called after a capture recorded a change of {@linkcode IGNORE_FILE}. */
   onIgnoreFile: () => void;
+  /** Told the paths a capture could not record (it logs them, once each). */
+  report: (problems: readonly Unrecorded[]) => void;
+  /** Told the named pipes a capture found (see `PipeHolder`). */
+  holdPipes: (paths: readonly string[]) => void;
 }
 
 /**
@@ -133,6 +138,12 @@ export class Recorder {
     } = {},
   ): Promise<CaptureResult> {
     const problems: CaptureResult["problems"] = [];
+    // The scan's own check (see recordablePath): a watcher's event names any path on disk,
+    // and one a replica would refuse is never recorded, nor sent.
+    scopes = scopes.flatMap((scope) => {
+      const path = scope === "" ? "" : recordablePath(scope, problems);
+      return path === null ? [] : [path];
+    });
     const seen = new Map<string, SeenFile>();
     const live = new Map<string, Iteration>();
     const known = new Map<string, FileState>();
@@ -264,7 +275,7 @@ export class Recorder {
     });
     forgetRows();
     if (recorded.some((iteration) => iteration.path === IGNORE_FILE)) this.#c.onIgnoreFile();
-    for (const problem of problems) log("warn", "not recorded", problem);
+    this.#c.report(problems);
     return { recorded, problems };
   }
 
@@ -412,10 +423,15 @@ export class Recorder {
       const walked = await walkTree(this.#c.root, scope, this.#c.filter.local);
       for (const file of walked.files) seen.set(file.path, file);
       problems.push(...walked.skipped);
+      this.#c.holdPipes(walked.pipes);
       return true;
     }
     if (observation.kind === "file" || observation.kind === "symlink") {
       seen.set(scope, observation);
+    } else if (observation.kind === "other") {
+      // Never opened: a named pipe's reader would wait for a writer (see PipeHolder).
+      problems.push({ path: scope, reason: specialFileReason(observation.what) });
+      if (observation.pipe) this.#c.holdPipes([scope]);
     }
     return false;
   }

@@ -20,13 +20,27 @@ export type Observation =
   | {
     /** Normalized workspace-relative path. */
     path: string;
-    /** Nothing there, or something else (a socket, a device). */
-    kind: "absent" | "other";
+    /** Nothing there. */
+    kind: "absent";
+  }
+  | {
+    /** Normalized workspace-relative path. */
+    path: string;
+    /** Something else: a special file, never opened nor recorded. */
+    kind: "other";
+    /** What it is, for people: "a named pipe", "a socket", "a device". */
+    what: string;
+    /** Whether it is a named pipe (see `PipeHolder`). */
+    pipe: boolean;
   };
 
 /** Turns an `lstat` result into an observation. */
 export function observe(path: string, info: Deno.FileInfo): Observation {
-  if (!info.isFile && !info.isSymlink && !info.isDirectory) return { path, kind: "other" };
+  if (!info.isFile && !info.isSymlink && !info.isDirectory) {
+    const pipe = info.isFifo === true;
+    const what = pipe ? "a named pipe" : info.isSocket ? "a socket" : "a device";
+    return { path, kind: "other", what, pipe };
+  }
   const kind = info.isDirectory ? "dir" : info.isSymlink ? "symlink" : "file";
   const typeBits = kind === "dir" ? S_IFDIR : kind === "symlink" ? S_IFLNK : S_IFREG;
   // Keep the permission bits from the OS and the type bits we are sure of.

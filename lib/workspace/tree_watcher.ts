@@ -53,6 +53,25 @@ export function onlyInsideTopFolders(root: string, paths: readonly string[]): bo
     paths.every((path) => path.startsWith(prefix) && path.indexOf("/", prefix.length) !== -1);
 }
 
+/** A watch that ended this long after its last failure starts its delays over, ms. */
+const FAILURES_FORGOTTEN_MS = 60_000;
+
+/**
+ * How long a watch that ended with an error waits before it is made again, given its
+ * failures in a row: 100 ms, doubling, at most 30 s. Pure.
+ *
+ * @param failures Failures in a row, from 1.
+ * @returns The delay, ms.
+ * @example
+ * ```ts
+ * retryDelayMs(1); // 100
+ * retryDelayMs(20); // 30000
+ * ```
+ */
+export function retryDelayMs(failures: number): number {
+  return Math.min(100 * 2 ** Math.max(0, failures - 1), 30_000);
+}
+
 /**
  * Watches a workspace without ever watching Chronicle's data folder.
  *
@@ -69,6 +88,10 @@ export class TreeWatcher {
   readonly #onEvent: (event: TreeEvent) => void;
   readonly #watchers = new Map<string, Deno.FsWatcher>();
   readonly #loops = new Set<Promise<void>>();
+  /** The watches that ended with an error, by name: their failures in a row, and when. */
+  readonly #failures = new Map<string, { count: number; at: number }>();
+  /** The timers that make ended watches again. */
+  readonly #retries = new Set<ReturnType<typeof setTimeout>>();
   #closed = false;
 
   /**
@@ -101,6 +124,8 @@ export class TreeWatcher {
   /** Stops every watch and waits for their loops to end. */
   async close(): Promise<void> {
     this.#closed = true;
+    for (const timer of this.#retries) clearTimeout(timer);
+    this.#retries.clear();
     for (const watcher of this.#watchers.values()) watcher.close();
     this.#watchers.clear();
     await Promise.all(this.#loops);
@@ -134,9 +159,54 @@ export class TreeWatcher {
         this.#onEvent(event);
       }
     } catch (error) {
-      if (!this.#closed) log("warn", "folder watch ended", { name, error });
+      if (!this.#closed && this.#watchers.get(name) === watcher) this.#ended(name, watcher, error);
     } finally {
       if (this.#watchers.get(name) === watcher) this.#watchers.delete(name);
+    }
+  }
+
+  /**
+   * A watch ended with an error (Deno ends a watch when an event's path is not UTF-8, say):
+   * what it covered is no longer watched. Its events from now until it is made again are
+   * lost, and reported so (a `rescan` event: the caller scans). It is made again after a
+   * delay that doubles while it keeps failing ({@linkcode retryDelayMs}), so a name that
+   * stays and keeps changing costs a rescan now and then, never a loop.
+   */
+  #ended(name: string, watcher: Deno.FsWatcher, error: unknown): void {
+    this.#watchers.delete(name);
+    try {
+      watcher.close();
+    } catch { /* closed already */ }
+    const now = Date.now();
+    const before = this.#failures.get(name);
+    const count = before && now - before.at < FAILURES_FORGOTTEN_MS ? before.count + 1 : 1;
+    this.#failures.set(name, { count, at: now });
+    const delayMs = retryDelayMs(count);
+    log("warn", "folder watch ended: made again, and the workspace scanned", {
+      name: name === "" ? "." : name,
+      error,
+      retryMs: delayMs,
+    });
+    this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
+    const timer = setTimeout(() => {
+      this.#retries.delete(timer);
+      if (name === "") this.#watchRootAgain();
+      else this.#syncFolder(name, false); // gone or excluded since: not watched
+      // What changed while it was not watched: the scan after the retry finds it.
+      this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
+    }, delayMs);
+    this.#retries.add(timer);
+  }
+
+  /** Makes the root's watch again, and those of top-level folders made meanwhile. */
+  #watchRootAgain(): void {
+    this.#watch("", false);
+    try {
+      for (const entry of Deno.readDirSync(this.#root)) {
+        if (entry.isDirectory) this.#syncFolder(entry.name, false);
+      }
+    } catch (error) {
+      log("warn", "cannot list the workspace's folders", { error });
     }
   }
 

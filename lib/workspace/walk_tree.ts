@@ -1,9 +1,15 @@
 import { nextTurn } from "../concurrency/mod.ts";
 import { isMissing } from "../disk/mod.ts";
 import type { PathFilter } from "../filter/mod.ts";
-import { normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import { type Observation, observePath } from "./file_observation.ts";
 import type { SeenFile } from "./plan_capture.ts";
+import {
+  INVALID_UTF8_REASON,
+  lostInDecoding,
+  recordablePath,
+  specialFileReason,
+  type Unrecorded,
+} from "./recordable.ts";
 
 /**
  * Entries looked at between two yields to the event loop, at most. The walk's calls are
@@ -49,55 +55,67 @@ function pacer(): (counted?: boolean) => Promise<void> | undefined {
  * the root; `start` itself is not listed), skipping filtered paths and never descending
  * through links.
  *
- * @returns The files found, and paths that could not be recorded (with the reason).
+ * @returns The files found, paths that could not be recorded (with the reason), and the
+ * named pipes found.
  */
 export async function walkTree(
   root: string,
   start: string,
   filter: PathFilter,
-): Promise<{ files: SeenFile[]; skipped: Array<{ path: string; reason: string }> }> {
+): Promise<{ files: SeenFile[]; skipped: Unrecorded[]; pipes: string[] }> {
   const files: SeenFile[] = [];
-  const skipped: Array<{ path: string; reason: string }> = [];
+  const skipped: Unrecorded[] = [];
+  const pipes: string[] = [];
   const folders = [start];
   const pace = pacer();
   while (folders.length > 0) {
     const folder = folders.pop()!;
     for (const name of readNames(folder === "" ? root : `${root}/${folder}`)) {
-      const path = childPath(folder, name, skipped);
-      const observation = path === null ? null : observePath(root, path);
-      if (observation !== null && listed(observation, filter)) {
+      const observation = lookAt(root, folder, name, filter, skipped, pipes);
+      if (observation !== null) {
         files.push(observation);
         if (observation.kind === "dir") folders.push(observation.path);
       }
       await pace();
     }
   }
-  return { files, skipped };
-}
-
-/** Whether a walk lists what it found: a file, link or folder the filter lets through. */
-function listed(observation: Observation, filter: PathFilter): observation is SeenFile {
-  if (observation.kind === "dir") return !filter.ignores(observation.path, true);
-  return (observation.kind === "file" || observation.kind === "symlink") &&
-    !filter.ignores(observation.path, false);
+  return { files, skipped, pipes };
 }
 
 /**
- * The normalized path of `name` in `folder`, or `null` when it cannot be recorded (noted in
- * `skipped`, with the reason).
+ * Looks at `name` in `folder` (by `lstat` only: nothing is ever opened here), and returns
+ * it when a walk lists it: a file, link or folder the filter lets through. What cannot be
+ * recorded is noted in `skipped` with the reason (a path `recordablePath` refuses, a name
+ * that is not UTF-8, a special file the filter lets through), and a named pipe in `pipes`.
  */
-function childPath(
+function lookAt(
+  root: string,
   folder: string,
   name: string,
-  skipped: Array<{ path: string; reason: string }>,
-): string | null {
-  const path = folder === "" ? name : `${folder}/${name}`;
-  try {
-    return normalizeWorkspacePath(path);
-  } catch (error) {
-    if (!(error instanceof PathError)) throw error;
-    skipped.push({ path, reason: error.message });
-    return null;
+  filter: PathFilter,
+  skipped: Unrecorded[],
+  pipes: string[],
+): SeenFile | null {
+  const path = recordablePath(folder === "" ? name : `${folder}/${name}`, skipped);
+  if (path === null) return null;
+  const observation: Observation = observePath(root, path);
+  switch (observation.kind) {
+    case "dir":
+      return filter.ignores(path, true) ? null : observation;
+    case "file":
+    case "symlink":
+      return filter.ignores(path, false) ? null : observation;
+    case "other":
+      if (observation.pipe) pipes.push(path);
+      if (!filter.ignores(path, false)) {
+        skipped.push({ path, reason: specialFileReason(observation.what) });
+      }
+      return null;
+    case "absent":
+      // Listed, then not found by that name: gone since (RACE: its event follows), or a
+      // name that is not UTF-8, which no look by name can ever find.
+      if (lostInDecoding(name)) skipped.push({ path, reason: INVALID_UTF8_REASON });
+      return null;
   }
 }
 
@@ -145,19 +163,20 @@ export function compareCodePoints(a: string, b: string): number {
  * where the name followed by `/` sorts: `a`, `a.txt`, `a/x`, `a0` (`.` sorts before `/`).
  *
  * @param skipped Receives the paths that cannot be recorded (with the reason).
+ * @param pipes Receives the named pipes found (see `PipeHolder`).
  */
 export async function* walkTreeSorted(
   root: string,
   filter: PathFilter,
-  skipped: Array<{ path: string; reason: string }>,
+  skipped: Unrecorded[],
+  pipes: string[] = [],
 ): AsyncGenerator<SeenFile> {
   const pace = pacer();
   async function* folder(path: string): AsyncGenerator<SeenFile> {
     const entries: Array<{ key: string; seen: SeenFile; inside: boolean }> = [];
     for (const name of readNames(path === "" ? root : `${root}/${path}`)) {
-      const child = childPath(path, name, skipped);
-      const seen = child === null ? null : observePath(root, child);
-      if (seen !== null && listed(seen, filter)) {
+      const seen = lookAt(root, path, name, filter, skipped, pipes);
+      if (seen !== null) {
         const key = path === "" ? seen.path : seen.path.slice(path.length + 1);
         entries.push({ key, seen, inside: false });
         if (seen.kind === "dir") entries.push({ key: `${key}/`, seen, inside: true });

@@ -8,6 +8,8 @@ import { isInside, normalizeWorkspacePath, PathError } from "../paths/mod.ts";
 import { type FileState, type Iteration, Store } from "../store/mod.ts";
 import { ChangeWriter } from "./_change_writer.ts";
 import { WatchDriver } from "./_watch_driver.ts";
+import { PipeHolder } from "./_pipe_holder.ts";
+import { ProblemLog } from "./_problem_log.ts";
 import { Recorder } from "./_recorder.ts";
 import { readIgnoreFile } from "./ignore_file.ts";
 import { resolveLayout, type WorkspaceLayout } from "./layout.ts";
@@ -68,6 +70,10 @@ export class Workspace {
   readonly #queue = new SerialQueue();
   /** The watcher, its batches and the safety rescans. */
   readonly #watch: WatchDriver;
+  /** Logs each path that is not recorded once, not at every look. */
+  readonly #problems = new ProblemLog();
+  /** The named pipes held open, so that Deno's watcher never waits on one. */
+  readonly #pipes: PipeHolder;
   #closed = false;
 
   private constructor(
@@ -87,6 +93,7 @@ export class Workspace {
     this.origin = origin;
     this.#disk = new WorkspaceDisk(layout.root, { hooks });
     this.#configuredIgnore = configuredIgnore;
+    this.#pipes = new PipeHolder(layout.root);
     this.#recorder = new Recorder({
       root: layout.root,
       store,
@@ -94,6 +101,8 @@ export class Workspace {
       filter,
       origin,
       onIgnoreFile: () => this.#reloadIgnore(),
+      report: (problems) => this.#problems.report(problems),
+      holdPipes: (paths) => this.#pipes.hold(paths),
     });
     this.#writer = new ChangeWriter({
       root: layout.root,
@@ -210,7 +219,6 @@ export class Workspace {
     const keep = options.keepRecorded ?? true;
     // A scan covering lost events records in the order of the changes (see loss_order.ts).
     const { suspects, skipped } = await this.#walkForSuspects(changedBefore !== undefined);
-    for (const problem of skipped) log("warn", "not recorded", problem);
     const result: ScanResult = { recorded: [], problems: [...skipped], recordedCount: 0 };
     if (this.#closed) return result; // the store may be closing: nothing to record into
     let at = 0;
@@ -250,13 +258,18 @@ export class Workspace {
     inChangeOrder: boolean,
   ): Promise<{ suspects: string[]; skipped: ScanResult["problems"] }> {
     const skipped: ScanResult["problems"] = [];
-    const walk = walkTreeSorted(this.root, this.filter.local, skipped);
+    const pipes: string[] = [];
+    const walk = walkTreeSorted(this.root, this.filter.local, skipped, pipes);
     const suspects = await this.#recorder.suspects(
       this.#untilClosed(walk),
       () => this.#closed,
       inChangeOrder,
     );
-    return { suspects: this.#closed ? [] : suspects, skipped };
+    if (this.#closed) return { suspects: [], skipped };
+    // The whole tree was walked: every pipe in it is known, and every unrecordable path.
+    this.#pipes.keepOnly(pipes);
+    this.#problems.afterWholeWalk(skipped);
+    return { suspects, skipped };
   }
 
   /** The walk, ended early once the workspace closes (its store may be closing). */
@@ -428,6 +441,8 @@ export class Workspace {
     if (this.#closed) return;
     this.#closed = true;
     await this.#watch.close();
+    // Only once nothing watches: a pipe let go while watched makes the watcher wait again.
+    this.#pipes.close();
     await this.#queue.idle();
     this.store.close();
   }

@@ -21,6 +21,8 @@ async function withRecorder(
       filter: DirectionalFilter.create(),
       origin: "local",
       onIgnoreFile: () => {},
+      report: () => {},
+      holdPipes: () => {},
     });
     try {
       await run(recorder, root, store);

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { onlyInsideTopFolders, TreeWatcher } from "../../lib/workspace/tree_watcher.ts";
+import {
+  onlyInsideTopFolders,
+  retryDelayMs,
+  TreeWatcher,
+} from "../../lib/workspace/tree_watcher.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
@@ -51,6 +55,45 @@ Deno.test("TreeWatcher reports a change inside a top folder once, not by the roo
       );
       assert.equal(about(`${root}/src/a.ts`, "create"), 1, JSON.stringify(events));
       assert.equal(about(`${root}/after`, "create"), 1, JSON.stringify(events));
+    } finally {
+      await watcher.close();
+    }
+  }));
+
+Deno.test("retryDelayMs() doubles from 100 ms up to 30 s", async (t) => {
+  const table = [
+    { description: "first failure", input: 1, expected: 100 },
+    { description: "second in a row", input: 2, expected: 200 },
+    { description: "ninth in a row", input: 9, expected: 25_600 },
+    { description: "capped", input: 10, expected: 30_000 },
+    { description: "far beyond", input: 1_000, expected: 30_000 },
+  ];
+  for (const { description, input, expected } of table) {
+    await t.step(description, () => assert.equal(retryDelayMs(input), expected));
+  }
+});
+
+Deno.test("TreeWatcher makes a watch that a name not in UTF-8 ended again, and reports the loss", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/sub`);
+    const events: Deno.FsEvent[] = [];
+    const watcher = new TreeWatcher(root, () => false, (event) => events.push(event));
+    await watcher.start();
+    try {
+      // Deno ends every watch that is handed an event whose path is not UTF-8.
+      const made = new Deno.Command("sh", {
+        args: ["-c", "printf x > \"sub/$(printf 'lat\\351n.txt')\""],
+        cwd: root,
+      }).outputSync();
+      assert.ok(made.success);
+      await waitFor("a report of lost events", () => events.some((e) => e.flag === "rescan"));
+      // Made again after its delay: later changes are reported, in the folder and the root.
+      await waitFor("events of sub/after.txt and top.txt", () => {
+        Deno.writeTextFileSync(`${root}/sub/after.txt`, String(Date.now()));
+        Deno.writeTextFileSync(`${root}/top.txt`, String(Date.now()));
+        const about = (path: string) => events.some((e) => e.paths.includes(`${root}/${path}`));
+        return about("sub/after.txt") && about("top.txt");
+      }, { intervalMs: 200 });
     } finally {
       await watcher.close();
     }

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { INVALID_UTF8_REASON } from "../../lib/workspace/recordable.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+
+/** Runs a shell command (names that are not UTF-8 cannot be made from JavaScript). */
+function sh(script: string, cwd: string): void {
+  const result = new Deno.Command("sh", { args: ["-c", script], cwd }).outputSync();
+  if (!result.success) throw new Error(new TextDecoder().decode(result.stderr));
+}
+
+Deno.test("a named pipe made while a workspace is watched does not stop its watcher", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/sub`);
+    const result = `${root}.result`;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("./_pipe_child.ts", import.meta.url).pathname, root, result],
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    try {
+      const outcome = await waitFor(
+        "the child's outcome",
+        () => Deno.readTextFileSync(result),
+        { timeoutMs: 40_000 },
+      ).catch(() => "no outcome (stuck)");
+      assert.equal(outcome, "recorded");
+      const problems = JSON.parse(Deno.readTextFileSync(`${result}.problems`));
+      assert.deepEqual(problems, [{
+        path: "sub/p",
+        reason: "a named pipe: special files (named pipes, sockets, devices) are not recorded",
+      }]);
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* ended */ }
+      await child.status;
+      const log = await stderr;
+      for (const file of [result, `${result}.problems`]) {
+        await Deno.remove(file).catch(() => undefined);
+      }
+      if (!log.includes("holding a named pipe")) console.error(log);
+    }
+  }));
+
+Deno.test("a scan reports special files and names that are not UTF-8, and opens none", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/sub`);
+    sh("mkfifo sub/pipe && printf x > \"sub/$(printf 'lat\\351n.txt')\"", root);
+    const listener = Deno.listen({ transport: "unix", path: `${root}/sub/socket` });
+    const workspace = await Workspace.open({ root });
+    try {
+      // A scan that opened the pipe for reading would wait here for a writer, forever.
+      const { problems } = await workspace.scan();
+      const reasons = new Map(problems.map((p) => [p.path, p.reason]));
+      assert.equal(reasons.get("sub/lat\uFFFDn.txt"), INVALID_UTF8_REASON);
+      assert.match(reasons.get("sub/pipe") ?? "", /^a named pipe: special files/);
+      assert.match(reasons.get("sub/socket") ?? "", /^a socket: special files/);
+      assert.equal(problems.length, 3, JSON.stringify(problems));
+      assert.deepEqual(workspace.store.list({}).map((i) => i.path), ["sub"]);
+    } finally {
+      await workspace.close();
+      listener.close();
+    }
+  }));
+
+Deno.test("a watched workspace records no path its scan refuses", () =>
+  withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root });
+    try {
+      // No safety rescan: only the watcher looks.
+      await workspace.watch({ rescanMs: 3_600_000, scanAtStart: false });
+      Deno.writeTextFileSync(`${root}/back\\slash.txt`, "x");
+      Deno.writeTextFileSync(`${root}/new\nline.txt`, "x");
+      // One watch reports in order: once this is recorded, the others were captured.
+      Deno.writeTextFileSync(`${root}/after.txt`, "x");
+      await waitFor("after.txt recorded", () => workspace.store.latest("after.txt"));
+      await workspace.settled();
+      assert.deepEqual(workspace.store.list({}).map((i) => i.path), ["after.txt"]);
+    } finally {
+      await workspace.close();
+    }
+  }));
