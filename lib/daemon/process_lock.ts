@@ -13,6 +13,8 @@ export const PROCESS_LOCK_FILE = "process.lock";
 /** Another Chronicle holds the data folder's process lock. */
 export class WorkspaceBusyError extends Error {
   /**
+   * Makes the error naming the data folder and, when known, the holder's pid.
+   *
    * @param dataDir The data folder.
    * @param holder What the lock file says of its holder (its pid), when readable.
    */
