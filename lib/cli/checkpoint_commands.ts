@@ -4,7 +4,7 @@ import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { nonEmpty } from "./non_empty.ts";
-import { printJson, println } from "./output.ts";
+import { formatBytes, printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 import { Store, WORKSPACE_ROOT_META } from "../store/mod.ts";
 import {
@@ -95,7 +95,9 @@ export async function checkpointCommand(args: string[]): Promise<number> {
         `sequence ${result.sequence}, ${result.paths} paths, ${result.iterations} iterations, ${result.objects} objects`,
       );
       println(
-        `uploaded ${result.uploadedBytes} bytes; ${result.alreadyThere} objects were in the bucket already`,
+        `uploaded ${
+          formatBytes(result.uploadedBytes)
+        }; ${result.alreadyThere} objects were in the bucket already`,
       );
       if (result.removed.length > 0) {
         println(`removed old checkpoints: ${result.removed.join(", ")}`);
@@ -122,10 +124,10 @@ export async function checkpointCommand(args: string[]): Promise<number> {
   println(
     `sequence ${result.sequence}, ${result.paths} paths, ${result.iterations} iterations, ${result.objects} objects`,
   );
-  println(`database ${result.databaseBytes} bytes, sha256 ${result.databaseSha256}`);
+  println(`database ${formatBytes(result.databaseBytes)}, sha256 ${result.databaseSha256}`);
   println(
     result.withObjects
-      ? `objects copied: ${result.copiedFiles} files, ${result.copiedBytes} bytes`
+      ? `objects copied: ${result.copiedFiles} files, ${formatBytes(result.copiedBytes)}`
       : "objects not copied: rehydrate needs this CAS or a copy of it (see objects.txt)",
   );
   return 0;
@@ -200,12 +202,14 @@ export async function rehydrateCommand(args: string[]): Promise<number> {
   else {
     println(`rehydrated ${layout.root} to sequence ${result.checkpoint.sequence}`);
     println(
-      `${result.files} files (${result.bytes} bytes), ${result.symlinks} symlinks; objects copied ${result.objectsCopied}, already present ${result.objectsPresent}`,
+      `${result.files} files (${
+        formatBytes(result.bytes)
+      }), ${result.symlinks} symlinks; objects copied ${result.objectsCopied}, already present ${result.objectsPresent}`,
     );
     if (fromBucket) {
       const { fetchedObjects, fetchedBytes } = result as BucketRehydrateResult;
       println(
-        `fetched from the bucket: ${fetchedObjects} objects (${fetchedBytes} bytes); ` +
+        `fetched from the bucket: ${fetchedObjects} objects (${formatBytes(fetchedBytes)}); ` +
           `${result.objectsDeferred} more stay there until read (run Chronicle with --object-store ${values.from})`,
       );
     }

@@ -102,7 +102,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   conflicts: {
     summary: "write-backs the master rejected, with the reason and the kept content",
-    usage: ["conflicts"],
+    usage: ["conflicts [--limit N | --all]"],
+    options: [
+      ["--limit N", "the newest N of each list (default 1000)"],
+      ["--all", "every conflict and refused write"],
+    ],
     locate: true,
     json: true,
     run: conflictsCommand,
@@ -245,7 +249,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     options: [
       ["--ready", "ready: the initial scan (or catch-up) is done"],
       ["--timeout-ms N", "longest to wait for an answer"],
-      ["-q, --quiet", "print nothing, only the exit status"],
+      ["-q, --quiet", "print nothing, only the exit status (bad arguments still say so)"],
       ["-C WORKSPACE, --data-dir DIR", "the workspace or its data folder"],
     ],
     run: (args) => healthCommand(args),

@@ -7,7 +7,7 @@ import {
 } from "../config/mod.ts";
 import { resolveLayout } from "../workspace/mod.ts";
 import { controlRequest, jsonOrFail } from "./control_client.ts";
-import { table } from "./output.ts";
+import { formatBytes, formatDuration, table } from "./output.ts";
 
 /** Options for {@linkcode configCommand}. */
 export interface ConfigCommandOptions {
@@ -75,9 +75,22 @@ export async function configCommand(
   print(`${whose}:`);
   const rows = Object.entries(described).map(([key, { value, source, name }]) => [
     key,
-    value === null ? "-" : typeof value === "string" ? value : JSON.stringify(value),
+    forPeople(key, value),
     name === undefined ? `(${source})` : `(${source} ${name})`,
   ]);
   for (const line of table(rows)) print(line);
   return 0;
+}
+
+/** A value as people read it: sizes in KiB/MiB, mode bits in octal (`--json` keeps numbers). */
+function forPeople(fileKey: string, value: unknown): string {
+  if (value === null) return "-";
+  if (typeof value === "string") return value;
+  const kind = OPTIONS.find((option) => option.file === fileKey)?.kind;
+  if (typeof value === "number") {
+    if (kind === "size") return `${formatBytes(value)} (${value} bytes)`;
+    if (kind === "octal") return `0${value.toString(8)}`;
+    if (kind === "duration") return formatDuration(value);
+  }
+  return JSON.stringify(value);
 }

@@ -17,12 +17,15 @@ export interface HealthCommandOptions {
  * control socket, `DATA/control.sock`, and exits 0 when it answers healthy (or ready),
  * else 1. Made for container health checks, which need no shell or curl. The data folder
  * is `--data-dir`, else `-C WS/.chronicle`, else `CHRONICLE_DATA_DIR`, else
- * `CHRONICLE_WORKSPACE/.chronicle`, else `./.chronicle`.
+ * `CHRONICLE_WORKSPACE/.chronicle`, else `./.chronicle`. With `--quiet` it prints nothing
+ * at all, for `until chronicle health --ready -q; do sleep 0.2; done`: not running, not
+ * healthy and not ready are its exit status alone (bad arguments are still reported).
  *
  * @param args Arguments after `health`.
- * @returns 0 when healthy (or ready).
+ * @returns 0 when healthy (or ready); 1 with `--quiet` when not (or nothing answers).
  * @throws {UsageError} For bad arguments.
- * @throws {CliError} When nothing answers, or the answer is not healthy (or not ready).
+ * @throws {CliError} Without `--quiet`, when nothing answers, or the answer is not healthy
+ * (or not ready).
  */
 export async function healthCommand(
   args: string[],
@@ -58,6 +61,8 @@ export async function healthCommand(
     status = response.status;
     body = await response.json().catch(() => ({}));
   } catch (error) {
+    // --quiet is for polling loops: "not running yet" is the exit status alone.
+    if (values.quiet) return 1;
     const reason = error instanceof DOMException && error.name === "TimeoutError"
       ? `no answer within ${timeoutMs} ms`
       : errorMessage(error);
@@ -69,6 +74,7 @@ export async function healthCommand(
     ? status === 200 && body.ready === true
     : status === 200 && body.status === "ok";
   if (!healthy) {
+    if (values.quiet) return 1;
     throw new CliError(
       `Chronicle on "${socket}" is not ${values.ready ? "ready" : "healthy"}: HTTP ${status} ${
         JSON.stringify(body)

@@ -9,7 +9,8 @@ import {
 import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
-import { formatTime, printJson, println, table } from "./output.ts";
+import { formatTime, printJson, println, sizesForPeople, table } from "./output.ts";
+import { connectionProblem } from "./status_command.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 
 /**
@@ -41,34 +42,75 @@ export async function syncWaitCommand(args: string[]): Promise<number> {
   if (values.json) printJson(result);
   if (!result.satisfied) {
     // "applied 6320 of the master's 6320" reads like success when the master is gone: ask
-    // whether a connection is up, and say which it is.
+    // whether a connection is up, and say which it is (and why not, when known).
     const status = await controlRequest(layout, "/sync/status")
-      .then((r) => r?.ok ? r.json() as Promise<{ connected?: boolean; master?: string }> : null)
+      .then((r) => r?.ok ? r.json() as Promise<Record<string, unknown>> : null)
       .catch(() => null);
-    throw new CliError(
-      status?.connected === false
-        ? `Not in sync within ${seconds} s: no connection to the master "${status.master}" (this replica holds its sequence ${result.appliedSequence}; the master's last heard was ${result.masterSequence}). Is the master running?`
-        : `Not in sync within ${seconds} s: applied ${result.appliedSequence} of the master's ${result.masterSequence}`,
-    );
+    throw new CliError(syncWaitFailure(seconds, result, status));
   }
   if (!values.json) println(`in sync at master sequence ${result.masterSequence}`);
   return 0;
 }
 
 /**
- * `chronicle conflicts [--json]`: write-backs the master rejected (with the reason and
- * the hash of the content kept in the store) and local writes refused for write-back
- * (too large). Reads the database, so it works whether or not Chronicle is running.
+ * What `sync --wait` says when the replica is not in sync in time.
+ *
+ * @param seconds The timeout given.
+ * @param result The barrier's answer.
+ * @param status The replica's `/sync/status` (camelCase keys), or `null` when unknown.
+ * @returns The one-line reason.
+ */
+export function syncWaitFailure(
+  seconds: number,
+  result: SyncWaitResult,
+  status: Record<string, unknown> | null,
+): string {
+  const prefix = `Not in sync within ${seconds} s`;
+  if (status?.connected !== false) {
+    return `${prefix}: applied ${result.appliedSequence} of the master's ${result.masterSequence}`;
+  }
+  const master = `"${status.master}"`;
+  const problem = connectionProblem({
+    connections: status.connections,
+    last_connection_error: status.lastConnectionError,
+  });
+  if (problem !== undefined) {
+    // It connected before: its master most likely went away since.
+    const gone = Number(status.connections) > 0 ? ". Is the master running?" : "";
+    return `${prefix}: no connection to the master ${master}: ${problem}${gone}`;
+  }
+  return `${prefix}: no connection to the master ${master} (this replica holds its sequence ${result.appliedSequence}; the master's last heard was ${result.masterSequence}). Is the master running?`;
+}
+
+/** Rows of each list `conflicts` shows without `--limit` or `--all`: the newest ones. */
+export const CONFLICTS_DEFAULT_LIMIT = 1000;
+
+/**
+ * `chronicle conflicts [--limit N | --all] [--json]`: write-backs the master rejected (with
+ * the reason and the hash of the content kept in the store) and local writes refused for
+ * write-back (too large), the newest 1,000 of each unless told otherwise; people are told
+ * when a list is cut, and `--json` adds `conflicts_total` and `refused_total`. Reads the
+ * database, so it works whether or not Chronicle is running.
  *
  * @param args The arguments after `conflicts`.
  * @returns The exit code.
+ * @throws {UsageError} For bad arguments.
  */
 export function conflictsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs("conflicts", args, {
     ...LOCATE_ARGS,
+    limit: { type: "string" },
+    all: { type: "boolean" },
     json: { type: "boolean" },
   });
-  if (positionals.length > 0) throw new UsageError("Usage: chronicle conflicts [--json]");
+  if (positionals.length > 0) {
+    throw new UsageError("Usage: chronicle conflicts [--limit N | --all] [--json]");
+  }
+  if (values.all && values.limit !== undefined) {
+    throw new UsageError("chronicle conflicts: give --limit N or --all, not both");
+  }
+  const asked = values.all ? undefined : integerArg("--limit", values.limit, 1) ??
+    CONFLICTS_DEFAULT_LIMIT;
   const layout = locateFromArgs(values);
   const db = openDatabase(layout.database, { readOnly: true });
   try {
@@ -76,18 +118,26 @@ export function conflictsCommand(args: string[]): Promise<number> {
       db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()
         .map((row) => columns(row).text("name")),
     );
+    const count = (table: string) =>
+      columns(db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get()!).integer("n");
     if (tables.has("master_conflicts") && !tables.has("replica_conflicts")) {
-      return Promise.resolve(printMasterConflicts(new MasterConflicts(db).list(), values.json));
+      const total = count("master_conflicts");
+      const conflicts = new MasterConflicts(db).list(asked ?? total);
+      return Promise.resolve(printMasterConflicts(conflicts, total, values.json));
     }
     if (!tables.has("replica_conflicts")) {
-      if (values.json) printJson({ conflicts: [], refused: [] });
-      else println("no conflicts (this workspace has never been a master or a replica)");
+      if (values.json) {
+        printJson({ conflicts: [], refused: [], conflictsTotal: 0, refusedTotal: 0 });
+      } else println("no conflicts (this workspace has never been a master or a replica)");
       return Promise.resolve(0);
     }
-    const conflicts = new ConflictLog(db).list();
-    const refused = new WriteJournal(db).list("refused");
+    const journal = new WriteJournal(db);
+    const conflictsTotal = count("replica_conflicts");
+    const refusedTotal = journal.counts().refused;
+    const conflicts = new ConflictLog(db).list({ limit: asked ?? conflictsTotal });
+    const refused = journal.list("refused", asked ?? refusedTotal);
     if (values.json) {
-      printJson({ conflicts, refused });
+      printJson({ conflicts, refused, conflictsTotal, refusedTotal });
       return Promise.resolve(0);
     }
     if (conflicts.length === 0 && refused.length === 0) {
@@ -102,7 +152,7 @@ export function conflictsCommand(args: string[]): Promise<number> {
         c.operation,
         c.resolution ? `resolved (${c.resolution})` : "unresolved",
         c.keptHash ?? "-",
-        c.reason,
+        sizesForPeople(c.reason),
       ]);
     }
     for (const r of refused) {
@@ -112,20 +162,33 @@ export function conflictsCommand(args: string[]): Promise<number> {
         r.operation,
         "refused here",
         r.hash ?? "-",
-        r.reason ?? "",
+        sizesForPeople(r.reason ?? ""),
       ]);
     }
     for (const line of table(rows)) println(line);
+    printCut(conflicts.length, conflictsTotal, "conflicts");
+    printCut(refused.length, refusedTotal, "refused writes");
     return Promise.resolve(0);
   } finally {
     db.close();
   }
 }
 
+/** Tells people a list was cut, and how to see the rest. */
+function printCut(shown: number, total: number, what: string): void {
+  if (shown < total) {
+    println(`showing the newest ${shown} of ${total} ${what}; use --limit ${total} or --all`);
+  }
+}
+
 /** Prints a master's kept rejections (`chronicle conflicts` on the agent host). */
-function printMasterConflicts(conflicts: MasterConflict[], json: boolean | undefined): number {
+function printMasterConflicts(
+  conflicts: MasterConflict[],
+  total: number,
+  json: boolean | undefined,
+): number {
   if (json) {
-    printJson({ conflicts, refused: [] });
+    printJson({ conflicts, refused: [], conflictsTotal: total, refusedTotal: 0 });
     return 0;
   }
   if (conflicts.length === 0) {
@@ -140,9 +203,10 @@ function printMasterConflicts(conflicts: MasterConflict[], json: boolean | undef
       c.path,
       c.operation,
       c.keptHash ?? "-",
-      c.reason,
+      sizesForPeople(c.reason),
     ]);
   }
   for (const line of table(rows)) println(line);
+  printCut(conflicts.length, total, "conflicts");
   return 0;
 }

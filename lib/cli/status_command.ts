@@ -2,7 +2,15 @@ import { Store } from "../store/mod.ts";
 import type { WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest } from "./control_client.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
-import { formatDuration, formatTime, printJson, println, snakeCaseKeys, table } from "./output.ts";
+import {
+  formatBytes,
+  formatDuration,
+  formatTime,
+  printJson,
+  println,
+  snakeCaseKeys,
+  table,
+} from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 
 /**
@@ -97,7 +105,9 @@ export function describeStatus(status: StatusView, now: number): string[] {
   field("sequence", status.sequence);
   field(
     "files",
-    `${status.paths ?? 0} (${status.bytes ?? 0} bytes), ${status.iterations ?? 0} iterations`,
+    `${status.paths ?? 0} (${formatBytes(Number(status.bytes ?? 0))}), ${
+      status.iterations ?? 0
+    } iterations`,
   );
   const replication = status.replication as Record<string, unknown> | null | undefined;
   if (!running || !replication) return lines;
@@ -129,10 +139,39 @@ export function describeStatus(status: StatusView, now: number): string[] {
       replication.connected ? "connected" : "disconnected"
     }, ${replication.state})`,
   );
+  const heard = replication.connected === true || Number(replication.connections) > 0;
+  if (replication.connected !== true) {
+    const problem = connectionProblem(replication);
+    if (problem) field("connection", problem);
+  }
   field("sandbox id", replication.sandbox_id);
-  field("applied", `${applied} of the master's ${master} (lag ${Math.max(0, master - applied)})`);
+  field(
+    "applied",
+    heard
+      ? `${applied} of the master's ${master} (lag ${Math.max(0, master - applied)})`
+      : `${applied} (nothing heard from the master yet)`,
+  );
   field("pending uploads", replication.pending_write_backs);
-  const conflicts = Array.isArray(replication.conflicts) ? replication.conflicts : [];
-  field("conflicts", conflicts.length === 0 ? "none" : `${conflicts.length} (chronicle conflicts)`);
+  // The list is the newest 100; a Chronicle older than conflict_count has only the list.
+  const listed = Array.isArray(replication.conflicts) ? replication.conflicts.length : 0;
+  const conflicts = typeof replication.conflict_count === "number"
+    ? replication.conflict_count
+    : listed;
+  field("conflicts", conflicts === 0 ? "none" : `${conflicts} (chronicle conflicts)`);
   return lines;
+}
+
+/**
+ * Why a replica has no connection, for people: its last connection error when the running
+ * Chronicle reports one (`last_connection_error`), else, when it never connected, where to
+ * look; `undefined` when it was connected before (a master gone is the usual reason).
+ *
+ * @param replication A replica's status, keys in snake_case.
+ * @returns The line, or `undefined`.
+ */
+export function connectionProblem(replication: Record<string, unknown>): string | undefined {
+  const error = replication.last_connection_error;
+  if (typeof error === "string" && error !== "") return error;
+  if (Number(replication.connections) > 0) return undefined;
+  return "never connected: is the master running, and is --token the master's? Chronicle's log says why";
 }

@@ -4,7 +4,7 @@ import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
-import { printJson, println } from "./output.ts";
+import { printJson, println, sizesForPeople } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 import { syncWaitCommand } from "./replication_commands.ts";
 
@@ -171,8 +171,15 @@ function printSyncStatus(status: Record<string, unknown>): void {
   );
   println(`sequence: applied ${status.appliedSequence} of ${status.masterSequence}`);
   println(`pending uploads: ${status.pendingWriteBacks}`);
-  println(`open conflicts: ${open.length}`);
-  for (const conflict of open) println(`  ${conflict.path}: ${conflict.reason}`);
+  // The list holds the newest 100 conflicts; the count (when served) is all of them.
+  const openCount = typeof status.openConflictCount === "number"
+    ? status.openConflictCount
+    : open.length;
+  println(`open conflicts: ${openCount}`);
+  for (const conflict of open) println(`  ${conflict.path}: ${sizesForPeople(conflict.reason)}`);
+  if (open.length < openCount) {
+    println(`  … and ${openCount - open.length} older: chronicle conflicts --all lists them`);
+  }
 }
 
 /**

@@ -35,11 +35,66 @@ export const OPTION_HELP: Readonly<Record<string, OptionHelp>> = {
   quiet: { help: "log only warnings and errors" },
   "heartbeat-ms": {
     value: "N",
-    help: "milliseconds between replication heartbeats (10 to 3600000)",
+    help: "milliseconds between replication heartbeats (default 1000)",
   },
-  "debounce-ms": { value: "N", help: "milliseconds a changed path must settle before capture" },
-  "max-writeback-bytes": { value: "N", help: "largest file a replica writes back" },
+  "debounce-ms": {
+    value: "N",
+    help: "milliseconds a path must settle before capture (default 50; local-sync 300)",
+  },
+  "max-writeback-bytes": {
+    value: "SIZE",
+    help: "largest file a replica writes back, e.g. 16MiB (default 64MiB)",
+  },
+  "max-connections": {
+    value: "N",
+    help: "open connections over all listeners (default 1024, less under ulimit -n)",
+  },
+  "max-listener-connections": {
+    value: "N",
+    help: "open connections on one listener (default half of --max-connections)",
+  },
+  "handshake-timeout-ms": {
+    value: "N",
+    help: "milliseconds to send a request or first frame (default 10000)",
+  },
+  "idle-timeout-ms": {
+    value: "N",
+    help: "milliseconds an HTTP connection may sit idle (default 60000)",
+  },
+  "max-partial-frame-bytes": {
+    value: "SIZE",
+    help: "unfinished replication frames held, all connections (default 128MiB)",
+  },
+  "max-queued-fetches": {
+    value: "N",
+    help: "outstanding fetches before a replica is cut off (default 256)",
+  },
+  "writeback-mode-bits": {
+    value: "OCTAL",
+    help: "mode bits a write-back may set (default 0777: no setuid/setgid/sticky)",
+  },
   "max-snapshots": { value: "N", help: "pre-action snapshots kept at most (default 100)" },
   "max-age-days": { value: "N", help: "days a pre-action snapshot is kept at most (default 30)" },
+  "object-store": {
+    value: "s3://BUCKET/PREFIX",
+    help: "S3-compatible tier of the CAS, and checkpoints (default none)",
+  },
+  "s3-endpoint": {
+    value: "URL",
+    help: "S3-compatible service's URL (default AWS in --s3-region)",
+  },
+  "s3-region": { value: "REGION", help: "region for request signing (default us-east-1)" },
+  "s3-path-style": {
+    help: "bucket in the URL's path, not its host (default: with --s3-endpoint)",
+  },
+  "checkpoint-interval": {
+    value: "DURATION",
+    help: "time between object-store checkpoints, e.g. 15m (default none)",
+  },
+  "cache-limit": {
+    value: "SIZE",
+    help: "local content bytes kept with an object store (default unlimited)",
+  },
+  "checkpoint-keep": { value: "N", help: "checkpoints kept in the object store (default 10)" },
   "no-snapshots": { help: "off the record: take no pre-action snapshots" },
 };

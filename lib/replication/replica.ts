@@ -1,6 +1,6 @@
 import type { Cas } from "../cas/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
-import { log } from "../log/mod.ts";
+import { errorMessage, log } from "../log/mod.ts";
 import type { Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import type { Conflict } from "./conflict_log.ts";
@@ -72,8 +72,17 @@ export interface ReplicaStatus {
   pendingWriteBacks: number;
   /** Journal entries per state. */
   journal: Record<JournalState, number>;
-  /** Rejected write-backs, newest first. */
+  /** Rejected write-backs, newest first: at most the newest 100 (see `conflictCount`). */
   conflicts: Conflict[];
+  /** How many rejected write-backs there are in all, resolved or not. */
+  conflictCount: number;
+  /** How many of them are still open (left for a person to resolve). */
+  openConflictCount: number;
+  /**
+   * Why the last attempt to connect failed (the master unreachable, or refusing this
+   * replica: a wrong token, say), while not connected; `null` once a connection is made.
+   */
+  lastConnectionError: string | null;
   /** Local changes refused here (too large), newest first. */
   refused: { path: string; size: number; reason: string; localSeq: number }[];
   /** Recent paths that could not be applied, with the reason. */
@@ -142,6 +151,7 @@ class Replica implements ReplicaHandle {
   #session: ReplicaSession | null = null;
   #sessionWaiters: (() => void)[] = [];
   #connections = 0;
+  #lastConnectionError: string | null = null;
   #closed = false;
   #wakeClosed!: () => void;
   readonly #closedSignal = new Promise<void>((resolve) => this.#wakeClosed = resolve);
@@ -177,6 +187,7 @@ class Replica implements ReplicaHandle {
     const { tables, mode, applied } = this.core;
     const counts = tables.journal.counts();
     const session = this.#session;
+    const conflictCounts = tables.conflicts.counts();
     return {
       role: mode === "sandbox" ? "replica" : "local-sync",
       sandboxId: this.sandboxId,
@@ -188,6 +199,9 @@ class Replica implements ReplicaHandle {
       pendingWriteBacks: counts.pending + counts.sent,
       journal: counts,
       conflicts: tables.conflicts.list({ limit: 100 }),
+      conflictCount: conflictCounts.total,
+      openConflictCount: conflictCounts.unresolved,
+      lastConnectionError: this.#lastConnectionError,
       refused: tables.journal.list("refused", 100).map((entry) => ({
         path: entry.path,
         size: entry.size,
@@ -243,6 +257,7 @@ class Replica implements ReplicaHandle {
       try {
         transport = await this.#connector();
       } catch (error) {
+        this.#lastConnectionError = errorMessage(error);
         if (failures++ === 0) {
           log("warn", "cannot reach the master; retrying", { master: this.#master, error });
         }
@@ -254,6 +269,7 @@ class Replica implements ReplicaHandle {
       }
       if (transport) {
         failures = 0;
+        this.#lastConnectionError = null;
         this.#connections++;
         const session = new ReplicaSession(this.core, transport);
         this.#session = session;

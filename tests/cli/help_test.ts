@@ -6,7 +6,7 @@ import { helpCommand, unknownCommand } from "../../lib/cli/help_command.ts";
 import { renderCommandHelp, renderTopHelp } from "../../lib/cli/help.ts";
 import { nearestWord } from "../../lib/cli/suggest.ts";
 import { USAGE } from "../../lib/cli/usage.ts";
-import { OPTIONS } from "../../lib/config/mod.ts";
+import { OPTION_HELP, OPTIONS } from "../../lib/config/mod.ts";
 import { main } from "../../main.ts";
 
 /** Runs `main` in-process with console output captured. */
@@ -58,6 +58,31 @@ Deno.test("the top-level help names every option, every command, and the options
     ]
   ) ok(USAGE.includes(word), word);
   ok(renderCommandHelp("restore", COMMANDS.restore!).includes("-y, --yes"), "restore --yes");
+});
+
+Deno.test("the top-level help describes every option the daemon accepts, with a placeholder for each value", async (t) => {
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  for (const option of OPTIONS) {
+    await t.step(`--${option.flag}`, () => {
+      const help = OPTION_HELP[option.flag];
+      ok(help, `--${option.flag} has no entry in OPTION_HELP`);
+      ok(help.help.trim().length > 0, `--${option.flag} has an empty description`);
+      strictEqual(
+        help.value === undefined,
+        option.kind === "boolean",
+        `--${option.flag}: a value needs a placeholder, a switch has none`,
+      );
+      const spelling = `--${option.flag}${help.value ? ` ${help.value}` : ""}`;
+      ok(
+        new RegExp(`^  (-\\w, )?${escape(spelling)}\\s+${escape(help.help)}$`, "m").test(USAGE),
+        `--help lacks "${spelling}  ${help.help}"`,
+      );
+    });
+  }
+  await t.step("no help for an option that does not exist", () => {
+    const flags = new Set(OPTIONS.map((option) => option.flag));
+    assertEquals(Object.keys(OPTION_HELP).filter((flag) => !flags.has(flag)), []);
+  });
 });
 
 Deno.test("a mistyped command gets the nearest command, or is refused with exit 2", async (t) => {

@@ -68,7 +68,12 @@ Deno.test("main.ts master and replica: sync --wait, write-back and conflicts", a
       await waitForSameTrees([m, r]);
       const listed = await cli("conflictsCommand", ["-C", r, "--json"]);
       assertEquals(listed.code, 0, listed.stderr);
-      assertEquals(JSON.parse(listed.stdout), { conflicts: [], refused: [] });
+      assertEquals(JSON.parse(listed.stdout), {
+        conflicts: [],
+        refused: [],
+        conflicts_total: 0,
+        refused_total: 0,
+      });
       const usage = await cli("syncWaitCommand", ["-C", r]);
       assertEquals(usage.code !== 0, true);
     } finally {

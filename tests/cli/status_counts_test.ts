@@ -1,0 +1,49 @@
+import { ok, strictEqual } from "node:assert/strict";
+import { startReplica } from "../../lib/replication/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
+import { describeStatus, statusView } from "../../lib/cli/status_command.ts";
+import { withTempDir } from "../_helpers/temp_dir.ts";
+
+/** More conflicts than a replica's status lists (100). */
+const CONFLICTS = 150;
+
+Deno.test("a replica's status counts every conflict, and chronicle status shows that count", async (t) => {
+  await withTempDir(async (root) => {
+    await Deno.mkdir(`${root}/r`);
+    const workspace = await Workspace.open({ root: `${root}/r` });
+    const replica = await startReplica({
+      workspace,
+      connector: () => Promise.reject(new Error("no master in this test")),
+      backoffMinMs: 60_000,
+      backoffMaxMs: 60_000,
+    });
+    try {
+      const insert = workspace.store.db.prepare(
+        `INSERT INTO replica_conflicts (local_seq, path, operation, reason, kept_hash, kept_size,
+           kept_mode, created_ms, resolved_ms) VALUES (?, ?, 'write', 'changed on the master',
+           NULL, 1, 420, ?, ?)`,
+      );
+      // Every third one resolved: 100 stay open.
+      for (let i = 1; i <= CONFLICTS; i++) {
+        insert.run(i, `c${i}.txt`, 1_000 + i, i % 3 === 0 ? 2_000 + i : null);
+      }
+      const status = replica.status();
+      await t.step("status(): the list stays capped, the counts are true", () => {
+        strictEqual(status.conflicts.length, 100);
+        strictEqual(status.conflictCount, CONFLICTS);
+        strictEqual(status.openConflictCount, CONFLICTS - CONFLICTS / 3);
+      });
+      await t.step("chronicle status shows the count, not the list's length", () => {
+        const view = statusView({ running: true, workspace: root, replication: status });
+        const lines = describeStatus(view, Date.now());
+        ok(
+          lines.includes(`conflicts:        ${CONFLICTS} (chronicle conflicts)`),
+          lines.join("\n"),
+        );
+      });
+    } finally {
+      await replica.close();
+      await workspace.close();
+    }
+  }, "chronicle-status-counts-");
+});
