@@ -8,5 +8,5 @@
 export { SerialQueue } from "./serial_queue.ts";
 export { forEachLimited, TaskLimiter } from "./limit.ts";
 export { type Clock, SYSTEM_CLOCK, type Timers } from "./clock.ts";
-export { nextTurn } from "./next_turn.ts";
+export { nextTurn, Pacer } from "./next_turn.ts";
 export { sharedWork } from "./shared_work.ts";

@@ -1,4 +1,4 @@
-import { nextTurn } from "../concurrency/mod.ts";
+import { Pacer } from "../concurrency/mod.ts";
 import { isMissing } from "../disk/mod.ts";
 import type { PathFilter } from "../filter/mod.ts";
 import { type Observation, observePath } from "./file_observation.ts";
@@ -33,24 +33,6 @@ const ENTRIES_PER_YIELD = 500;
 const MS_PER_YIELD = 10;
 
 /**
- * A walk's pace: call it for each entry looked at (or with `counted` false, after work on
- * an entry counted before); every {@linkcode ENTRIES_PER_YIELD} entries or
- * {@linkcode MS_PER_YIELD} ms it returns a promise of the event loop's next turn, to await.
- */
-function pacer(): (counted?: boolean) => Promise<void> | undefined {
-  let entries = 0;
-  let since = performance.now();
-  return (counted = true) => {
-    if (counted) entries++;
-    if (entries < ENTRIES_PER_YIELD && performance.now() - since < MS_PER_YIELD) return;
-    entries = 0;
-    return nextTurn().then(() => {
-      since = performance.now();
-    });
-  };
-}
-
-/**
  * Lists every file, link and folder under `start` (a normalized relative folder, `""` for
  * the root; `start` itself is not listed), skipping filtered paths and never descending
  * through links.
@@ -67,7 +49,7 @@ export async function walkTree(
   const skipped: Unrecorded[] = [];
   const pipes: string[] = [];
   const folders = [start];
-  const pace = pacer();
+  const pace = new Pacer({ ms: MS_PER_YIELD, count: ENTRIES_PER_YIELD });
   while (folders.length > 0) {
     const folder = folders.pop()!;
     for (const name of readNames(folder === "" ? root : `${root}/${folder}`)) {
@@ -76,7 +58,7 @@ export async function walkTree(
         files.push(observation);
         if (observation.kind === "dir") folders.push(observation.path);
       }
-      await pace();
+      await pace.tick();
     }
   }
   return { files, skipped, pipes };
@@ -171,7 +153,7 @@ export async function* walkTreeSorted(
   skipped: Unrecorded[],
   pipes: string[] = [],
 ): AsyncGenerator<SeenFile> {
-  const pace = pacer();
+  const pace = new Pacer({ ms: MS_PER_YIELD, count: ENTRIES_PER_YIELD });
   async function* folder(path: string): AsyncGenerator<SeenFile> {
     const entries: Array<{ key: string; seen: SeenFile; inside: boolean }> = [];
     for (const name of readNames(path === "" ? root : `${root}/${path}`)) {
@@ -181,7 +163,7 @@ export async function* walkTreeSorted(
         entries.push({ key, seen, inside: false });
         if (seen.kind === "dir") entries.push({ key: `${key}/`, seen, inside: true });
       }
-      await pace();
+      await pace.tick();
     }
     entries.sort((a, b) => compareCodePoints(a.key, b.key));
     for (const entry of entries) {
@@ -189,7 +171,7 @@ export async function* walkTreeSorted(
       else {
         yield entry.seen;
         // The entry was counted when looked at; its consumer's work on it counts in time.
-        await pace(false);
+        await pace.tick(false);
       }
     }
   }
