@@ -1,21 +1,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../../main.ts";
+import { captured } from "./_captured.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
-
-/** Runs `main` in-process with console output captured. */
-async function captured(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (...parts: unknown[]) => out.push(parts.join(" "));
-  console.error = (...parts: unknown[]) => err.push(parts.join(" "));
-  try {
-    return { code: await main(args), out: out.join("\n"), err: err.join("\n") };
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-}
 
 Deno.test("chronicle health -q prints nothing when not ready or not running, but reports bad arguments", async (t) => {
   await withTempDir(async (data) => {

@@ -7,21 +7,7 @@ import { renderCommandHelp, renderTopHelp } from "../../lib/cli/help.ts";
 import { nearestWord } from "../../lib/cli/suggest.ts";
 import { USAGE } from "../../lib/cli/usage.ts";
 import { OPTION_HELP, OPTIONS } from "../../lib/config/mod.ts";
-import { main } from "../../main.ts";
-
-/** Runs `main` in-process with console output captured. */
-async function captured(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (...parts: unknown[]) => out.push(parts.join(" "));
-  console.error = (...parts: unknown[]) => err.push(parts.join(" "));
-  try {
-    return { code: await main(args), out: out.join("\n"), err: err.join("\n") };
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-}
+import { captured } from "./_captured.ts";
 
 Deno.test("every command answers --help (and -h) with its own help from the command table", async (t) => {
   for (const [name, spec] of Object.entries(COMMANDS)) {
