@@ -9,22 +9,6 @@ export interface Unrecorded {
 }
 
 /**
- * What a look at the tree found besides what it records: the paths it cannot record (each
- * with the reason) and the named pipes (which the workspace holds open while it watches,
- * see `PipeHolder`).
- */
-export interface Findings {
-  skipped: Unrecorded[];
-  /** Named pipes found, by normalized path, the filter's ignored ones included. */
-  pipes: string[];
-}
-
-/** Makes an empty {@linkcode Findings}. */
-export function noFindings(): Findings {
-  return { skipped: [], pipes: [] };
-}
-
-/**
  * The reason a special file (a named pipe, a socket, a device) is not recorded: it has no
  * content to keep, and reading one blocks or has side effects.
  */
