@@ -118,11 +118,10 @@ export function conflictsCommand(args: string[]): Promise<number> {
       db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()
         .map((row) => columns(row).text("name")),
     );
-    const count = (table: string) =>
-      columns(db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get()!).integer("n");
     if (tables.has("master_conflicts") && !tables.has("replica_conflicts")) {
-      const total = count("master_conflicts");
-      const conflicts = new MasterConflicts(db).list(asked ?? total);
+      const kept = new MasterConflicts(db);
+      const total = kept.count();
+      const conflicts = kept.list(asked ?? total);
       return Promise.resolve(printMasterConflicts(conflicts, total, values.json));
     }
     if (!tables.has("replica_conflicts")) {
@@ -132,9 +131,10 @@ export function conflictsCommand(args: string[]): Promise<number> {
       return Promise.resolve(0);
     }
     const journal = new WriteJournal(db);
-    const conflictsTotal = count("replica_conflicts");
+    const log = new ConflictLog(db);
+    const conflictsTotal = log.counts().total;
     const refusedTotal = journal.counts().refused;
-    const conflicts = new ConflictLog(db).list({ limit: asked ?? conflictsTotal });
+    const conflicts = log.list({ limit: asked ?? conflictsTotal });
     const refused = journal.list("refused", asked ?? refusedTotal);
     if (values.json) {
       printJson({ conflicts, refused, conflictsTotal, refusedTotal });

@@ -74,6 +74,12 @@ export class MasterConflicts {
         return { id, sandboxId: read.text("sandboxId"), ...rest };
       });
   }
+
+  /** How many rejections are kept in all. */
+  count(): number {
+    return columns(this.#statement("SELECT COUNT(*) AS n FROM master_conflicts").get()!)
+      .integer("n");
+  }
 }
 
 /**
