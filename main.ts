@@ -59,6 +59,8 @@ export async function main(args: string[], mainOptions: MainOptions = {}): Promi
     const config = resolveConfig({ argv: args, env: Deno.env.toObject(), ...mainOptions });
     return await runDaemon(config);
   } catch (error) {
+    // The reader of our output went away (`chronicle ls | head`): nothing to tell anyone.
+    if (error instanceof Deno.errors.BrokenPipe) return 0;
     // A configuration the command line gave wrong is bad usage too (lib/config has its own
     // error class: it sits below the CLI and cannot import it).
     if (error instanceof UsageError || error instanceof ConfigError) {

@@ -72,9 +72,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     casDir: config.casDir,
     ignore: localSync ? [...EDITOR_NOISE_PATTERNS, ...config.ignore] : config.ignore,
   });
-  let lock: ProcessLock;
   try {
-    lock = ProcessLock.acquire(workspace.layout.dataDir);
+    ProcessLock.acquire(workspace.layout.dataDir);
   } catch (error) {
     await workspace.close();
     throw error;
@@ -218,7 +217,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     removeCollector();
     await objectStore?.stop(false);
     await closeAll(services, workspace);
-    lock.release(); // last: `chronicle stop` takes its release for the process's end
+    // The process lock is not released here: held until the process ends, it tells
+    // `chronicle stop` the process is gone, not about to go.
   }
   return 0;
 }

@@ -2,6 +2,7 @@ import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { controlJson } from "../_helpers/control_socket.ts";
 import { Store } from "../../lib/store/mod.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
 import { type Child, PROJECT_ROOT, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
@@ -116,4 +117,25 @@ Deno.test("a system path Deno refuses is named, without Deno's advice to use --a
       'error: Chronicle has no permission to use "/proc/1/nope" (a system path such as /proc, /sys or /dev): if you gave that path, choose another folder',
     );
   }, "chronicle-notcapable-");
+});
+
+Deno.test("output cut short by its reader (chronicle ls | head) ends quietly", async () => {
+  await withTempDir(async (root) => {
+    for (let i = 0; i < 3000; i++) await Deno.writeTextFile(join(root, `file-${i}.txt`), "x");
+    const workspace = await Workspace.open({ root });
+    await workspace.scan();
+    await workspace.close();
+    // More than a pipe holds: the reader goes away while it is still writing.
+    const child = new Deno.Command(join(PROJECT_ROOT, "chronicle"), {
+      args: ["ls", "-C", root],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const reader = child.stdout.getReader();
+    await reader.read();
+    await reader.cancel();
+    const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+    strictEqual(stderr, "");
+    strictEqual(status.code, 0);
+  }, "chronicle-broken-pipe-");
 });
