@@ -1,25 +1,16 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { syncWaitFailure } from "../../lib/cli/replication_commands.ts";
 import { describeStatus, statusView } from "../../lib/cli/status_command.ts";
-import { startReplica } from "../../lib/replication/mod.ts";
-import { Workspace } from "../../lib/workspace/mod.ts";
-import { withTempDir } from "../_helpers/temp_dir.ts";
+import { withUnreachableReplica } from "./_unreachable_replica.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
 const NOT_IN_SYNC = { satisfied: false, appliedSequence: 0, masterSequence: 0 };
 
 Deno.test("a replica that never reached its master says why in status and sync --wait, not lag 0", async () => {
-  await withTempDir(async (root) => {
-    await Deno.mkdir(`${root}/r`);
-    const workspace = await Workspace.open({ root: `${root}/r` });
-    const replica = await startReplica({
-      workspace,
-      // What a master refusing the token looks like to the replica: every connection fails.
-      connector: () => Promise.reject(new Error("Invalid status code: 401")),
-      backoffMinMs: 60_000,
-      backoffMaxMs: 60_000,
-    });
-    try {
+  // What a master refusing the token looks like to the replica: every connection fails.
+  await withUnreachableReplica(
+    "Invalid status code: 401",
+    async (root, _workspace, replica) => {
       await waitFor(
         "the first attempt to fail",
         () => replica.status().lastConnectionError !== null,
@@ -36,11 +27,9 @@ Deno.test("a replica that never reached its master says why in status and sync -
       const message = syncWaitFailure(60, NOT_IN_SYNC, { ...status });
       ok(message.includes("Invalid status code: 401"), message);
       ok(!message.includes("Is the master running?"), message);
-    } finally {
-      await replica.close();
-      await workspace.close();
-    }
-  }, "chronicle-replica-connection-");
+    },
+    "chronicle-replica-connection-",
+  );
 });
 
 Deno.test("syncWaitFailure() names the last connection error when the replica reports one", async (t) => {

@@ -1,23 +1,14 @@
 import { ok, strictEqual } from "node:assert/strict";
-import { startReplica } from "../../lib/replication/mod.ts";
-import { Workspace } from "../../lib/workspace/mod.ts";
 import { describeStatus, statusView } from "../../lib/cli/status_command.ts";
-import { withTempDir } from "../_helpers/temp_dir.ts";
+import { withUnreachableReplica } from "./_unreachable_replica.ts";
 
 /** More conflicts than a replica's status lists (100). */
 const CONFLICTS = 150;
 
 Deno.test("a replica's status counts every conflict, and chronicle status shows that count", async (t) => {
-  await withTempDir(async (root) => {
-    await Deno.mkdir(`${root}/r`);
-    const workspace = await Workspace.open({ root: `${root}/r` });
-    const replica = await startReplica({
-      workspace,
-      connector: () => Promise.reject(new Error("no master in this test")),
-      backoffMinMs: 60_000,
-      backoffMaxMs: 60_000,
-    });
-    try {
+  await withUnreachableReplica(
+    "no master in this test",
+    async (root, workspace, replica) => {
       const insert = workspace.store.db.prepare(
         `INSERT INTO replica_conflicts (local_seq, path, operation, reason, kept_hash, kept_size,
            kept_mode, created_ms, resolved_ms) VALUES (?, ?, 'write', 'changed on the master',
@@ -41,9 +32,7 @@ Deno.test("a replica's status counts every conflict, and chronicle status shows 
           lines.join("\n"),
         );
       });
-    } finally {
-      await replica.close();
-      await workspace.close();
-    }
-  }, "chronicle-status-counts-");
+    },
+    "chronicle-status-counts-",
+  );
 });
