@@ -168,19 +168,24 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
         `${entry.content_bytes.length} bytes sent for a declared size of ${entry.size}`,
       );
     }
-    // A link's target is its content: judged here when it came along (the workspace's
-    // executor judges stored content when it writes the link).
-    if ((Number(entry.permissions) & S_IFMT) === S_IFLNK && entry.content_bytes !== null) {
-      const problem = linkTargetProblem(paths[0]!, new TextDecoder().decode(entry.content_bytes));
-      if (problem !== null) {
-        return reject("forbidden", `"${paths[0]}" is a symbolic link: ${problem}`);
-      }
-    }
   }
   const op = entry.operation.type;
   const only = facts.paths[paths[0]!];
+  // Before the link's target is judged: a link the master records already (one of its own
+  // with a target outside, in a copy a replica started on) is written nowhere.
   if ((op === "Write" || op === "Delete") && only?.alreadyHeld && !only.holdsLive) {
     return { accept: true, paths, unchanged: true };
+  }
+  // A link's target is its content: judged here when it came along (the workspace's
+  // executor judges stored content when it writes the link).
+  if (
+    op === "Write" && (Number(entry.permissions) & S_IFMT) === S_IFLNK &&
+    entry.content_bytes !== null
+  ) {
+    const problem = linkTargetProblem(paths[0]!, new TextDecoder().decode(entry.content_bytes));
+    if (problem !== null) {
+      return reject("forbidden", `"${paths[0]}" is a symbolic link: ${problem}`);
+    }
   }
   const seen = Number(entry.master_rowid_seen);
   for (const path of paths) {

@@ -94,6 +94,12 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
     permissions: 0n,
     is_deletion: true,
   });
+  const target = new TextEncoder().encode("/etc/passwd");
+  const absoluteLink = entry({
+    content_bytes: target,
+    size: BigInt(target.length),
+    permissions: 0o120777n,
+  });
   const later = (origin: string, sequence = 11) => ({
     filtered: false,
     later: [{ sequence, origin }],
@@ -263,6 +269,19 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
       entry: folderRemoval,
       facts: facts({ paths: { "src": { ...later("local"), alreadyHeld: true, holdsLive: true } } }),
       expected: "conflict",
+    },
+    {
+      description: "a link whose target leaves the workspace is forbidden",
+      entry: absoluteLink,
+      facts: facts({ paths: { "src/a.ts": { filtered: false, later: [] } } }),
+      expected: "forbidden",
+    },
+    {
+      description:
+        "...but one the master records already (its own, in a copy the replica started on) is made by nothing",
+      entry: absoluteLink,
+      facts: facts({ paths: { "src/a.ts": { ...later("local"), alreadyHeld: true } } }),
+      expected: "accept unchanged",
     },
     {
       description: "what the master holds weighs nothing against invalid content",

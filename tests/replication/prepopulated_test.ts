@@ -1,7 +1,8 @@
 /**
  * A replica started on a folder that already holds the master's files (copied there by
  * rsync, say): each file is taken for a local change, written back, and one the master
- * already holds as it is conflicts with nothing. Only a file that differs is a conflict.
+ * already holds as it is conflicts with nothing, a link out of the tree included. Only a
+ * file that differs is a conflict.
  */
 import { put } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
@@ -24,6 +25,9 @@ Deno.test("a replica started on a copy of the master's tree records a conflict o
         await put(dir, `src/d${i % 6}/f${i}.bin`, pseudoRandomBytes(100 + i * 97, i + 1));
       }
       await Deno.chmod(`${dir}/src/d0/f0.bin`, 0o755);
+      // The master records a link out of the tree but sends it to no replica (SECURITY.md);
+      // the copy holds it already, so it is no change to write back either.
+      await Deno.symlink("/etc/hostname", `${dir}/src/outside-link`);
     }
     // What the copy changed since, what only it holds, and what it lacks (never recorded
     // there, so no removal to send: the master's file arrives).
