@@ -35,7 +35,8 @@ export const OPTION_HELP: Readonly<Record<string, OptionHelp>> = {
   quiet: { help: "log only warnings and errors" },
   "heartbeat-ms": {
     value: "N",
-    help: "milliseconds between replication heartbeats (default 1000)",
+    help:
+      "milliseconds between replication heartbeats (default 1000); a replica leaves a master silent for 5 (at least 3 s), then waits twice as long on each new connection, up to 60 s",
   },
   "debounce-ms": {
     value: "N",

@@ -7,7 +7,7 @@ import type { Conflict } from "./conflict_log.ts";
 import { type ConflictChoice, resolveConflict, type ResolveOutcome } from "./resolve_conflict.ts";
 import { ReplicaCore } from "./replica_core.ts";
 import { ReplicaSession } from "./replica_session.ts";
-import type { ReplicaMode } from "./replica_state.ts";
+import { baseSilenceMs, nextSilenceMs, type ReplicaMode } from "./replica_state.ts";
 import { type Connector, connectUnix, connectWebSocket, type Transport } from "./transports/mod.ts";
 import type { JournalState } from "./write_journal.ts";
 
@@ -40,7 +40,11 @@ export interface ReplicaOptions {
    * too (see `ReplicaCoreOptions.keepMasterContent`). @default {mode === "local-sync"}
    */
   keepMasterContent?: boolean | undefined;
-  /** The master's heartbeat interval; a master silent for 5 of them (at least 3 s) is reconnected. @default {1000} */
+  /**
+   * The master's heartbeat interval; a master silent for 5 of them (at least 3 s) is left and
+   * reconnected, and each connection left so waits twice as long (up to 60 s; see
+   * `nextSilenceMs`). @default {1000}
+   */
   heartbeatMs?: number;
   /** Largest content written back; larger local writes are refused here and listed. @default {67108864} */
   maxWritebackBytes?: number;
@@ -252,6 +256,8 @@ class Replica implements ReplicaHandle {
     const max = this.options.backoffMaxMs ?? 5000;
     let delay = min;
     let failures = 0;
+    const baseSilence = baseSilenceMs(this.options.heartbeatMs ?? 1000);
+    let silenceMs = baseSilence;
     while (!this.#closed) {
       let transport: Transport | null = null;
       try {
@@ -271,16 +277,19 @@ class Replica implements ReplicaHandle {
         failures = 0;
         this.#lastConnectionError = null;
         this.#connections++;
-        const session = new ReplicaSession(this.core, transport);
+        const session = new ReplicaSession(this.core, transport, { silenceMs });
         this.#session = session;
         for (const wake of this.#sessionWaiters.splice(0)) wake();
         const outcome = await session.run();
         this.#session = null;
         if (this.#closed) break;
+        const nextSilence = nextSilenceMs(silenceMs, baseSilence, outcome);
         log("warn", "disconnected from the master; reconnecting", {
           master: this.#master,
           reason: outcome.reason,
+          ...(nextSilence > silenceMs ? { silence_tolerated_next_ms: nextSilence } : {}),
         });
+        silenceMs = nextSilence;
         if (outcome.reachedLive) delay = min;
       }
       // Full jitter keeps many replicas from reconnecting in step after a master restart.

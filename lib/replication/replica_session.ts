@@ -12,6 +12,7 @@ import { ResyncSweep } from "./replica_resync.ts";
 import {
   type ApplyItem,
   type BarrierResult,
+  baseSilenceMs,
   initialReplicaState,
   type ReplicaAction,
   type ReplicaEvent,
@@ -50,6 +51,11 @@ const MAX_CARRIED = 4096;
 export interface ReplicaSessionOptions {
   /** The clock for the watchdog, barrier deadlines and write-back answers. @default {the system's} */
   clock?: Clock;
+  /**
+   * The master's silence tolerated before the connection is left, ms (see `nextSilenceMs`).
+   * @default {baseSilenceMs of the core's heartbeat}
+   */
+  silenceMs?: number;
 }
 
 /**
@@ -146,7 +152,7 @@ export class ReplicaSession {
     const heartbeatMs = core.options.heartbeatMs ?? 1000;
     this.#state = initialReplicaState({
       mode: core.mode,
-      silenceMs: Math.max(3000, 5 * heartbeatMs),
+      silenceMs: options.silenceMs ?? baseSilenceMs(heartbeatMs),
       dataDirInside: core.workspace.layout.dataDirInside,
       applied: core.applied,
       masterSequence: core.masterSequence,
@@ -197,8 +203,13 @@ export class ReplicaSession {
     this.step({ type: "tick", now: this.#clock.now(), fetching: this.#fetcher.inFlight });
   }
 
-  /** Runs the connection until it ends; never throws. */
-  async run(): Promise<{ reachedLive: boolean; reason: string }> {
+  /**
+   * Runs the connection until it ends; never throws.
+   *
+   * @returns Whether it reached live, why it ended, and whether that was the master's
+   * silence.
+   */
+  async run(): Promise<{ reachedLive: boolean; reason: string; silent: boolean }> {
     const core = this.#core;
     log("info", "connected to the master", {
       remote: this.#transport.remote,
@@ -289,6 +300,7 @@ export class ReplicaSession {
     return {
       reachedLive: this.#state.reachedLive,
       reason: this.#closeReason ?? "connection closed",
+      silent: this.#state.leftSilent,
     };
   }
 

@@ -30,6 +30,49 @@ export const LARGE_CATCHUP = 500;
 /** Acks sent at least this often while applying a long replay. */
 export const ACK_EVERY = 256;
 
+/** The longest a replica waits for a silent master: see {@linkcode nextSilenceMs}. */
+export const MAX_SILENCE_MS = 60_000;
+
+/**
+ * The master's silence a replica tolerates on its first connection: five heartbeats, and
+ * at least 3 s.
+ *
+ * @param heartbeatMs The master's heartbeat interval.
+ * @returns Milliseconds.
+ */
+export function baseSilenceMs(heartbeatMs: number): number {
+  return Math.max(3000, 5 * heartbeatMs);
+}
+
+/**
+ * The master's silence tolerated on the next connection, after one ended. A connection left
+ * because the master was silent doubles it, up to {@linkcode MAX_SILENCE_MS}: a master
+ * whose machine is saturated (it takes in a large change with replicas on the same cores)
+ * or a link slow enough that one large frame takes longer than the limit to arrive (a
+ * WebSocket hands over whole messages only) would otherwise be left again and again, each
+ * time throwing away what was in flight. A master that closed or lost the connection is
+ * noticed at once all the same; the limit only bounds how long a connection that stays
+ * open but carries nothing is trusted. A connection that reached live and ended otherwise
+ * goes back to the base. Pure.
+ *
+ * @param current The limit of the connection that ended.
+ * @param base The first connection's limit ({@linkcode baseSilenceMs}).
+ * @param ended How it ended: left for silence, and whether it had reached live.
+ * @returns Milliseconds.
+ * @example
+ * ```ts
+ * nextSilenceMs(5000, 5000, { silent: true, reachedLive: true }); // 10000
+ * ```
+ */
+export function nextSilenceMs(
+  current: number,
+  base: number,
+  ended: { silent: boolean; reachedLive: boolean },
+): number {
+  if (ended.silent) return Math.min(Math.max(current, base) * 2, Math.max(MAX_SILENCE_MS, base));
+  return ended.reachedLive ? base : current;
+}
+
 /** Where a connection starts from. */
 export interface ReplicaStart {
   /** How rejected write-backs are treated. */
@@ -75,6 +118,7 @@ export function initialReplicaState(start: ReplicaStart): ReplicaState {
     ackAgain: false,
     releasing: new Map(),
     lastHeardAt: start.now,
+    leftSilent: false,
   };
 }
 
@@ -218,7 +262,10 @@ function tick(state: ReplicaState, now: number, fetching: number): ReplicaStep {
   const heard = !state.catchupSent && fetching === 0 ? now : state.lastHeardAt;
   const next = heard === state.lastHeardAt ? state : { ...state, lastHeardAt: heard };
   if (now - heard > state.silenceMs) {
-    return { state: next, actions: [close(`master silent for more than ${state.silenceMs} ms`)] };
+    return {
+      state: { ...next, leftSilent: true },
+      actions: [close(`master silent for more than ${state.silenceMs} ms`)],
+    };
   }
   return { state: next, actions: [] };
 }

@@ -93,6 +93,8 @@ export interface ReplicaState {
   readonly releasing: ReadonlyMap<string, number>;
   /** When the master was last heard from (or when silence did not count). */
   readonly lastHeardAt: number;
+  /** Whether the connection is being left because the master was silent too long. */
+  readonly leftSilent: boolean;
 }
 
 /** What happens to a replica connection: a message, or a fact of the replica's own. */

@@ -2,8 +2,11 @@
 import { assertEquals } from "./_assert.ts";
 import {
   ACK_EVERY,
+  baseSilenceMs,
   initialReplicaState,
   LARGE_CATCHUP,
+  MAX_SILENCE_MS,
+  nextSilenceMs,
   type ReplicaAction,
   type ReplicaEvent,
   type ReplicaState,
@@ -246,7 +249,7 @@ Deno.test(
       description: "a master silent past the limit is left",
       input: { state: live, event: { type: "tick", now: 4001, fetching: 0 } },
       expected: {
-        state: live,
+        state: { ...live, leftSilent: true },
         actions: [{ type: "close", reason: "master silent for more than 3000 ms" }],
       },
     },
@@ -259,12 +262,63 @@ Deno.test(
       description: "a fetch unanswered before the catch-up counts as silence",
       input: { state: fresh, event: { type: "tick", now: 4001, fetching: 1 } },
       expected: {
-        state: fresh,
+        state: { ...fresh, leftSilent: true },
         actions: [{ type: "close", reason: "master silent for more than 3000 ms" }],
       },
     },
   ]),
 );
+
+Deno.test("nextSilenceMs() doubles the silence tolerated after each connection left for it", () => {
+  const base = baseSilenceMs(1000);
+  const table: {
+    description: string;
+    current: number;
+    ended: { silent: boolean; reachedLive: boolean };
+    expected: number;
+  }[] = [
+    {
+      description: "left for silence: twice as long next time",
+      current: base,
+      ended: { silent: true, reachedLive: true },
+      expected: 2 * base,
+    },
+    {
+      description: "again, whether or not it had reached live",
+      current: 2 * base,
+      ended: { silent: true, reachedLive: false },
+      expected: 4 * base,
+    },
+    {
+      description: "never past the most",
+      current: 40_000,
+      ended: { silent: true, reachedLive: true },
+      expected: MAX_SILENCE_MS,
+    },
+    {
+      description: "a connection that reached live and ended otherwise goes back to the base",
+      current: 4 * base,
+      ended: { silent: false, reachedLive: true },
+      expected: base,
+    },
+    {
+      description: "one cut before it reached live keeps what it had",
+      current: 4 * base,
+      ended: { silent: false, reachedLive: false },
+      expected: 4 * base,
+    },
+  ];
+  assertEquals(base, 5000);
+  assertEquals(baseSilenceMs(100), 3000, "at least 3 s");
+  assertEquals(
+    nextSilenceMs(90_000, 90_000, { silent: true, reachedLive: true }),
+    90_000,
+    "a base above the most stays",
+  );
+  for (const { description, current, ended, expected } of table) {
+    assertEquals(nextSilenceMs(current, base, ended), expected, description);
+  }
+});
 
 Deno.test(
   "stepReplica() answers barriers in order",

@@ -1,0 +1,139 @@
+/**
+ * A master that falls silent for a while, without closing anything (its machine saturated
+ * by a large change with replicas on the same cores, or a link on which one large frame takes
+ * longer than the limit to arrive), is left once, not at every stall: each connection left
+ * for silence tolerates twice the silence of the one before (`nextSilenceMs`). Master and
+ * replica are separate processes; a relay holds back what the master sends while it stalls.
+ */
+import { assertEquals } from "../_helpers/assert.ts";
+import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import {
+  startMaster,
+  startReplica,
+  stopPeers,
+  waitForLive,
+  waitForSameTrees,
+  withDirs,
+} from "./_harness.ts";
+
+/** With heartbeats every 800 ms the first connection tolerates 4 s of silence (five). */
+const HEARTBEAT_MS = 800;
+/** Halfway between the first connection's limit and twice it: 2 s from either. */
+const STALL_MS = 6000;
+
+Deno.test("a master silent longer than the limit is left once, not at every stall", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    await put(m, "seed.txt", "before the stalls");
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const relay = StallingRelay.start(`${base}/relay.sock`, sock);
+    const replica = await startReplica(r, `${base}/relay.sock`, {
+      args: ["--heartbeat", String(HEARTBEAT_MS)],
+    });
+    try {
+      await waitForSameTrees([m, r], { peers: [master, replica] });
+      await waitForLive(replica);
+      // The first stall outlasts the first connection's limit: the replica leaves it.
+      await relay.stall(STALL_MS);
+      await waitFor("the replica to connect again", () => relay.connections === 2, {
+        timeoutMs: 60_000,
+      });
+      await waitForLive(replica);
+      // The same stalls again: the second connection tolerates twice the silence.
+      for (let i = 0; i < 2; i++) {
+        await relay.stall(STALL_MS);
+        await put(m, `after-stall-${i}.txt`, `written after stall ${i}`);
+        await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 60_000 });
+      }
+      assertEquals(
+        relay.connections,
+        2,
+        `the replica left the master at a stall within the doubled limit\n${replica.logs()}`,
+      );
+      const log = replica.logs();
+      assertEquals(log.match(/master silent for more than 4000 ms/g)?.length, 1, log);
+    } finally {
+      try {
+        await stopPeers(replica, master);
+      } finally {
+        relay.close();
+      }
+    }
+  });
+});
+
+/** A Unix-socket relay that can hold back what the upstream sends for a while. */
+class StallingRelay {
+  readonly #listener: Deno.Listener;
+  readonly #open = new Set<Deno.Conn>();
+  /** Settles when the current stall ends; `null` while nothing is held back. */
+  #stalled: Promise<void> | null = null;
+  /** Connections relayed so far. */
+  connections = 0;
+
+  private constructor(listener: Deno.Listener, upstream: string) {
+    this.#listener = listener;
+    this.#accept(upstream);
+  }
+
+  /** Starts listening at `listen`, relaying to `upstream`. */
+  static start(listen: string, upstream: string): StallingRelay {
+    return new StallingRelay(Deno.listen({ transport: "unix", path: listen }), upstream);
+  }
+
+  /** Holds back everything the upstream sends for `ms`, then lets it through; resolves then. */
+  async stall(ms: number): Promise<void> {
+    let end = () => {};
+    this.#stalled = new Promise<void>((resolve) => end = resolve);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    this.#stalled = null;
+    end();
+  }
+
+  /** Stops listening and closes every connection. */
+  close(): void {
+    try {
+      this.#listener.close();
+    } catch { /* closed */ }
+    for (const conn of this.#open) {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  }
+
+  async #accept(upstreamPath: string): Promise<void> {
+    try {
+      for await (const client of this.#listener) {
+        const upstream = await Deno.connect({ transport: "unix", path: upstreamPath });
+        this.connections++;
+        const pair = [client, upstream];
+        for (const conn of pair) this.#open.add(conn);
+        const end = () => {
+          for (const conn of pair) {
+            this.#open.delete(conn);
+            try {
+              conn.close();
+            } catch { /* closed */ }
+          }
+        };
+        this.#pump(client, upstream, false).finally(end);
+        this.#pump(upstream, client, true).finally(end);
+      }
+    } catch { /* listener closed */ }
+  }
+
+  async #pump(from: Deno.Conn, to: Deno.Conn, stallable: boolean): Promise<void> {
+    const buffer = new Uint8Array(64 * 1024);
+    try {
+      while (true) {
+        const n = await from.read(buffer);
+        if (n === null) break;
+        if (stallable) await this.#stalled;
+        let written = 0;
+        while (written < n) written += await to.write(buffer.subarray(written, n));
+      }
+    } catch { /* a side closed */ }
+  }
+}
