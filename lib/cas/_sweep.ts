@@ -93,6 +93,66 @@ export async function evict(
   return result;
 }
 
+/**
+ * Removes chunked contents and the chunks only they use (see `Cas.dropChunked`): each of
+ * `hashes` not in `kept`'s answer loses its manifest, and each of its chunks goes unless
+ * another manifest still lists it or `kept` names it (a whole content of its own).
+ */
+export async function dropChunked(
+  store: LocalStore,
+  hashes: readonly string[],
+  kept: (hashes: string[]) => ReadonlySet<string>,
+): Promise<SweepResult> {
+  const keptContents = kept([...new Set(hashes)]);
+  const dropping = new Set(hashes.filter((hash) => !keptContents.has(hash)));
+  const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
+  if (dropping.size === 0) return result;
+  store.forgetRecentObjects(); // what it removes is never read from memory afterwards
+  const listed = new Set<string>(); // chunks the manifests that stay list
+  const candidates = new Set<string>();
+  const manifests: StoredFile[] = [];
+  for await (const file of walkManifests(store.root)) {
+    let manifest: ChunkManifest | null = null;
+    try {
+      manifest = await store.readManifest(file.hash);
+    } catch (error) {
+      if (!(error instanceof CorruptContentError)) throw error; // removed as unreadable
+    }
+    const chunks = manifest?.chunks.map((ref) => ref.hash) ?? [];
+    if (dropping.has(file.hash)) {
+      manifests.push(file);
+      for (const chunk of chunks) candidates.add(chunk);
+    } else for (const chunk of chunks) listed.add(chunk);
+  }
+  const unlisted = [...candidates].filter((chunk) => !listed.has(chunk));
+  const keptChunks = kept(unlisted);
+  const remove = async (path: string, size: number) => {
+    try {
+      await Deno.remove(path);
+      result.removedObjects++;
+      result.removedBytes += size;
+    } catch (error) {
+      ignoreNotFound(error);
+    }
+  };
+  for (const chunk of unlisted) {
+    if (keptChunks.has(chunk)) continue;
+    const path = store.objectPath(chunk);
+    const info = await Deno.lstat(path).catch(() => null);
+    if (info?.isFile) await remove(path, info.size);
+    // A content's last chunk may be small enough for the table of small objects.
+    const row = store.small?.writable ? store.small.size(chunk) : null;
+    if (row != null) {
+      store.small!.remove(chunk);
+      result.removedObjects++;
+      result.removedBytes += row;
+    }
+  }
+  // The manifest last: a read meanwhile finds its missing chunks through the store's tier.
+  for (const { path, info } of manifests) await remove(path, info.size);
+  return result;
+}
+
 /** Counts object and manifest files (and small-object rows) and their bytes. */
 export async function stats(store: LocalStore): Promise<CasStats> {
   const stats: CasStats = { objects: 0, manifests: 0, bytes: 0 };

@@ -22,7 +22,7 @@ import {
   recordManifest,
   writeContentTo,
 } from "./_verified_reads.ts";
-import { evict, stats, sweep } from "./_sweep.ts";
+import { dropChunked, evict, stats, sweep } from "./_sweep.ts";
 import { exportManifest, exportObject, importManifest, importObject } from "./_folder_copy.ts";
 
 /**
@@ -452,6 +452,25 @@ export class Cas {
    */
   async sweep(keep: KeptHashes, options: SweepOptions = {}): Promise<SweepResult> {
     return await sweep(this.#store, keep, options);
+  }
+
+  /**
+   * Removes chunked contents held safely elsewhere (a sandbox replica's copies of the
+   * master's, which reads fetch again through the tier): each of `hashes` not named by
+   * `kept` loses its manifest, and each of its chunks goes unless another manifest lists it
+   * or `kept` names it. Contents stored whole are left alone. The caller keeps anything else
+   * from storing contents meanwhile (a content put while this runs may find a chunk it
+   * shares gone: it reads it through the tier). Temp files are left to {@linkcode Cas.open}.
+   *
+   * @param hashes The contents to remove.
+   * @param kept Which of the hashes it is given (contents, then chunks) must stay.
+   * @returns How many files and rows were removed, and their bytes.
+   */
+  async dropChunked(
+    hashes: readonly string[],
+    kept: (hashes: string[]) => ReadonlySet<string>,
+  ): Promise<SweepResult> {
+    return await dropChunked(this.#store, hashes, kept);
   }
 
   /**

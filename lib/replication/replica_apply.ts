@@ -370,6 +370,12 @@ export class VersionApplier {
       core.tables.intents.end(intent, new Set(problems.keys())); // theirs stay noted
     });
     for (const [path, error] of problems) core.noteProblem(path, errorMessage(error));
+    // Contents not written from memory were put in the CAS to be written (those fetched
+    // in chunks, 4 MiB and more): written, the chunked ones go.
+    await core.dropMasterContents(
+      [...byPath.values()].filter((item) => item.action === "write" && item.inline === null)
+        .map((item) => item.version.hash),
+    );
     return out;
   }
 

@@ -10,7 +10,7 @@ import { PartialContents } from "./partial_contents.ts";
 import { WriteBackPieces } from "./writeback_pieces.ts";
 import { MasterContentTier } from "./master_content_tier.ts";
 import type { ReplicaMode } from "./replica_state.ts";
-import { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
+import { contentsKeptHere, openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
 import { validateSandboxId } from "./sandbox_id.ts";
 import type { NotificationMessage } from "../wire/mod.ts";
 
@@ -263,6 +263,29 @@ export class ReplicaCore {
         log("info", "watching resumed; what changed meanwhile is recorded");
       }
     }).catch((error) => log("error", "cannot watch the workspace again", { error }));
+  }
+
+  /**
+   * Takes the master's contents a sandbox fetched in chunks, to write them, out of its CAS
+   * once they are written and recorded: like every other content of the master's, they are
+   * read through it again when needed (PROTOCOL.md §2). What the replica keeps for reasons
+   * of its own stays (see `contentsKeptHere`), and so does every chunk another content
+   * stored here uses. Runs in the workspace's queue, so no capture storing a content that
+   * shares a chunk runs meanwhile. A replica keeping the master's content keeps these too.
+   * A process stopped between the record and the removal leaves them (space, not content).
+   *
+   * @param hashes Contents of master versions just written.
+   */
+  async dropMasterContents(hashes: readonly string[]): Promise<void> {
+    if (this.keepsMasterContent || hashes.length === 0) return;
+    try {
+      await this.workspace.exclusive(() =>
+        this.cas.dropChunked(hashes, (asked) => contentsKeptHere(this.store.db, asked))
+      );
+    } catch (error) {
+      // Only space is at stake: the versions are written and recorded.
+      log("warn", "could not remove the master's large contents from the CAS", { error });
+    }
   }
 
   /** Lists a path that could not be applied (the most recent {@linkcode MAX_PROBLEMS}). */

@@ -280,6 +280,17 @@ export class Workspace {
     }
   }
 
+  /**
+   * Runs `work` in the workspace's queue, so that no capture, scan or write of this
+   * workspace runs meanwhile (a replica taking out of the CAS what a capture might share).
+   *
+   * @param work What to run.
+   * @returns What `work` returns.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.#queue.run(work);
+  }
+
   /** Records what changed on disk at these paths now, as the watcher would. */
   capture(paths: string[]): Promise<CaptureResult> {
     return this.#queue.run(() => this.#recorder.capture(paths.map((path) => this.checkPath(path))));

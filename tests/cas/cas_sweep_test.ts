@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Cas, HashPrefixSet, sha256Hex } from "../../lib/cas/mod.ts";
+import { Cas, CHUNKING_THRESHOLD, HashPrefixSet, sha256Hex } from "../../lib/cas/mod.ts";
+import { openDatabase } from "../../lib/db/mod.ts";
 import { listFiles, manifestFile, objectFile, pseudoRandomBytes, withTempDir } from "./_helpers.ts";
 
 const MiB = 1024 * 1024;
@@ -116,5 +117,61 @@ Deno.test("Cas.open() rejects an empty root and creates the layout", async () =>
     assert.equal(cas.root, join(dir, "a", "b"));
     const names = [...Deno.readDirSync(cas.root)].map((e) => e.name).sort();
     assert.deepEqual(names, ["manifests", "objects", "tmp"]);
+  });
+});
+
+Deno.test("Cas.dropChunked() removes chunked contents and the chunks only they use, never what is kept", async () => {
+  await withTempDir(async (root) => {
+    const db = openDatabase(join(root, "store.db"));
+    try {
+      // Small objects (a content's last chunk too) go to the database's table.
+      const cas = await Cas.open(join(root, "cas"), { db });
+      const whole = pseudoRandomBytes(8 * MiB, 41);
+      const wholeHash = (await cas.putBytes(whole)).hash;
+      const wholeChunks = (await cas.manifest(wholeHash))!.chunks;
+      // Cut 1,000 bytes past one of its chunk boundaries beyond 4 MiB: the same chunks up to
+      // there, then a last chunk small enough for a row.
+      const boundary = wholeChunks.find((chunk) => chunk.offset >= CHUNKING_THRESHOLD)!.offset;
+      const cut = whole.slice(0, boundary + 1000);
+      const cutHash = (await cas.putBytes(cut)).hash;
+      const cutChunks = (await cas.manifest(cutHash))!.chunks;
+      const tail = cutChunks.at(-1)!;
+      assert.equal(tail.size, 1000);
+      assert.equal(await cas.hasObject(tail.hash), true);
+      const other = await cas.putBytes(pseudoRandomBytes(5 * MiB, 42));
+
+      const none = () => new Set<string>();
+      // The cut content goes, with its last chunk; the chunks the whole one lists stay.
+      let result = await cas.dropChunked([cutHash], none);
+      assert.equal(result.removedObjects, 2); // its manifest and its last chunk's row
+      assert.equal(await cas.manifest(cutHash), null);
+      assert.equal(await cas.hasObject(tail.hash), false);
+      for (const chunk of cutChunks.slice(0, -1)) {
+        assert.equal(await cas.hasObject(chunk.hash), true);
+      }
+      assert.equal(sha256Hex(await cas.readBytes(wholeHash)), wholeHash);
+
+      // A content named kept stays whole; a chunk named kept (a content of its own) stays.
+      result = await cas.dropChunked([other.hash], (asked) => new Set(asked));
+      assert.deepEqual(result, { removedObjects: 0, removedBytes: 0 });
+      assert.notEqual(await cas.manifest(other.hash), null);
+      const keptChunk = wholeChunks[1]!.hash;
+      const asked: string[][] = [];
+      result = await cas.dropChunked([wholeHash, "f".repeat(64)], (hashes) => {
+        asked.push(hashes);
+        return new Set(hashes.filter((hash) => hash === keptChunk));
+      });
+      assert.deepEqual(asked[0], [wholeHash, "f".repeat(64)]); // the contents first
+      assert.deepEqual(new Set(asked[1]), new Set(wholeChunks.map((chunk) => chunk.hash)));
+      assert.equal(result.removedObjects, wholeChunks.length); // its manifest, its chunks but one
+      assert.equal(await cas.hasObject(keptChunk), true);
+      for (const chunk of wholeChunks) {
+        if (chunk.hash !== keptChunk) assert.equal(await cas.hasObject(chunk.hash), false);
+      }
+      assert.equal((await cas.stats()).manifests, 1); // the other content's, kept
+      assert.equal(sha256Hex(await cas.readBytes(other.hash)), other.hash);
+    } finally {
+      db.close();
+    }
   });
 });

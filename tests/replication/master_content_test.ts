@@ -99,6 +99,58 @@ Deno.test("a sandbox replica keeps no copy of the master's content, reads it thr
     }
   }));
 
+Deno.test("a sandbox replica keeps no copy of the master's large contents either, but keeps what its own contents use", () =>
+  withTempDir(async (root) => {
+    // Chunked (4 MiB and more): fetched into the replica's CAS to be written.
+    const large = pseudoRandomBytes(5 * 1024 * 1024 + 123, 31);
+    const same = pseudoRandomBytes(4 * 1024 * 1024 + 7, 32);
+    // The replica's own: the same bytes as one master file, and the other's with a line
+    // before them (all but the first of its chunks are the master file's).
+    const prefixed = new Uint8Array([...new TextEncoder().encode("a line first\n"), ...large]);
+    await put(root, "m/data/large.bin", large);
+    await put(root, "m/data/same.bin", same);
+    await put(root, "r/own/same-copy.bin", same);
+    await put(root, "r/own/prefixed.bin", prefixed);
+    const masterSide = await Workspace.open({ root: `${root}/m` });
+    await masterSide.scan();
+    const master = await startMaster({ workspace: masterSide, socketPath: `${root}/m.sock` });
+    const replicaSide = await Workspace.open({ root: `${root}/r` });
+    await replicaSide.scan();
+    const { cas } = replicaSide;
+    const ownManifest = (await cas.manifest(sha256Hex(prefixed)))!;
+    const replica = await startReplica({ workspace: replicaSide, connect: `${root}/m.sock` });
+    try {
+      for (const [path, bytes] of [["data/large.bin", large], ["data/same.bin", same]] as const) {
+        await waitFor(`${path} on the replica`, () => sameBytes(`${root}/r/${path}`, bytes));
+        await waitFor(`${path} recorded`, () => replicaSide.store.latest(path)?.hash);
+      }
+      await waitFor(
+        "the large content out of the replica's CAS",
+        async () => (await cas.manifest(sha256Hex(large))) === null,
+      );
+      // What its own contents use stays: a content of the same bytes, and the chunks shared.
+      assert.notEqual(await cas.manifest(sha256Hex(same)), null);
+      for (const chunk of ownManifest.chunks) {
+        assert.equal(await cas.hasObject(chunk.hash), true, `chunk ${chunk.hash} shared`);
+      }
+      // Its chunks no content of the replica's own uses are gone.
+      const ownChunks = new Set(ownManifest.chunks.map((chunk) => chunk.hash));
+      const largeManifest = (await masterSide.cas.manifest(sha256Hex(large)))!;
+      const unshared = largeManifest.chunks.filter((chunk) => !ownChunks.has(chunk.hash));
+      assert.ok(unshared.length > 0, "the master's content has chunks of its own");
+      for (const chunk of unshared) {
+        assert.equal(await cas.hasObject(chunk.hash), false, `chunk ${chunk.hash} kept`);
+      }
+      // The master's content is read through it as any other.
+      assert.equal(sha256Hex(await cas.readBytes(sha256Hex(large))), sha256Hex(large));
+    } finally {
+      await replica.close();
+      await master.close();
+      await replicaSide.close();
+      await masterSide.close();
+    }
+  }));
+
 Deno.test("a local-sync replica keeps a copy of the master's content", () =>
   withTempDir(async (root) => {
     const { master, replicaSide, close } = await synced(root, "local-sync");
