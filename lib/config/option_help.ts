@@ -45,7 +45,7 @@ export const OPTION_HELP: Readonly<Record<string, OptionHelp>> = {
   "max-writeback-bytes": {
     value: "SIZE",
     help:
-      "largest file a replica writes back, e.g. 16MiB (default 64MiB; over a WebSocket at most 64 KiB less, what one message carries)",
+      "largest file a replica writes back, e.g. 16MiB (default 64MiB; one larger than a message carries goes in pieces)",
   },
   "max-connections": {
     value: "N",

@@ -110,10 +110,9 @@ export class ReplicaSession {
       cas: core.cas,
       sandboxId: core.sandboxId,
       send,
-      maxContentBytes: Math.min(
-        core.options.maxWritebackBytes ?? 64 * 1024 * 1024,
-        transport.maxPayload - 64 * 1024,
-      ),
+      maxContentBytes: core.options.maxWritebackBytes ?? 64 * 1024 * 1024,
+      // What one message carries, less room for the rest of the entry.
+      maxWholeBytes: transport.maxPayload - 64 * 1024,
       timers: this.#clock,
       pieces: core.writeBackPieces,
       onResolved: (entries) => this.step({ type: "answered", entries }),

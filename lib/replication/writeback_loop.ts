@@ -22,8 +22,14 @@ export interface WritebackLoopOptions {
   sandboxId: string;
   /** Sends a message to the master on the current connection. */
   send: (message: WireMessage) => Promise<void>;
-  /** Largest content sent in one entry; larger entries are refused here. */
+  /** Largest content written back (the write-back limit); larger entries are refused here. */
   maxContentBytes: number;
+  /**
+   * Largest content sent whole in one entry: what one message of the connection carries. A
+   * larger content within `maxContentBytes` goes in pieces (see `WriteBackPieces`), and is
+   * refused here when the master takes none of them. @default {maxContentBytes}
+   */
+  maxWholeBytes?: number;
   /** Called with the entries each answer resolved. */
   onResolved: (entries: JournalEntry[]) => void;
   /** Called with an entry refused here (too large, content gone). */
@@ -107,6 +113,11 @@ export class WritebackLoop {
   #piece: PieceInFlight | null = null;
   /** This connection's master answered a piece as a master that takes none: all go whole. */
   #piecesRefused = false;
+  /**
+   * Changes too large to go whole whose piece the master answered as taking none, with what
+   * it said: refused here, since they cannot go whole either.
+   */
+  readonly #refusedInPieces = new Map<number, string>();
   readonly #unsubscribe: () => void;
 
   /** @param options See {@linkcode WritebackLoopOptions}. */
@@ -117,6 +128,7 @@ export class WritebackLoop {
       answerTimeoutMs: 60_000,
       timers: SYSTEM_CLOCK,
       pieces: null,
+      maxWholeBytes: options.maxContentBytes,
       ...options,
     };
     this.#batchBytes = Math.min(FIRST_BATCH_BYTES, this.#o.maxBatchBytes);
@@ -223,6 +235,7 @@ export class WritebackLoop {
       log("warn", "the master did not answer a piece of a write-back; the change goes whole", {
         local_seq: piece.localSeq,
       });
+      this.#refusedInPieces.set(piece.localSeq, "it did not answer a piece");
       this.#piecesRefused = true;
       this.#o.pieces?.forget(piece.localSeq);
       return;
@@ -241,6 +254,7 @@ export class WritebackLoop {
         local_seq: piece.localSeq,
         reason,
       });
+      this.#refusedInPieces.set(piece.localSeq, reason);
       this.#piecesRefused = true;
       this.#o.pieces?.forget(piece.localSeq);
     }
@@ -276,12 +290,31 @@ export class WritebackLoop {
           );
           continue;
         }
-        if (!this.#piecesRefused && this.#o.pieces?.inPieces(size)) {
+        // More than one message carries: in pieces whatever the link, or not at all.
+        const whole = size <= this.#o.maxWholeBytes;
+        const refusedInPieces = this.#refusedInPieces.get(entry.localSeq);
+        if (!whole && (refusedInPieces !== undefined || this.#o.pieces === null)) {
+          this.#refuse(
+            entry,
+            `too large: ${size} bytes are more than one message carries (${this.#o.maxWholeBytes}), ` +
+              `and the master took no piece of it${
+                refusedInPieces === undefined ? "" : ` (${refusedInPieces})`
+              }`,
+          );
+          continue;
+        }
+        if (!whole || (!this.#piecesRefused && this.#o.pieces?.inPieces(size))) {
           // Alone, with nothing else in flight: the answers then say plainly how far it got.
           if (batch.length > 0 || this.#answers.length > 0) break;
           const piece = await this.#pieceOf(entry, size);
           if (piece !== null) return piece;
-          // Not stored here to read a slice of: read whole below (through the tier, or refused).
+          // Not stored here to read a slice of: too large to read whole, it goes without its
+          // bytes (the master holds them, as for a chmod of a file it sent, or says it does
+          // not); else read whole below (through the tier, or refused).
+          if (!whole) {
+            batch.push(toWire(entry, null));
+            return { batch, bytes: 0, piece: null };
+          }
         }
         if (batch.length > 0 && bytes + size > this.#batchBytes) break;
         try {
@@ -303,7 +336,12 @@ export class WritebackLoop {
     size: number,
   ): Promise<{ batch: WriteBackEntry[]; bytes: number; piece: PieceInFlight } | null> {
     const hash = entry.hash!;
-    const { offset, length } = this.#o.pieces!.nextPiece(entry.localSeq, hash, size);
+    const { offset, length } = this.#o.pieces!.nextPiece(
+      entry.localSeq,
+      hash,
+      size,
+      this.#o.maxWholeBytes,
+    );
     const bytes = await this.#o.cas.readContentRange(hash, offset, length).catch(() => null);
     if (bytes === null || bytes.length !== length) return null;
     const wire = toWire(entry, bytes);

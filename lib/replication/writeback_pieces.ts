@@ -113,12 +113,18 @@ export class WriteBackPieces {
 
   /**
    * The next piece of change `localSeq`, whose content is `hash` of `size` bytes: from
-   * what the master holds of it (of this content; nothing for another).
+   * what the master holds of it (of this content; nothing for another), at most `maxLength`
+   * bytes (what one message carries).
    */
-  nextPiece(localSeq: number, hash: string, size: number): { offset: number; length: number } {
+  nextPiece(
+    localSeq: number,
+    hash: string,
+    size: number,
+    maxLength = RANGE_MAX_BYTES,
+  ): { offset: number; length: number } {
     const known = this.#held.get(localSeq);
     const offset = known?.hash === hash ? Math.min(known.held, size) : 0;
-    const length = Math.min(this.pieceBytes ?? RANGE_MAX_BYTES, size - offset);
+    const length = Math.min(this.pieceBytes ?? RANGE_MAX_BYTES, maxLength, size - offset);
     return { offset, length };
   }
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { Cas, sha256Hex } from "../../lib/cas/mod.ts";
 import { openDatabase } from "../../lib/db/mod.ts";
-import { openReplicaTables } from "../../lib/replication/mod.ts";
+import { type JournalEntry, openReplicaTables } from "../../lib/replication/mod.ts";
 import type { WriteBackApplier } from "../../lib/replication/writeback_applier.ts";
 import { WritebackLoop } from "../../lib/replication/writeback_loop.ts";
 import {
@@ -128,22 +128,36 @@ interface PiecesLoop {
   loop: WritebackLoop;
   sent: WriteBackMessage[];
   journal: ReturnType<typeof openReplicaTables>["journal"];
-  /** Stores `bytes` and journals them as a local write; returns its local sequence. */
-  write: (bytes: Uint8Array) => Promise<number>;
+  /**
+   * Stores `bytes` (unless `stored` is false) and journals them as a local write; returns
+   * its local sequence.
+   */
+  write: (bytes: Uint8Array, stored?: boolean) => Promise<number>;
+  /** The entries the loop refused here. */
+  refused: JournalEntry[];
 }
 
 /**
  * Runs `work` with a running loop over a real journal and CAS, sending in pieces of 50,000
  * bytes (`answer` sees each batch as it is sent); then stops it.
  */
+/** How {@linkcode withPiecesLoop} makes its loop. */
+interface PiecesLoopOptions {
+  /** What one message carries (`maxWholeBytes`). @default {the write-back limit} */
+  maxWholeBytes?: number;
+  /** Whether a connection lost a batch before: changes of 50 KB and more go in pieces. @default {true} */
+  lostBefore?: boolean;
+}
+
 function withPiecesLoop(
   work: (loop: PiecesLoop) => Promise<void>,
   answer: (loop: WritebackLoop, message: WriteBackMessage) => void = () => {},
+  options: PiecesLoopOptions = {},
 ): Promise<void> {
   return withTempDir(async (root) => {
     const db = openDatabase(join(root, "replica.db"));
     try {
-      const parts = await piecesLoop(db, root, answer);
+      const parts = await piecesLoop(db, root, answer, options);
       const running = parts.loop.run();
       try {
         await work(parts);
@@ -161,12 +175,14 @@ async function piecesLoop(
   db: DatabaseSync,
   root: string,
   answer: (loop: WritebackLoop, message: WriteBackMessage) => void,
+  options: PiecesLoopOptions,
 ): Promise<PiecesLoop> {
   const { journal } = openReplicaTables(db);
   const cas = await Cas.open(join(root, "cas"), { db });
   const pieces = new WriteBackPieces();
-  pieces.connectionEnded([{ bytes: 100_000, piece: false }]);
+  if (options.lostBefore ?? true) pieces.connectionEnded([{ bytes: 100_000, piece: false }]);
   const sent: WriteBackMessage[] = [];
+  const refused: JournalEntry[] = [];
   const loop: WritebackLoop = new WritebackLoop({
     journal,
     cas,
@@ -179,12 +195,13 @@ async function piecesLoop(
       return Promise.resolve();
     },
     maxContentBytes: 16 * 1024 * 1024,
+    ...(options.maxWholeBytes ? { maxWholeBytes: options.maxWholeBytes } : {}),
     onResolved: () => {},
-    onRefused: () => {},
+    onRefused: (entry) => refused.push(entry),
     pieces,
   });
-  const write = async (bytes: Uint8Array) => {
-    const { hash } = await cas.putBytes(bytes);
+  const write = async (bytes: Uint8Array, stored = true) => {
+    const hash = stored ? (await cas.putBytes(bytes)).hash : sha256Hex(bytes);
     const [entry] = journal.append([{
       sourceSeq: 1,
       path: "big.bin",
@@ -198,7 +215,7 @@ async function piecesLoop(
     }]);
     return entry!.localSeq;
   };
-  return { loop, sent, journal, write };
+  return { loop, sent, journal, write, refused };
 }
 
 Deno.test("the write-back loop sends a large change piece by piece, each from what the master says it holds", () =>
@@ -281,6 +298,71 @@ Deno.test("a master that takes no pieces gets the change whole, and its answer t
     assert.deepEqual(whole!.content_bytes, bytes);
     assert.equal(journal.open().length, 1, "still open: the piece's answer was no outcome");
   }));
+
+Deno.test("a change larger than one message carries goes in pieces on any link, each at most a message", () =>
+  withPiecesLoop(
+    async ({ loop, sent, journal, write }) => {
+      const bytes = pseudoRandomBytes(250_000, 4);
+      const seq = await write(bytes);
+      const hash = sha256Hex(bytes);
+      // Smaller changes go whole (no connection lost anything); this one cannot.
+      await write(pseudoRandomBytes(90_000, 5));
+      for (const [n, range] of [[1, "@0+100000"], [2, "@100000+100000"], [3, "@200000+50000"]]) {
+        await waitFor(`piece ${n} sent`, () => sent.length === n);
+        const [piece, ...others] = sent[n as number - 1]!.entries;
+        assert.deepEqual(others, [], "a piece goes alone");
+        assert.equal(piece!.content_hash, `${hash}${range}`);
+        loop.onResult(
+          n === 3
+            ? { type: "WriteBackResult", accepted: [[BigInt(seq), 7n]], rejected: [] }
+            : partialAnswer(piece!, 100_000 * (n as number)),
+        );
+      }
+      // Then the next change, whole.
+      await waitFor("the next change sent", () => sent.length === 4);
+      assert.equal(sent[3]!.entries[0]!.content_bytes?.length, 90_000);
+      assert.equal(journal.open().length, 1);
+    },
+    () => {},
+    { maxWholeBytes: 100_000, lostBefore: false },
+  ));
+
+Deno.test("a change larger than one message carries, which the master takes in no piece, is refused here with why", () =>
+  withPiecesLoop(
+    async ({ loop, sent, journal, write, refused }) => {
+      const seq = await write(pseudoRandomBytes(250_000, 6));
+      await waitFor("a piece sent", () => sent.length === 1);
+      loop.onResult({
+        type: "WriteBackResult",
+        accepted: [],
+        rejected: [[pieceSeq(seq), "busy: 32 contents in pieces held already"]],
+      });
+      await waitFor("the change refused here", () => refused.length === 1);
+      assert.match(
+        refused[0]!.reason!,
+        /^too large: 250000 bytes are more than one message carries \(100000\), and the master took no piece of it \(busy: 32 contents in pieces held already\)$/,
+      );
+      assert.equal(sent.length, 1, "never sent whole");
+      assert.equal(journal.open().length, 0);
+    },
+    () => {},
+    { maxWholeBytes: 100_000, lostBefore: false },
+  ));
+
+Deno.test("a change larger than one message carries whose content is not held here goes without its bytes", () =>
+  withPiecesLoop(
+    async ({ sent, write }) => {
+      const bytes = pseudoRandomBytes(250_000, 7);
+      await write(bytes, false); // a chmod of a file the master sent: its content is the master's
+      await waitFor("the change sent", () => sent.length === 1);
+      const [entry] = sent[0]!.entries;
+      assert.equal(entry!.content_hash, sha256Hex(bytes));
+      assert.equal(entry!.content_bytes, null);
+      assert.equal(entry!.size, 250_000n);
+    },
+    () => {},
+    { maxWholeBytes: 100_000, lostBefore: false },
+  ));
 
 function partialAnswer(piece: WriteBackEntry, held: number) {
   return {
