@@ -1,3 +1,6 @@
+/** Byte counts for people: defined beside the messages that use them (`lib/log`). */
+export { formatBytes } from "../log/mod.ts";
+
 /** Writes one line to stdout. */
 export function println(line = ""): void {
   Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
@@ -52,45 +55,6 @@ export function formatDuration(ms: number): string {
   if (h > 0) return `${h}h ${m}m`;
   if (m > 0) return `${m}m ${s % 60}s`;
   return `${s}s`;
-}
-
-/**
- * Formats a byte count for people in binary units: `512 bytes`, `64 MiB` (exact), `63.9 MiB`
- * (rounded to one decimal; keep exact bytes for machines).
- *
- * @param size A number of bytes.
- * @returns The size with its unit.
- */
-export function formatBytes(size: number): string {
-  if (!Number.isFinite(size) || Math.abs(size) < 1024) {
-    return `${size} ${size === 1 ? "byte" : "bytes"}`;
-  }
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = size / 1024;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  const shown = Number.isInteger(value) ? String(value) : value.toFixed(1);
-  return `${shown} ${units[unit]}`;
-}
-
-/**
- * A message with its byte counts made readable (`70000000 bytes` → `66.8 MiB`, `limit of
- * 67043323` → `limit of 63.9 MiB`), for showing stored reasons to people; `--json` keeps
- * the text as stored.
- *
- * @param text A message, e.g. a refused write-back's reason.
- * @returns The message for people.
- */
-export function sizesForPeople(text: string): string {
-  return text
-    .replace(/\b(\d{4,}) bytes\b/g, (_, n: string) => formatBytes(Number(n)))
-    .replace(
-      /\b(limit of) (\d{4,})\b/g,
-      (_, words: string, n: string) => `${words} ${formatBytes(Number(n))}`,
-    );
 }
 
 /** Formats a mode's permission bits as octal (e.g. `644`). */

@@ -9,7 +9,7 @@ import {
 import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
-import { formatTime, printJson, println, sizesForPeople, table } from "./output.ts";
+import { formatTime, printJson, println, table } from "./output.ts";
 import { connectionProblem } from "./status_command.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 
@@ -152,7 +152,7 @@ export function conflictsCommand(args: string[]): Promise<number> {
         c.operation,
         c.resolution ? `resolved (${c.resolution})` : "unresolved",
         c.keptHash ?? "-",
-        sizesForPeople(c.reason),
+        c.reason,
       ]);
     }
     for (const r of refused) {
@@ -162,7 +162,7 @@ export function conflictsCommand(args: string[]): Promise<number> {
         r.operation,
         "refused here",
         r.hash ?? "-",
-        sizesForPeople(r.reason ?? ""),
+        r.reason ?? "",
       ]);
     }
     for (const line of table(rows)) println(line);
@@ -203,7 +203,7 @@ function printMasterConflicts(
       c.path,
       c.operation,
       c.keptHash ?? "-",
-      sizesForPeople(c.reason),
+      c.reason,
     ]);
   }
   for (const line of table(rows)) println(line);

@@ -4,7 +4,7 @@ import { resolveLayout, type WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest, jsonOrFail, requireRunning } from "./control_client.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
-import { printJson, println, sizesForPeople } from "./output.ts";
+import { printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 import { syncWaitCommand } from "./replication_commands.ts";
 
@@ -176,7 +176,7 @@ function printSyncStatus(status: Record<string, unknown>): void {
     ? status.openConflictCount
     : open.length;
   println(`open conflicts: ${openCount}`);
-  for (const conflict of open) println(`  ${conflict.path}: ${sizesForPeople(conflict.reason)}`);
+  for (const conflict of open) println(`  ${conflict.path}: ${conflict.reason}`);
   if (open.length < openCount) {
     println(`  … and ${openCount - open.length} older: chronicle conflicts --all lists them`);
   }

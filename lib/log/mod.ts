@@ -11,3 +11,4 @@ export {
   type LogLevel,
 } from "./logger.ts";
 export { errorMessage } from "./error_message.ts";
+export { bytesForPeople, formatBytes } from "./format_bytes.ts";

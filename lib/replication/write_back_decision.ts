@@ -2,6 +2,7 @@ import type { WriteBackEntry } from "../wire/mod.ts";
 import { wirePathProblem } from "../paths/mod.ts";
 import { S_IFLNK, S_IFMT } from "../store/mod.ts";
 import { isControlFile, linkTargetProblem } from "../workspace/mod.ts";
+import { bytesForPeople } from "../log/mod.ts";
 
 /** The reasons a write-back entry is rejected, as the first word of the wire reason. */
 export type RejectReason =
@@ -152,7 +153,9 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
     if (declared > facts.maxContentBytes) {
       return reject(
         "too large",
-        `${declared} bytes exceed the write-back limit of ${facts.maxContentBytes}`,
+        `${bytesForPeople(declared)}, over the write-back limit of ${
+          bytesForPeople(facts.maxContentBytes)
+        }`,
       );
     }
     if (entry.content_hash === null) return reject("invalid content", "a write without a hash");

@@ -1,6 +1,6 @@
 import type { Cas } from "../cas/mod.ts";
 import { SYSTEM_CLOCK, type Timers } from "../concurrency/mod.ts";
-import { errorMessage, log } from "../log/mod.ts";
+import { bytesForPeople, errorMessage, log } from "../log/mod.ts";
 import type { WireMessage, WriteBackEntry, WriteBackResultMessage } from "../wire/mod.ts";
 import type { JournalEntry, WriteJournal } from "./write_journal.ts";
 import { rangeKey } from "./content_range.ts";
@@ -286,7 +286,9 @@ export class WritebackLoop {
         if (size > this.#o.maxContentBytes) {
           this.#refuse(
             entry,
-            `too large: ${size} bytes exceed the write-back limit of ${this.#o.maxContentBytes}`,
+            `too large: ${bytesForPeople(size)}, over the write-back limit of ${
+              bytesForPeople(this.#o.maxContentBytes)
+            }`,
           );
           continue;
         }
@@ -296,7 +298,9 @@ export class WritebackLoop {
         if (!whole && (refusedInPieces !== undefined || this.#o.pieces === null)) {
           this.#refuse(
             entry,
-            `too large: ${size} bytes are more than one message carries (${this.#o.maxWholeBytes}), ` +
+            `too large: ${bytesForPeople(size)}, more than one message carries (${
+              bytesForPeople(this.#o.maxWholeBytes)
+            }), ` +
               `and the master took no piece of it${
                 refusedInPieces === undefined ? "" : ` (${refusedInPieces})`
               }`,

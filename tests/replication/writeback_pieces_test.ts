@@ -340,7 +340,7 @@ Deno.test("a change larger than one message carries, which the master takes in n
       await waitFor("the change refused here", () => refused.length === 1);
       assert.match(
         refused[0]!.reason!,
-        /^too large: 250000 bytes are more than one message carries \(100000\), and the master took no piece of it \(busy: 32 contents in pieces held already\)$/,
+        /^too large: 244\.1 KiB \(250000 bytes\), more than one message carries \(97\.7 KiB \(100000 bytes\)\), and the master took no piece of it \(busy: 32 contents in pieces held already\)$/,
       );
       assert.equal(sent.length, 1, "never sent whole");
       assert.equal(journal.open().length, 0);
