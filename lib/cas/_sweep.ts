@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import type { ChunkManifest } from "./types.ts";
 import { CorruptContentError } from "./errors.ts";
 import type { CasStats, KeptHashes, SweepOptions, SweepResult } from "./options.ts";
@@ -103,9 +104,12 @@ export async function dropChunked(
   hashes: readonly string[],
   kept: (hashes: string[]) => ReadonlySet<string>,
 ): Promise<SweepResult> {
-  const keptContents = kept([...new Set(hashes)]);
-  const dropping = new Set(hashes.filter((hash) => !keptContents.has(hash)));
   const result: SweepResult = { removedObjects: 0, removedBytes: 0 };
+  // Contents stored whole (or not at all) are none of this: only those with a manifest.
+  const chunked = [...new Set(hashes)].filter((hash) => existsSync(store.manifestPath(hash)));
+  if (chunked.length === 0) return result;
+  const keptContents = kept(chunked);
+  const dropping = new Set(chunked.filter((hash) => !keptContents.has(hash)));
   if (dropping.size === 0) return result;
   store.forgetRecentObjects(); // what it removes is never read from memory afterwards
   const listed = new Set<string>(); // chunks the manifests that stay list
