@@ -21,7 +21,10 @@ const SCRATCH = new Uint8Array(64 * 1024 + 1);
 
 /** Options of {@linkcode putFile}. */
 export interface PutFileOptions {
-  /** A hash known stored and referenced: a small file hashing to it is not written again. */
+  /**
+   * A hash known stored and referenced (or held by a replica's master): a file hashing to it
+   * is not written again (a large one is hashed before it is stored).
+   */
   alreadyStored?: string;
   /** Leave a small content not yet durable until the store's next `syncDeferred`. */
   deferSync?: boolean;
@@ -72,14 +75,27 @@ export async function putFile(
       // already stored then makes no garbage (issue #17). No await until it is copied.
       const read = size === 0 ? new Uint8Array() : readRest(file, size, SCRATCH);
       const hash = sha256Hex(read);
-      if (
-        options.alreadyStored !== undefined && read.length < CHUNKING_THRESHOLD &&
-        hash === options.alreadyStored
-      ) {
+      if (hash === options.alreadyStored && read.length < CHUNKING_THRESHOLD) {
         return { hash, size: read.length, chunked: false };
       }
       const bytes = read.buffer === SCRATCH.buffer ? read.slice() : read;
       return await putHashed(store, hash, bytes, options.deferSync ?? false);
+    }
+    if (options.alreadyStored !== undefined) {
+      // A large file most likely unchanged (see `alreadyStored`) is hashed before anything
+      // is written: chunks are not written again, nor is one a sandbox took out of its
+      // store put back. Changed, it is read a second time (from the page cache) to store it.
+      const hasher = createHash("sha256");
+      let read = 0;
+      for await (const piece of readPieces(file)) {
+        hasher.update(piece);
+        read += piece.length;
+      }
+      const hash = hasher.digest("hex");
+      if (hash === options.alreadyStored) {
+        return { hash, size: read, chunked: read >= CHUNKING_THRESHOLD };
+      }
+      file.seekSync(0, Deno.SeekMode.Start);
     }
     return await putPieces(store, readPieces(file));
   } finally {

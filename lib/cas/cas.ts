@@ -151,9 +151,10 @@ export class Cas {
    *
    * @param path The file to store (symlinks are followed; store a link's target text with
    * {@linkcode Cas.putBytes}).
-   * @param options `alreadyStored`: a hash the caller knows is stored and referenced; a
-   * small file that hashes to it is neither written nor refreshed (re-checking a file that
-   * is most likely unchanged then costs one read). `deferSync`: as for
+   * @param options `alreadyStored`: a hash the caller knows is stored and referenced (or, on
+   * a sandbox replica, held by its master); a file that hashes to it is neither written nor
+   * refreshed (re-checking a file that is most likely unchanged then costs one read; a large
+   * file is hashed before it is stored, and read again only if it changed). `deferSync`: as for
    * {@linkcode Cas.putVerified}, for content under {@linkcode CHUNKING_THRESHOLD}.
    * @returns Its hash, size and whether it was chunked.
    * @throws {Deno.errors.NotFound} When the file does not exist.

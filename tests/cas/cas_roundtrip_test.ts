@@ -226,6 +226,30 @@ Deno.test("Cas.putFile() with alreadyStored re-checks a file without writing or 
   });
 });
 
+Deno.test("Cas.putFile() with alreadyStored re-checks a large file by its hash first: no chunk written again, even one taken out", async () => {
+  await withTempDir(async (dir) => {
+    const cas = await Cas.open(join(dir, "cas"));
+    const file = join(dir, "large.bin");
+    const bytes = pseudoRandomBytes(6 * 1024 * 1024, 9);
+    await Deno.writeFile(file, bytes);
+    const first = await cas.putFile(file);
+    assert.equal(first.chunked, true);
+    // A sandbox replica takes a master's large content out of its store once written.
+    await cas.dropChunked([first.hash], () => new Set());
+    assert.equal(await cas.manifest(first.hash), null);
+    const again = await cas.putFile(file, { alreadyStored: first.hash });
+    assert.deepEqual(again, first);
+    assert.equal(await cas.manifest(first.hash), null, "nothing stored again");
+    assert.deepEqual(await listFiles(join(dir, "cas", "objects")), []);
+    // Changed, it is stored.
+    bytes[100] = bytes[100]! ^ 0xff;
+    await Deno.writeFile(file, bytes);
+    const changed = await cas.putFile(file, { alreadyStored: first.hash });
+    assert.equal(changed.hash, sha256Hex(bytes));
+    assert.equal(sha256Hex(await cas.readBytes(changed.hash)), changed.hash);
+  });
+});
+
 Deno.test("Cas.putVerified() with a deferred sync is readable at once and made durable by syncDeferred()", async () => {
   await withTempDir(async (dir) => {
     const cas = await Cas.open(join(dir, "cas"));
