@@ -1,5 +1,4 @@
 import { MAX_AGE_DAYS_LIMIT, MAX_SNAPSHOTS_LIMIT } from "../snapshot/mod.ts";
-import { MAX_FRAME_PAYLOAD } from "../wire/mod.ts";
 import type { ConfigKey } from "./types.ts";
 
 /** How a raw value is read and checked. */
@@ -40,6 +39,9 @@ export interface OptionSpec {
   /** Words shown in `chronicle config` and errors for an integer, e.g. "milliseconds". */
   unit?: string;
 }
+
+/** The highest write-back limit accepted (`--max-writeback-bytes`): 64 GiB. */
+const MAX_WRITEBACK_BYTES = 64 * 1024 ** 3;
 
 /** Every option, in the order `chronicle config` prints them. */
 export const OPTIONS: readonly OptionSpec[] = [
@@ -143,8 +145,9 @@ export const OPTIONS: readonly OptionSpec[] = [
     file: "max_writeback_bytes",
     kind: "size",
     min: 1,
-    // A write-back batch travels in one frame (PROTOCOL.md §1).
-    max: MAX_FRAME_PAYLOAD,
+    // A larger content than one frame carries goes in pieces (PROTOCOL.md §4), each written
+    // to disk on the master as it comes: the bound is the disk's, not memory's.
+    max: MAX_WRITEBACK_BYTES,
   },
   {
     key: "maxConnections",

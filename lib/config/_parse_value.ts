@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { ConfigError } from "./errors.ts";
 import { parseHostPort } from "./host_port.ts";
 import type { OptionSpec } from "./_options.ts";
-import { errorMessage } from "../log/mod.ts";
+import { bytesForPeople, errorMessage } from "../log/mod.ts";
 
 const TRUE_WORDS = new Set(["1", "true", "yes", "on"]);
 const FALSE_WORDS = new Set(["0", "false", "no", "off"]);
@@ -197,8 +197,10 @@ const DURATION_UNITS: Record<string, number> = {
 };
 
 function inRange(spec: OptionSpec, value: number, fail: (reason: string) => never): number {
-  if (spec.min !== undefined && value < spec.min) fail(`must be at least ${spec.min}`);
-  if (spec.max !== undefined && value > spec.max) fail(`must be at most ${spec.max}`);
+  // Sizes for people: "at most 1 TiB", not a count of bytes.
+  const shown = (bound: number) => spec.kind === "size" ? bytesForPeople(bound) : String(bound);
+  if (spec.min !== undefined && value < spec.min) fail(`must be at least ${shown(spec.min)}`);
+  if (spec.max !== undefined && value > spec.max) fail(`must be at most ${shown(spec.max)}`);
   return value;
 }
 

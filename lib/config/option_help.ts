@@ -45,7 +45,7 @@ export const OPTION_HELP: Readonly<Record<string, OptionHelp>> = {
   "max-writeback-bytes": {
     value: "SIZE",
     help:
-      "largest file a replica writes back, e.g. 16MiB (default 64MiB; one larger than a message carries goes in pieces)",
+      "largest file a replica writes back, on the master and on the replica, e.g. 1GiB (default 64MiB, at most 64GiB; one larger than a message carries goes in pieces)",
   },
   "max-connections": {
     value: "N",

@@ -153,9 +153,9 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
     if (declared > facts.maxContentBytes) {
       return reject(
         "too large",
-        `${bytesForPeople(declared)}, over the write-back limit of ${
+        `${bytesForPeople(declared)}, over the master's write-back limit of ${
           bytesForPeople(facts.maxContentBytes)
-        }`,
+        } (--max-writeback-bytes on the agent host)`,
       );
     }
     if (entry.content_hash === null) return reject("invalid content", "a write without a hash");

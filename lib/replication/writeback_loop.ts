@@ -286,9 +286,9 @@ export class WritebackLoop {
         if (size > this.#o.maxContentBytes) {
           this.#refuse(
             entry,
-            `too large: ${bytesForPeople(size)}, over the write-back limit of ${
+            `too large: ${bytesForPeople(size)}, over this replica's write-back limit of ${
               bytesForPeople(this.#o.maxContentBytes)
-            }`,
+            } (--max-writeback-bytes)`,
           );
           continue;
         }

@@ -9,7 +9,8 @@ import { withTempDir } from "../_helpers/temp_dir.ts";
 const CONFLICTS = 1003;
 const REFUSED = 3;
 /** A refused write's reason as the replica stores it. */
-const TOO_LARGE = "too large: 66.8 MiB (70000000 bytes), over the write-back limit of 64 MiB";
+const TOO_LARGE =
+  "too large: 66.8 MiB (70000000 bytes), over this replica's write-back limit of 64 MiB (--max-writeback-bytes)";
 
 /** A replica's database holding CONFLICTS conflicts and REFUSED refused writes. */
 async function withReplicaConflicts(fn: (data: string) => Promise<void>): Promise<void> {

@@ -432,9 +432,9 @@ Deno.test("resolveConfig() rejects every bad input with a message naming it", as
         message: 'Invalid value "0" for --max-snapshots: must be at least 1',
       },
       {
-        description: "write-back above frame",
-        argv: ["--max-writeback-bytes", "101MiB"],
-        message: 'Invalid value "101MiB" for --max-writeback-bytes: must be at most 104857600',
+        description: "write-back above the most (a size, said for people)",
+        argv: ["--max-writeback-bytes", "65GiB"],
+        message: 'Invalid value "65GiB" for --max-writeback-bytes: must be at most 64 GiB',
       },
       {
         description: "unknown size unit",
