@@ -158,6 +158,11 @@ export function describeStatus(status: StatusView, now: number): string[] {
     ? replication.conflict_count
     : listed;
   field("conflicts", conflicts === 0 ? "none" : `${conflicts} (chronicle conflicts)`);
+  // Local changes never sent (over the write-back limit): listed with the conflicts.
+  const refused = Number(
+    (replication.journal as Record<string, unknown> | undefined)?.refused ?? 0,
+  );
+  if (refused > 0) field("refused here", `${refused} (chronicle conflicts)`);
   return lines;
 }
 

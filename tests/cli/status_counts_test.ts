@@ -31,6 +31,17 @@ Deno.test("a replica's status counts every conflict, and chronicle status shows 
           lines.includes(`conflicts:        ${CONFLICTS} (chronicle conflicts)`),
           lines.join("\n"),
         );
+        ok(!lines.some((line) => line.startsWith("refused here")), lines.join("\n"));
+      });
+      await t.step("and local changes refused here (over the write-back limit) beside them", () => {
+        const journal = { ...status.journal, refused: 2 };
+        const view = statusView({
+          running: true,
+          workspace: root,
+          replication: { ...status, journal },
+        });
+        const lines = describeStatus(view, Date.now());
+        ok(lines.includes("refused here:     2 (chronicle conflicts)"), lines.join("\n"));
       });
     },
     "chronicle-status-counts-",
