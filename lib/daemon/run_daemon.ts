@@ -93,6 +93,8 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
   let ready = false;
   let replication: ReplicationHandle = { kind: "none" };
   const shutdown = shutdownSignal();
+  /** 1 once the daemon stops because its workspace was removed under it. */
+  let exitCode = 0;
   // Ends every GET /events stream at shutdown, so the servers do not wait on them.
   const events = new AbortController();
   const startedMs = Date.now();
@@ -196,7 +198,22 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         close: () => closeReplication(replication),
       });
     }
-    const poll = setInterval(() => workspace.store.pollExternal(), EXTERNAL_POLL_MS);
+    const poll = setInterval(() => {
+      // Removed under it (`rm -rf` of the folder): the daemon stops rather than run on a
+      // database nobody can reach, its control socket gone with it (captures record nothing
+      // meanwhile: `WorkspaceGoneError`).
+      const gone = workspace.gone();
+      if (gone !== null && exitCode === 0) {
+        exitCode = 1;
+        log("error", `${gone} while Chronicle ran; stopping`, {
+          hint: "nothing more is recorded, sent or written back; start Chronicle again on a " +
+            "folder that exists (a replica takes the master's versions again)",
+        });
+        shutdown.request("workspace removed");
+        return;
+      }
+      workspace.store.pollExternal();
+    }, EXTERNAL_POLL_MS);
     services.push({ name: "external poll", close: () => Promise.resolve(clearInterval(poll)) });
     ready = true;
     void sweepOrphans(workspace, snapshots);
@@ -220,7 +237,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     // The process lock is not released here: held until the process ends, it tells
     // `chronicle stop` the process is gone, not about to go.
   }
-  return 0;
+  return exitCode;
 }
 
 /** One collection of the heap keeper, counted in the metrics. */

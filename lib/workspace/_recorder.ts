@@ -33,7 +33,7 @@ import {
 } from "./plan_capture.ts";
 import { recordablePath, specialFileReason, type Unrecorded } from "./recordable.ts";
 import { compareCodePoints, walkTree } from "./walk_tree.ts";
-import type { CaptureResult } from "./workspace_types.ts";
+import { type CaptureResult, WorkspaceGoneError } from "./workspace_types.ts";
 
 /** How many files are read and stored at once during a capture. */
 const HASH_CONCURRENCY = 8;
@@ -55,6 +55,8 @@ export interface RecorderContext {
   report: (problems: readonly Unrecorded[]) => void;
   /** Told the named pipes a capture found (see `PipeHolder`). */
   holdPipes: (paths: readonly string[]) => void;
+  /** What of the workspace is no longer there (see `Workspace.gone`); `null`: all is. */
+  gone: () => string | null;
 }
 
 /**
@@ -137,6 +139,10 @@ export class Recorder {
       foundChangedAfter?: number | undefined;
     } = {},
   ): Promise<CaptureResult> {
+    // A workspace removed with its data folder (`rm -rf` of a sandbox's folder) is no edit
+    // to record: recorded, every file's removal would reach the replicas or the master.
+    const gone = this.#c.gone();
+    if (gone !== null) throw new WorkspaceGoneError(gone);
     const problems: CaptureResult["problems"] = [];
     // The scan's own check (see recordablePath): a watcher's event names any path on disk,
     // and one a replica would refuse is never recorded, nor sent.

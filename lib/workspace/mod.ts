@@ -24,6 +24,7 @@ export {
   type ScanResult,
   type WatchOptions,
   type WorkspaceChange,
+  WorkspaceGoneError,
   type WorkspaceOptions,
   type WriteOptions,
 } from "./workspace_types.ts";

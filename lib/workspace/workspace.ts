@@ -103,6 +103,7 @@ export class Workspace {
       onIgnoreFile: () => this.#reloadIgnore(),
       report: (problems) => this.#problems.report(problems),
       holdPipes: (paths) => this.#pipes.hold(paths),
+      gone: () => this.gone(),
     });
     this.#writer = new ChangeWriter({
       root: layout.root,
@@ -278,6 +279,22 @@ export class Workspace {
       if (this.#closed) return;
       yield file;
     }
+  }
+
+  /**
+   * What of the workspace was removed while it is open, said for people: its folder, or
+   * its data folder (whose database is then gone with it); `null` while both are there. A
+   * capture records nothing then (`WorkspaceGoneError`), and a daemon stops.
+   *
+   * @returns The problem, or `null`.
+   */
+  gone(): string | null {
+    const { root, dataDir } = this.layout;
+    const folders: [string, string][] = [[root, "workspace folder"], [dataDir, "data folder"]];
+    for (const [folder, what] of folders) {
+      if (!lstatOrNullSync(folder)?.isDirectory) return `the ${what} "${folder}" was removed`;
+    }
+    return null;
   }
 
   /**

@@ -185,3 +185,19 @@ export interface WatchOptions {
    */
   scanAtStart?: boolean;
 }
+
+/**
+ * The workspace's folder, or its data folder, was removed while Chronicle ran: nothing is
+ * recorded (see `Workspace.gone`).
+ */
+export class WorkspaceGoneError extends Error {
+  /**
+   * Makes the error.
+   *
+   * @param what What is no longer there (see `Workspace.gone`).
+   */
+  constructor(what: string) {
+    super(`${what}: nothing more is recorded`);
+    this.name = "WorkspaceGoneError";
+  }
+}

@@ -83,3 +83,50 @@ Deno.test("main.ts master and replica: sync --wait, write-back and conflicts", a
     assert(!/ ERROR /.test(logs), logs);
   });
 });
+
+Deno.test("main.ts replica whose folder is removed under it stops, and the master keeps every file", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const files = 200;
+    for (let i = 0; i < files; i++) await put(m, `d${i % 10}/f${i}.txt`, `file ${i}`);
+    const socket = `${base}/m.sock`;
+    const master = daemon([m, "--replication", "--socket", socket]);
+    const replica = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-check", `${ROOT}main.ts`, r, "--connect", socket],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const ended = replica.output();
+    try {
+      await waitForSameTrees([m, r], { timeoutMs: 60_000 });
+      // `rm -rf` of the sandbox's folder, its data folder with it: no edit to write back.
+      await Deno.remove(r, { recursive: true });
+      // It stops by itself (its control socket went with the folder): 60 s at most.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const { code, stderr } = await Promise.race([
+        ended,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("the replica did not stop")), 60_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      const log = new TextDecoder().decode(stderr);
+      assertEquals(code, 1, log);
+      assert(
+        log.includes(`the workspace folder "${r}" was removed while Chronicle ran; stopping`),
+        log,
+      );
+      // It recorded no removal, so it sent none: the master holds every file.
+      let kept = 0;
+      for (let i = 0; i < files; i++) {
+        if (await Deno.stat(`${m}/d${i % 10}/f${i}.txt`).then(() => true, () => false)) kept++;
+      }
+      assertEquals(kept, files);
+    } finally {
+      try {
+        replica.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await ended.catch(() => {});
+      await stop(master);
+    }
+  });
+});

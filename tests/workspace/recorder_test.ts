@@ -23,6 +23,7 @@ async function withRecorder(
       onIgnoreFile: () => {},
       report: () => {},
       holdPipes: () => {},
+      gone: () => null,
     });
     try {
       await run(recorder, root, store);

@@ -4,7 +4,7 @@ import { CHUNKING_THRESHOLD, sha256Hex } from "../../lib/cas/mod.ts";
 import { lstatOrNullSync, writeSymlinkAtomic } from "../../lib/disk/mod.ts";
 import { PathError } from "../../lib/paths/mod.ts";
 import { S_IFLNK } from "../../lib/store/mod.ts";
-import { ForbiddenWriteError, Workspace } from "../../lib/workspace/mod.ts";
+import { ForbiddenWriteError, Workspace, WorkspaceGoneError } from "../../lib/workspace/mod.ts";
 import { SCAN_SLICE } from "../../lib/workspace/workspace.ts";
 import { put, withTempDir } from "../_helpers/temp_dir.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
@@ -531,3 +531,25 @@ Deno.test("Workspace.scan() alone takes larger and larger slices: fewer commits"
       await workspace.close();
     }
   }));
+
+Deno.test("a workspace whose data folder or folder is removed records nothing more, and says what is gone", async () => {
+  await withTempDir(async (dir) => {
+    const root = `${dir}/ws`;
+    await put(root, "kept.txt", "kept");
+    const ws = await Workspace.open({ root });
+    try {
+      await ws.scan();
+      assert.equal(ws.gone(), null);
+      // `rm -rf` of the data folder, then of everything: no removal to record.
+      await Deno.remove(ws.layout.dataDir, { recursive: true });
+      assert.equal(ws.gone(), `the data folder "${ws.layout.dataDir}" was removed`);
+      await Deno.remove(root, { recursive: true });
+      assert.equal(ws.gone(), `the workspace folder "${root}" was removed`);
+      await assert.rejects(ws.scan(), WorkspaceGoneError);
+      await assert.rejects(ws.capture(["kept.txt"]), /was removed: nothing more is recorded/);
+      assert.equal(ws.store.latest("kept.txt")?.deleted, false);
+    } finally {
+      await ws.close().catch(() => {});
+    }
+  });
+});
