@@ -1,11 +1,11 @@
 import { PathError } from "../paths/mod.ts";
-import { isFolderMode, type Iteration, ORIGINS, Store } from "../store/mod.ts";
+import { isFolderMode, type Iteration, ORIGINS, S_IFLNK, S_IFMT, Store } from "../store/mod.ts";
 import type { WorkspaceLayout } from "../workspace/mod.ts";
 import { askRunning } from "./live_writes.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
 import { CliError, UsageError } from "./errors.ts";
 import { LOCATE_ARGS, locateFromArgs, openLocatedWorkspace } from "./locate_workspace.ts";
-import { formatMode, formatTime, printJson, println, table } from "./output.ts";
+import { formatBytes, formatMode, formatTime, printJson, println, table } from "./output.ts";
 import { integerArg, parseCommandArgs } from "./parse_command_args.ts";
 import { normalizeWorkspacePath } from "../paths/mod.ts";
 import { parseRestorePoint } from "../snapshot/mod.ts";
@@ -54,10 +54,11 @@ export function lsCommand(args: string[]): Promise<number> {
   else {
     const rows = entries.map((i) => [
       formatMode(i.mode),
-      String(i.size),
+      formatBytes(i.size),
       `#${i.iteration}`,
       formatTime(i.timestamp),
-      isFolderMode(i.mode) ? `${i.path}/` : i.path, // a folder, as `ls -p` shows it
+      // A folder and a link marked as `ls -F` marks them (the exact mode: --json).
+      isFolderMode(i.mode) ? `${i.path}/` : (i.mode & S_IFMT) === S_IFLNK ? `${i.path}@` : i.path,
     ]);
     for (const line of table(rows, ["MODE", "SIZE", "ITER", "MODIFIED", "PATH"])) println(line);
   }
@@ -97,7 +98,7 @@ export function historyCommand(args: string[]): Promise<number> {
     const rows = history.map((i) => [
       `#${i.iteration}`,
       formatTime(i.timestamp),
-      i.deleted ? "deleted" : String(i.size),
+      i.deleted ? "deleted" : formatBytes(i.size),
       i.deleted ? "-" : i.hash.slice(0, 12),
       i.origin,
       `seq ${i.sequence}`,

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { Cas } from "../../lib/cas/mod.ts";
-import { S_IFREG, Store } from "../../lib/store/mod.ts";
+import { S_IFLNK, S_IFREG, Store } from "../../lib/store/mod.ts";
 import { runChronicle, type RunResult } from "../_helpers/processes.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 
@@ -11,20 +11,23 @@ const T2022 = Date.UTC(2022, 0, 1, 0, 0, 0);
 /** Changes of c.txt after the first three, so `log` has more than its default 50. */
 const MANY = 60;
 
-/** A workspace whose store holds a.txt (2020, changed 2022), b.txt (2021) and many c.txt. */
-async function withHistory(fn: (root: string) => Promise<void>): Promise<void> {
+/**
+ * A workspace whose store holds a.txt (2020, changed 2022), b.txt (2021) and many c.txt;
+ * with `more`, then a link and a file of 1.5 KiB.
+ */
+async function withHistory(fn: (root: string) => Promise<void>, more = false): Promise<void> {
   await withTempDir(async (root) => {
     await Deno.mkdir(join(root, ".chronicle"));
     const store = Store.open(join(root, ".chronicle", "chronicle.db"));
     const cas = await Cas.open(join(root, ".chronicle", "cas"), { db: store.db });
     try {
-      const put = async (path: string, text: string, timestamp: number) => {
+      const put = async (path: string, text: string, timestamp: number, mode = S_IFREG | 0o644) => {
         const stored = await cas.putBytes(new TextEncoder().encode(text));
         store.record([{
           path,
           hash: stored.hash,
           size: stored.size,
-          mode: S_IFREG | 0o644,
+          mode,
           deleted: false,
           origin: "local",
           timestamp,
@@ -34,6 +37,11 @@ async function withHistory(fn: (root: string) => Promise<void>): Promise<void> {
       await put("b.txt", "two", T2021);
       await put("a.txt", "three", T2022);
       for (let i = 0; i < MANY; i++) await put("c.txt", `c${i}`, T2022 + 1000 * (i + 1));
+      if (more) {
+        // A link (its content is its target) and a file of 1.5 KiB.
+        await put("d-link", "a.txt", T2022 + 1000 * (MANY + 1), S_IFLNK | 0o777);
+        await put("e.bin", "x".repeat(1536), T2022 + 1000 * (MANY + 2));
+      }
     } finally {
       store.close();
     }
@@ -56,7 +64,7 @@ Deno.test("ls and history print a header and local times; ls --at takes a sequen
     await t.step("ls: header, then one row per file with its local time", async () => {
       const lines = check(await cli(root, "ls"), 0);
       assertEquals(lines[0]!.split(/\s+/), ["MODE", "SIZE", "ITER", "MODIFIED", "PATH"]);
-      ok(/^644\s+5\s+#2\s+2022-01-01 09:00:00\s+a\.txt$/.test(lines[1]!), lines.join("\n"));
+      ok(/^644\s+5 bytes\s+#2\s+2022-01-01 09:00:00\s+a\.txt$/.test(lines[1]!), lines.join("\n"));
       strictEqual(lines.length, 4);
     });
     const table = [
@@ -141,4 +149,17 @@ Deno.test("log shows the last 50 by default, --limit N or --all for more", async
       check(await cli(root, "log", "--all", "--limit", "3"), 2);
     });
   });
+});
+
+Deno.test("ls shows sizes for people and marks links as ls -F does; --json keeps bytes and modes", async () => {
+  await withHistory(async (root) => {
+    const lines = check(await cli(root, "ls"), 0);
+    ok(/^777\s+5 bytes\s+#1\s+.*\s+d-link@$/.test(lines[4]!), lines.join("\n"));
+    ok(/^644\s+1\.5 KiB\s+#1\s+.*\s+e\.bin$/.test(lines[5]!), lines.join("\n"));
+    const json = JSON.parse(check(await cli(root, "ls", "--json"), 0).join("\n"));
+    const eBin = json.find((entry: { path: string }) => entry.path === "e.bin");
+    strictEqual(eBin.size, 1536);
+    const history = check(await cli(root, "history", "e.bin"), 0);
+    ok(/\s1\.5 KiB\s/.test(history[1]!), history.join("\n"));
+  }, true);
 });
