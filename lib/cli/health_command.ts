@@ -76,9 +76,11 @@ export async function healthCommand(
   if (!healthy) {
     if (values.quiet) return 1;
     throw new CliError(
-      `Chronicle on "${socket}" is not ${values.ready ? "ready" : "healthy"}: HTTP ${status} ${
-        JSON.stringify(body)
-      }`,
+      typeof body.waiting_for === "string"
+        ? `Chronicle on "${socket}" is not ready yet: it waits for ${body.waiting_for}`
+        : `Chronicle on "${socket}" is not ${values.ready ? "ready" : "healthy"}: HTTP ${status} ${
+          JSON.stringify(body)
+        }`,
     );
   }
   if (!values.quiet) println(JSON.stringify(body));

@@ -9,6 +9,8 @@ export interface OpsSource {
   ready(): boolean;
   /** What works only in part (an unreachable object store), shown by `/ready`. */
   degraded?(): string[];
+  /** While not ready, what readiness waits for, for people (`/ready`'s `waiting_for`). */
+  waitingFor?(): string | null;
   status(): Record<string, unknown>;
   /** The effective configuration, secrets masked (`GET /config`). */
   config?(): unknown;
@@ -36,8 +38,15 @@ export function opsRoutes(source: OpsSource): Routes {
   app.get("/ready", (c) => {
     const ready = source.ready();
     const degraded = source.degraded?.() ?? [];
+    const waiting = ready ? null : source.waitingFor?.() ?? null;
     return c.json(
-      { ready, role: source.role, sequence: source.sequence(), degraded },
+      {
+        ready,
+        role: source.role,
+        sequence: source.sequence(),
+        degraded,
+        ...(waiting === null ? {} : { waiting_for: waiting }),
+      },
       ready ? 200 : 503,
     );
   });

@@ -134,6 +134,7 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
         role,
         sequence: () => workspace.store.sequence(),
         ready: () => ready && replicaLive(replication),
+        waitingFor: () => ready ? replicaWaiting(replication) : "the first scan of the workspace",
         degraded: () => objectStore?.degraded() ?? [],
         shutdown: () => shutdown.request("POST /shutdown"),
         // What `chronicle config` shows of a running process: its own view, secrets masked.
@@ -394,6 +395,20 @@ function closeReplication(replication: ReplicationHandle): Promise<void> {
 /** A replica is ready once it has caught up with its master; other roles at once. */
 function replicaLive(replication: ReplicationHandle): boolean {
   return replication.kind !== "replica" || replication.replica.status().state === "live";
+}
+
+/** What a replica's readiness waits for, for people; `null` once it is live (or no replica). */
+function replicaWaiting(replication: ReplicationHandle): string | null {
+  if (replication.kind !== "replica") return null;
+  const status = replication.replica.status();
+  if (status.state === "live") return null;
+  if (!status.connected) {
+    const last = status.lastConnectionError;
+    return `a connection to the master at ${status.master}${
+      last ? ` (last attempt: ${last})` : ""
+    }`;
+  }
+  return `the catch-up with the master (applied ${status.appliedSequence} of ${status.masterSequence})`;
 }
 
 /** The replication status `/status` shows, and whether it makes the daemon ready. */

@@ -6,6 +6,7 @@ import { put } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { waitForSameTrees, withDirs } from "./_harness.ts";
+import { runChronicle } from "../_helpers/processes.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -111,8 +112,12 @@ Deno.test("main.ts replica whose folder is removed under it stops, and the maste
       ]).finally(() => clearTimeout(timer));
       const log = new TextDecoder().decode(stderr);
       assertEquals(code, 1, log);
+      // Whichever it found gone first: the data folder, or the workspace's.
       assert(
-        log.includes(`the workspace folder "${r}" was removed while Chronicle ran; stopping`),
+        new RegExp(
+          `the (workspace|data) folder "${r}(/\\.chronicle)?" was removed while Chronicle ran; stopping`,
+        )
+          .test(log),
         log,
       );
       // It recorded no removal, so it sent none: the master holds every file.
@@ -127,6 +132,28 @@ Deno.test("main.ts replica whose folder is removed under it stops, and the maste
       } catch { /* already gone */ }
       await ended.catch(() => {});
       await stop(master);
+    }
+  });
+});
+
+Deno.test("main.ts replica not ready says what it waits for: its master, and why it is not reached", async () => {
+  await withDirs(["r"], async ({ base, r }) => {
+    const socket = `${base}/no-master.sock`;
+    const replica = daemon([r, "--connect", socket]);
+    try {
+      const said = await waitFor("health --ready to say what it waits for", async () => {
+        const run = await runChronicle(["health", "--ready", "-C", r]);
+        return run.stderr.includes("(last attempt:") ? run : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 200 });
+      assertEquals(said.code, 1);
+      assert(
+        said.stderr.includes(
+          `is not ready yet: it waits for a connection to the master at unix:${socket}`,
+        ),
+        said.stderr,
+      );
+    } finally {
+      await stop(replica);
     }
   });
 });
