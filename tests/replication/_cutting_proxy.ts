@@ -2,7 +2,8 @@
  * A Unix-socket proxy for fault tests and benchmarks: forwards bytes both ways between
  * clients and an upstream socket, counts them, and (while `cutting`) cuts each connection
  * after a seeded pseudo-random number of bytes, in the middle of whatever frame is
- * passing (a header, a payload, a chunk).
+ * passing (a header, a payload, a chunk); or holds back what the upstream sends for a
+ * while ({@linkcode CuttingProxy.stall}), as a stalled server or a slow link does.
  *
  * @module
  */
@@ -31,6 +32,10 @@ export class CuttingProxy {
   bytes = 0;
   /** While false, connections are forwarded without cuts. */
   cutting = true;
+  /** Connections accepted so far: a client that had to reconnect makes more than one. */
+  connections = 0;
+  /** Settles when the current stall ends; `null` while nothing is held back. */
+  #stalled: Promise<void> | null = null;
 
   private constructor(listener: Deno.Listener, options: CuttingProxyOptions) {
     this.#listener = listener;
@@ -43,6 +48,15 @@ export class CuttingProxy {
   static start(options: CuttingProxyOptions): CuttingProxy {
     const listener = Deno.listen({ transport: "unix", path: options.listen });
     return new CuttingProxy(listener, options);
+  }
+
+  /** Holds back everything the upstream sends for `ms`, then lets it through; resolves then. */
+  async stall(ms: number): Promise<void> {
+    let end = () => {};
+    this.#stalled = new Promise<void>((resolve) => end = resolve);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    this.#stalled = null;
+    end();
   }
 
   /** Stops listening and closes every connection. */
@@ -78,6 +92,7 @@ export class CuttingProxy {
           client.close();
           continue;
         }
+        this.connections++;
         const budget = { left: 1 + Math.floor(this.#random() * this.#options.maxBytes) };
         const pair = [client, upstream];
         for (const conn of pair) this.#open.add(conn);
@@ -89,18 +104,25 @@ export class CuttingProxy {
             } catch { /* closed */ }
           }
         };
-        this.#pump(client, upstream, budget, cut);
-        this.#pump(upstream, client, budget, cut);
+        this.#pump(client, upstream, budget, cut, false);
+        this.#pump(upstream, client, budget, cut, true);
       }
     } catch { /* listener closed */ }
   }
 
-  async #pump(from: Deno.Conn, to: Deno.Conn, budget: { left: number }, cut: () => void) {
+  async #pump(
+    from: Deno.Conn,
+    to: Deno.Conn,
+    budget: { left: number },
+    cut: () => void,
+    fromUpstream: boolean,
+  ) {
     const buffer = new Uint8Array(64 * 1024);
     try {
       while (true) {
         const n = await from.read(buffer);
         if (n === null) break;
+        if (fromUpstream) await this.#stalled;
         let chunk = buffer.subarray(0, n);
         const cutting = this.cutting && n >= budget.left;
         if (cutting) chunk = chunk.subarray(0, budget.left);

@@ -3,9 +3,10 @@
  * by a large change with replicas on the same cores, or a link on which one large frame takes
  * longer than the limit to arrive), is left once, not at every stall: each connection left
  * for silence tolerates twice the silence of the one before (`nextSilenceMs`). Master and
- * replica are separate processes; a relay holds back what the master sends while it stalls.
+ * replica are separate processes; a proxy holds back what the master sends while it stalls.
  */
 import { assertEquals } from "../_helpers/assert.ts";
+import { CuttingProxy } from "./_cutting_proxy.ts";
 import { put } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 import {
@@ -27,7 +28,13 @@ Deno.test("a master silent longer than the limit is left once, not at every stal
     await put(m, "seed.txt", "before the stalls");
     const sock = `${base}/m.sock`;
     const master = await startMaster(m, sock);
-    const relay = StallingRelay.start(`${base}/relay.sock`, sock);
+    const relay = CuttingProxy.start({
+      listen: `${base}/relay.sock`,
+      upstream: sock,
+      seed: 1,
+      maxBytes: 1,
+    });
+    relay.cutting = false; // it only stalls
     const replica = await startReplica(r, `${base}/relay.sock`, {
       args: ["--heartbeat", String(HEARTBEAT_MS)],
     });
@@ -62,78 +69,3 @@ Deno.test("a master silent longer than the limit is left once, not at every stal
     }
   });
 });
-
-/** A Unix-socket relay that can hold back what the upstream sends for a while. */
-class StallingRelay {
-  readonly #listener: Deno.Listener;
-  readonly #open = new Set<Deno.Conn>();
-  /** Settles when the current stall ends; `null` while nothing is held back. */
-  #stalled: Promise<void> | null = null;
-  /** Connections relayed so far. */
-  connections = 0;
-
-  private constructor(listener: Deno.Listener, upstream: string) {
-    this.#listener = listener;
-    this.#accept(upstream);
-  }
-
-  /** Starts listening at `listen`, relaying to `upstream`. */
-  static start(listen: string, upstream: string): StallingRelay {
-    return new StallingRelay(Deno.listen({ transport: "unix", path: listen }), upstream);
-  }
-
-  /** Holds back everything the upstream sends for `ms`, then lets it through; resolves then. */
-  async stall(ms: number): Promise<void> {
-    let end = () => {};
-    this.#stalled = new Promise<void>((resolve) => end = resolve);
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    this.#stalled = null;
-    end();
-  }
-
-  /** Stops listening and closes every connection. */
-  close(): void {
-    try {
-      this.#listener.close();
-    } catch { /* closed */ }
-    for (const conn of this.#open) {
-      try {
-        conn.close();
-      } catch { /* closed */ }
-    }
-  }
-
-  async #accept(upstreamPath: string): Promise<void> {
-    try {
-      for await (const client of this.#listener) {
-        const upstream = await Deno.connect({ transport: "unix", path: upstreamPath });
-        this.connections++;
-        const pair = [client, upstream];
-        for (const conn of pair) this.#open.add(conn);
-        const end = () => {
-          for (const conn of pair) {
-            this.#open.delete(conn);
-            try {
-              conn.close();
-            } catch { /* closed */ }
-          }
-        };
-        this.#pump(client, upstream, false).finally(end);
-        this.#pump(upstream, client, true).finally(end);
-      }
-    } catch { /* listener closed */ }
-  }
-
-  async #pump(from: Deno.Conn, to: Deno.Conn, stallable: boolean): Promise<void> {
-    const buffer = new Uint8Array(64 * 1024);
-    try {
-      while (true) {
-        const n = await from.read(buffer);
-        if (n === null) break;
-        if (stallable) await this.#stalled;
-        let written = 0;
-        while (written < n) written += await to.write(buffer.subarray(written, n));
-      }
-    } catch { /* a side closed */ }
-  }
-}
