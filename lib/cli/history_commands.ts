@@ -1,6 +1,16 @@
 import { PathError } from "../paths/mod.ts";
-import { isFolderMode, type Iteration, ORIGINS, S_IFLNK, S_IFMT, Store } from "../store/mod.ts";
-import type { WorkspaceLayout } from "../workspace/mod.ts";
+import { createHash } from "node:crypto";
+import { hashFile } from "../cas/mod.ts";
+import {
+  isFolderMode,
+  type Iteration,
+  ORIGINS,
+  S_IFLNK,
+  S_IFMT,
+  S_IFREG,
+  Store,
+} from "../store/mod.ts";
+import type { Workspace, WorkspaceLayout } from "../workspace/mod.ts";
 import { askRunning } from "./live_writes.ts";
 import { restoreToCommand } from "./snapshot_commands.ts";
 import { CliError, UsageError } from "./errors.ts";
@@ -119,14 +129,18 @@ export async function catCommand(args: string[]): Promise<number> {
   const layout = locateFromArgs(values);
   const path = pathArg("cat", positionals, layout);
   const n = integerArg("--at", values.at, 1);
-  const iteration = withStore(
-    layout,
-    (store) => n === undefined ? store.latest(path) : store.iteration(path, n),
-  );
+  const { iteration, latest } = withStore(layout, (store) => ({
+    iteration: n === undefined ? store.latest(path) : store.iteration(path, n),
+    latest: store.latest(path),
+  }));
   const found = requireContent(path, n, iteration);
   const workspace = await openLocatedWorkspace(layout);
   try {
-    for await (const piece of workspace.cas.readStream(found.hash)) await writeAll(piece);
+    const onDisk = found.sequence === latest?.sequence
+      ? await unchangedOnDisk(workspace, path, found)
+      : null;
+    if (onDisk !== null) await catFromDisk(onDisk, found.hash);
+    else for await (const piece of workspace.cas.readStream(found.hash)) await writeAll(piece);
   } catch (error) {
     throw new CliError(
       `Cannot read "${path}" iteration ${found.iteration}: ${errorMessage(error)}`,
@@ -135,6 +149,42 @@ export async function catCommand(args: string[]): Promise<number> {
     await workspace.close();
   }
   return 0;
+}
+
+/**
+ * The workspace's own file holding `found`, the path's latest version, when the store here
+ * keeps no copy of it (a sandbox replica keeps none of the master's content: without this, its
+ * latest version could not be read while its master is unreachable): a regular file whose
+ * bytes hash to the version's. `null` otherwise, and the content is read as any other.
+ */
+async function unchangedOnDisk(
+  workspace: Workspace,
+  path: string,
+  found: Iteration,
+): Promise<string | null> {
+  const kind = found.mode & S_IFMT;
+  if ((kind !== S_IFREG && kind !== 0) || await workspace.cas.has(found.hash)) return null;
+  const file = `${workspace.layout.root}/${path}`;
+  if (!(await Deno.lstat(file).catch(() => null))?.isFile) return null;
+  const { hash } = await hashFile(file).catch(() => ({ hash: "" }));
+  return hash === found.hash ? file : null;
+}
+
+/**
+ * Writes the file at `file` out, checking that what was written still hashes to `hash`.
+ *
+ * @throws {Error} When the file changed while it was read.
+ */
+async function catFromDisk(file: string, hash: string): Promise<void> {
+  const hasher = createHash("sha256");
+  using handle = await Deno.open(file, { read: true });
+  const buffer = new Uint8Array(256 * 1024);
+  for (let n = await handle.read(buffer); n !== null; n = await handle.read(buffer)) {
+    const piece = buffer.subarray(0, n);
+    hasher.update(piece);
+    await writeAll(piece);
+  }
+  if (hasher.digest("hex") !== hash) throw new Error("it changed on disk while it was read");
 }
 
 /** Changes `log` shows without `--limit` or `--all`: the newest ones. */

@@ -1,8 +1,8 @@
 /**
  * A sandbox replica keeps no copy of the master's content: `chronicle cat` and `diff` run
  * beside it read the master's versions through the running replica (`GET /content/{hash}`
- * on its control socket), which reads them through its master. Its checkpoint refuses,
- * saying why.
+ * on its control socket), which reads them through its master; the latest, once the master
+ * is gone, from the replica's own file. Its checkpoint refuses, saying why.
  */
 import { match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -73,6 +73,11 @@ Deno.test("cat and diff on a sandbox replica read the master's versions through 
       strictEqual(backup.code, 1, backup.stdout);
       match(backup.stderr, /a master's version, which a sandbox replica keeps no copy of/);
       match(backup.stderr, /checkpoint the master/);
+      await putAtomic(masterRoot, "notes.md", "the fourth version\n");
+      await waitFor("the fourth version on the replica", async () => {
+        const run = await runChronicle(["history", "notes.md", "--json"], { cwd: replicaRoot });
+        return run.code === 0 && (JSON.parse(run.stdout) as unknown[]).length === 4;
+      });
       await master.stop();
       masterStopped = true;
       await waitFor(
@@ -85,6 +90,10 @@ Deno.test("cat and diff on a sandbox replica read the master's versions through 
       const stranded = await runChronicle(["cat", "notes.md", "--at", "3"], { cwd: replicaRoot });
       strictEqual(stranded.code, 1, stranded.stdout);
       match(stranded.stderr, /held by the master, and this replica is not connected to it/);
+      // The fourth, the latest, is the file on the replica's disk: read from there.
+      const latest = await runChronicle(["cat", "notes.md"], { cwd: replicaRoot });
+      strictEqual(latest.code, 0, latest.stderr);
+      strictEqual(latest.stdout, "the fourth version\n");
       // What was read through it before is kept.
       const kept = await runChronicle(["cat", "notes.md", "--at", "1"], { cwd: replicaRoot });
       strictEqual(kept.stdout, first);
