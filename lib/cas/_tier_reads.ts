@@ -32,7 +32,7 @@ export async function objectFromTier(store: LocalStore, hash: string): Promise<U
       `the copy in the content tier hashes to "${actual}"`,
     );
   }
-  await store.writeObject(hash, bytes);
+  if (!tier.keepsWhatItAnswers) await store.writeObject(hash, bytes);
   return bytes;
 }
 

@@ -26,4 +26,11 @@ export interface ContentTier {
    * @param actual What its bytes hash to.
    */
   reportCorrupt?(hash: string, actual: string): void;
+  /**
+   * Whether what it answers is kept already, in this same store, by whoever answers (a
+   * command's reads through the Chronicle running on its workspace): returned, not stored
+   * again, so a large content read that way is not kept twice (whole, beside its chunks).
+   * @default {false}
+   */
+  readonly keepsWhatItAnswers?: boolean;
 }

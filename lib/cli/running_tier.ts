@@ -10,7 +10,8 @@ import { controlRequest, refusal } from "./control_client.ts";
  * master's versions there go through the running replica. Nothing runs there: the content is not found.
  *
  * @param layout The workspace.
- * @returns The tier, for `Cas.setTier`; the CAS verifies and keeps what it answers.
+ * @returns The tier, for `Cas.setTier`; the CAS verifies what it answers, and leaves the
+ * keeping to the running Chronicle.
  */
 export function runningChronicleTier(layout: WorkspaceLayout): ContentTier {
   return {
@@ -24,6 +25,8 @@ export function runningChronicleTier(layout: WorkspaceLayout): ContentTier {
     },
     // The running Chronicle answers a content whole, however it holds it.
     getManifest: () => Promise.resolve(null),
+    // It keeps what it reads through its own tier (its master), in this same store.
+    keepsWhatItAnswers: true,
   };
 }
 

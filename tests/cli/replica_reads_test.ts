@@ -6,7 +6,8 @@
  */
 import { match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { sha256Hex } from "../../lib/cas/mod.ts";
+import { casManifestPath, casObjectPath, sha256Hex } from "../../lib/cas/mod.ts";
+import { pseudoRandomBytes } from "../_helpers/random_bytes.ts";
 import { controlFetch, controlJson } from "../_helpers/control_socket.ts";
 import { type Child, runChronicle, spawnChronicle } from "../_helpers/processes.ts";
 import { putAtomic, withTempDir } from "../_helpers/temp_dir.ts";
@@ -20,6 +21,9 @@ Deno.test("cat and diff on a sandbox replica read the master's versions through 
     await Deno.mkdir(replicaRoot);
     const first = "the first version, long enough to be fetched\n".repeat(200);
     await Deno.writeTextFile(join(masterRoot, "notes.md"), first);
+    // Large (chunked): the replica keeps it only as chunks, never also whole.
+    const bigFirst = pseudoRandomBytes(5 * 1024 * 1024, 3);
+    await Deno.writeFile(join(masterRoot, "big.bin"), bigFirst);
     const master = spawnChronicle([masterRoot, "--replication"]);
     const socket = join(masterRoot, ".chronicle", "chronicle.sock");
     let replica: Child | undefined;
@@ -36,10 +40,25 @@ Deno.test("cat and diff on a sandbox replica read the master's versions through 
         async () => (await controlJson(replicaData, "/ready")).status === 200,
       );
       await putAtomic(masterRoot, "notes.md", "the second version\n");
-      await waitFor("the second version on the replica", async () => {
-        const run = await runChronicle(["history", "notes.md", "--json"], { cwd: replicaRoot });
-        return run.code === 0 && (JSON.parse(run.stdout) as unknown[]).length === 2;
+      await putAtomic(masterRoot, "big.bin", "no longer large\n");
+      await waitFor("the second versions on the replica", async () => {
+        const runs = await Promise.all(
+          ["notes.md", "big.bin"].map((path) =>
+            runChronicle(["history", path, "--json"], { cwd: replicaRoot })
+          ),
+        );
+        return runs.every((run) =>
+          run.code === 0 && (JSON.parse(run.stdout) as unknown[]).length === 2
+        );
       });
+      const big = await runChronicle(["cat", "big.bin", "--at", "1"], { cwd: replicaRoot });
+      strictEqual(big.code, 0, big.stderr);
+      // The running replica read it through its master and keeps its chunks; the command
+      // that asked it does not keep it again, whole.
+      const bigHash = sha256Hex(bigFirst);
+      const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+      strictEqual(await exists(join(replicaData, "cas", casManifestPath(bigHash))), true);
+      strictEqual(await exists(join(replicaData, "cas", casObjectPath(bigHash))), false);
 
       const cat = await runChronicle(["cat", "notes.md", "--at", "1"], { cwd: replicaRoot });
       strictEqual(cat.code, 0, cat.stderr);
