@@ -1,6 +1,6 @@
 import { PathError } from "../paths/mod.ts";
 import { createHash } from "node:crypto";
-import { hashFile } from "../cas/mod.ts";
+import { ContentNotFoundError, hashFile } from "../cas/mod.ts";
 import {
   isFolderMode,
   type Iteration,
@@ -136,11 +136,21 @@ export async function catCommand(args: string[]): Promise<number> {
   const found = requireContent(path, n, iteration);
   const workspace = await openLocatedWorkspace(layout);
   try {
-    const onDisk = found.sequence === latest?.sequence
-      ? await unchangedOnDisk(workspace, path, found)
-      : null;
-    if (onDisk !== null) await catFromDisk(onDisk, found.hash);
-    else for await (const piece of workspace.cas.readStream(found.hash)) await writeAll(piece);
+    const pieces = workspace.cas.readStream(found.hash)[Symbol.asyncIterator]();
+    let first: IteratorResult<Uint8Array>;
+    try {
+      first = await pieces.next(); // nothing written before the content is found
+    } catch (error) {
+      // Not kept here (a sandbox keeps none of the master's content) and its master out of
+      // reach: the latest version is the workspace's own file, when that still holds it.
+      const onDisk = error instanceof ContentNotFoundError && found.sequence === latest?.sequence
+        ? await unchangedOnDisk(workspace, path, found)
+        : null;
+      if (onDisk === null) throw error;
+      await catFromDisk(onDisk, found.hash);
+      return 0;
+    }
+    for (let piece = first; !piece.done; piece = await pieces.next()) await writeAll(piece.value);
   } catch (error) {
     throw new CliError(
       `Cannot read "${path}" iteration ${found.iteration}: ${errorMessage(error)}`,
@@ -152,10 +162,8 @@ export async function catCommand(args: string[]): Promise<number> {
 }
 
 /**
- * The workspace's own file holding `found`, the path's latest version, when the store here
- * keeps no copy of it (a sandbox replica keeps none of the master's content: without this, its
- * latest version could not be read while its master is unreachable): a regular file whose
- * bytes hash to the version's. `null` otherwise, and the content is read as any other.
+ * The workspace's own file holding `found`, the path's latest version: a regular file whose
+ * bytes hash to the version's; `null` otherwise.
  */
 async function unchangedOnDisk(
   workspace: Workspace,
@@ -163,7 +171,7 @@ async function unchangedOnDisk(
   found: Iteration,
 ): Promise<string | null> {
   const kind = found.mode & S_IFMT;
-  if ((kind !== S_IFREG && kind !== 0) || await workspace.cas.has(found.hash)) return null;
+  if (kind !== S_IFREG && kind !== 0) return null;
   const file = `${workspace.layout.root}/${path}`;
   if (!(await Deno.lstat(file).catch(() => null))?.isFile) return null;
   const { hash } = await hashFile(file).catch(() => ({ hash: "" }));
