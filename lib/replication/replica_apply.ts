@@ -313,6 +313,10 @@ export class VersionApplier {
     // fail (ChangedOnDiskError, taken: recorded, then weighed again), not replaced:
     // `unchangedSince` is checked right before the rename (RACE: but for the microseconds
     // between that look and the rename). Create-only writes have no window at all.
+    // What each path held before: a large content a version replaces is taken out below.
+    const before = core.keepsMasterContent
+      ? new Map<string, Iteration>()
+      : core.store.latestOf(items.map((item) => item.path));
     const intent = core.tables.intents.begin(items);
     const { failed } = await core.workspace.applyChanges(
       items.map(({ path, action, version, inline, createOnly, unchangedSince }) =>
@@ -370,11 +374,13 @@ export class VersionApplier {
       core.tables.intents.end(intent, new Set(problems.keys())); // theirs stay noted
     });
     for (const [path, error] of problems) core.noteProblem(path, errorMessage(error));
-    // Contents not written from memory were put in the CAS to be written (those fetched
-    // in chunks, 4 MiB and more): written, the chunked ones go.
+    // The large contents these versions replaced go: the chunks the new ones share stay
+    // (fetched again, never: a small edit to a large file costs a few chunks).
     await core.dropMasterContents(
-      [...byPath.values()].filter((item) => item.action === "write" && item.inline === null)
-        .map((item) => item.version.hash),
+      [...byPath.values()].flatMap((item) => {
+        const old = before.get(item.path);
+        return old && !old.deleted && old.hash !== item.version.hash ? [old.hash] : [];
+      }),
     );
     return out;
   }

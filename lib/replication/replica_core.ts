@@ -266,15 +266,16 @@ export class ReplicaCore {
   }
 
   /**
-   * Takes the master's contents a sandbox fetched in chunks, to write them, out of its CAS
-   * once they are written and recorded: like every other content of the master's, they are
-   * read through it again when needed (PROTOCOL.md §2). What the replica keeps for reasons
-   * of its own stays (see `contentsKeptHere`), and so does every chunk another content
-   * stored here uses. Runs in the workspace's queue, so no capture storing a content that
-   * shares a chunk runs meanwhile. A replica keeping the master's content keeps these too.
-   * A process stopped between the record and the removal leaves them (space, not content).
+   * Takes large contents (fetched in chunks) that master versions just written replaced out
+   * of a sandbox's CAS: like every other content of the master's, they are read through it
+   * again when needed (PROTOCOL.md §2). The latest version's chunks stay, so the next small
+   * edit to the file is fetched as the few chunks it changes; so does what the replica keeps
+   * for reasons of its own (see `contentsKeptHere`), and every chunk another content stored
+   * here uses. Runs in the workspace's queue, so no capture storing a content that shares a
+   * chunk runs meanwhile. A replica keeping the master's content keeps these too. A process
+   * stopped between the record and the removal leaves them (space, not content).
    *
-   * @param hashes Contents of master versions just written.
+   * @param hashes Contents that master versions just written replaced.
    */
   async dropMasterContents(hashes: readonly string[]): Promise<void> {
     if (this.keepsMasterContent || hashes.length === 0) return;

@@ -99,7 +99,7 @@ Deno.test("a sandbox replica keeps no copy of the master's content, reads it thr
     }
   }));
 
-Deno.test("a sandbox replica keeps no copy of the master's large contents either, but keeps what its own contents use", () =>
+Deno.test("a sandbox replica keeps the chunks of a large file's latest version only, and what its own contents use", () =>
   withTempDir(async (root) => {
     // Chunked (4 MiB and more): fetched into the replica's CAS to be written.
     const large = pseudoRandomBytes(5 * 1024 * 1024 + 123, 31);
@@ -117,35 +117,52 @@ Deno.test("a sandbox replica keeps no copy of the master's large contents either
     const replicaSide = await Workspace.open({ root: `${root}/r` });
     await replicaSide.scan();
     const { cas } = replicaSide;
-    const ownManifest = (await cas.manifest(sha256Hex(prefixed)))!;
+    const ownChunks = new Set((await cas.manifest(sha256Hex(prefixed)))!.chunks.map((c) => c.hash));
     const replica = await startReplica({ workspace: replicaSide, connect: `${root}/m.sock` });
-    try {
-      for (const [path, bytes] of [["data/large.bin", large], ["data/same.bin", same]] as const) {
-        await waitFor(`${path} on the replica`, () => sameBytes(`${root}/r/${path}`, bytes));
-        await waitFor(`${path} recorded`, () => replicaSide.store.latest(path)?.hash);
-      }
+    const arrived = async (path: string, bytes: Uint8Array) => {
+      await waitFor(`${path} on the replica`, () => sameBytes(`${root}/r/${path}`, bytes));
       await waitFor(
-        "the large content out of the replica's CAS",
-        async () => (await cas.manifest(sha256Hex(large))) === null,
+        `${path} recorded`,
+        () => replicaSide.store.latest(path)?.hash === sha256Hex(bytes),
       );
-      // Looked at again (as the watcher does right after the write, its time too recent to
+    };
+    try {
+      await arrived("data/large.bin", large);
+      await arrived("data/same.bin", same);
+      // The latest version's chunks stay: the next small edit fetches only what it changes.
+      assert.notEqual(await cas.manifest(sha256Hex(large)), null);
+      // The master edits both: one byte in the large file, the other replaced.
+      // (In its first chunk, the one the replica's own prefixed copy does not share.)
+      const edited = large.slice();
+      edited[100] = edited[100]! ^ 0xff;
+      await masterSide.writeBytes("data/large.bin", edited);
+      await masterSide.writeBytes("data/same.bin", new TextEncoder().encode("small now\n"));
+      await arrived("data/large.bin", edited);
+      await arrived("data/same.bin", new TextEncoder().encode("small now\n"));
+      // Looked at again (as the watcher does right after a write, its time too recent to
       // trust), the file is hashed, not stored again.
       await replicaSide.scan();
-      assert.equal(await cas.manifest(sha256Hex(large)), null, "stored again by a re-check");
-      // What its own contents use stays: a content of the same bytes, and the chunks shared.
+      // The replaced version's manifest and the chunks only it used are gone; those the
+      // new version shares, and those the replica's own file uses, stay.
+      const oldChunks = (await masterSide.cas.manifest(sha256Hex(large)))!.chunks;
+      const newChunks = new Set(
+        (await masterSide.cas.manifest(sha256Hex(edited)))!.chunks.map((c) => c.hash),
+      );
+      await waitFor(
+        "the replaced version out of the replica's CAS",
+        async () => (await cas.manifest(sha256Hex(large))) === null,
+      );
+      assert.notEqual(await cas.manifest(sha256Hex(edited)), null);
+      let gone = 0;
+      for (const { hash } of oldChunks) {
+        const kept = newChunks.has(hash) || ownChunks.has(hash);
+        assert.equal(await cas.hasObject(hash), kept, `chunk ${hash}`);
+        if (!kept) gone++;
+      }
+      assert.ok(gone > 0, "the replaced version had a chunk of its own");
+      // A replaced content the replica holds itself (its own copy of the bytes) stays.
       assert.notEqual(await cas.manifest(sha256Hex(same)), null);
-      for (const chunk of ownManifest.chunks) {
-        assert.equal(await cas.hasObject(chunk.hash), true, `chunk ${chunk.hash} shared`);
-      }
-      // Its chunks no content of the replica's own uses are gone.
-      const ownChunks = new Set(ownManifest.chunks.map((chunk) => chunk.hash));
-      const largeManifest = (await masterSide.cas.manifest(sha256Hex(large)))!;
-      const unshared = largeManifest.chunks.filter((chunk) => !ownChunks.has(chunk.hash));
-      assert.ok(unshared.length > 0, "the master's content has chunks of its own");
-      for (const chunk of unshared) {
-        assert.equal(await cas.hasObject(chunk.hash), false, `chunk ${chunk.hash} kept`);
-      }
-      // The master's content is read through it as any other.
+      // The replaced version is read through the master as any other.
       assert.equal(sha256Hex(await cas.readBytes(sha256Hex(large))), sha256Hex(large));
     } finally {
       await replica.close();
