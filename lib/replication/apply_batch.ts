@@ -7,7 +7,7 @@
 import { CHUNKING_THRESHOLD } from "../cas/mod.ts";
 import { ancestorsOf, PathSet } from "../paths/mod.ts";
 import type { DiskStamp } from "../disk/mod.ts";
-import { isFolderMode } from "../store/mod.ts";
+import { isFolderMode, type Iteration } from "../store/mod.ts";
 import type { NotificationMessage } from "../wire/mod.ts";
 import type { MasterVersion } from "./replica_paths.ts";
 import type { ApplyItem } from "./replica_state_types.ts";
@@ -65,12 +65,14 @@ export interface PendingVersion {
 /**
  * A version to write or remove on disk; `createOnly` writes refuse anything found there;
  * with `unchangedSince`, the file or link checked there is replaced or removed only if it
- * still has that stamp at the last moment.
+ * still has that stamp at the last moment; `local`, what the store recorded there when
+ * the version was decided.
  */
 export type ChangeToMake = PendingVersion & {
   action: "write" | "remove";
   createOnly?: boolean;
   unchangedSince?: DiskStamp;
+  local?: Iteration | undefined;
 };
 
 /** What {@linkcode VersionApplier.makeChanges} did with a batch. */

@@ -313,10 +313,6 @@ export class VersionApplier {
     // fail (ChangedOnDiskError, taken: recorded, then weighed again), not replaced:
     // `unchangedSince` is checked right before the rename (RACE: but for the microseconds
     // between that look and the rename). Create-only writes have no window at all.
-    // What each path held before: a large content a version replaces is taken out below.
-    const before = core.keepsMasterContent
-      ? new Map<string, Iteration>()
-      : core.store.latestOf(items.map((item) => item.path));
     const intent = core.tables.intents.begin(items);
     const { failed } = await core.workspace.applyChanges(
       items.map(({ path, action, version, inline, createOnly, unchangedSince }) =>
@@ -377,10 +373,9 @@ export class VersionApplier {
     // The large contents these versions replaced go: the chunks the new ones share stay
     // (fetched again, never: a small edit to a large file costs a few chunks).
     await core.dropMasterContents(
-      [...byPath.values()].flatMap((item) => {
-        const old = before.get(item.path);
-        return old && !old.deleted && old.hash !== item.version.hash ? [old.hash] : [];
-      }),
+      [...byPath.values()].flatMap(({ local, version }) =>
+        local && !local.deleted && local.hash !== version.hash ? [local.hash] : []
+      ),
     );
     return out;
   }
