@@ -129,10 +129,10 @@ export async function catCommand(args: string[]): Promise<number> {
   const layout = locateFromArgs(values);
   const path = pathArg("cat", positionals, layout);
   const n = integerArg("--at", values.at, 1);
-  const { iteration, latest } = withStore(layout, (store) => ({
-    iteration: n === undefined ? store.latest(path) : store.iteration(path, n),
-    latest: store.latest(path),
-  }));
+  const { iteration, latest } = withStore(layout, (store) => {
+    const latest = store.latest(path);
+    return { iteration: n === undefined ? latest : store.iteration(path, n), latest };
+  });
   const found = requireContent(path, n, iteration);
   const workspace = await openLocatedWorkspace(layout);
   try {
