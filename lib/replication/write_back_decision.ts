@@ -1,6 +1,6 @@
 import type { WriteBackEntry } from "../wire/mod.ts";
 import { wirePathProblem } from "../paths/mod.ts";
-import { S_IFLNK, S_IFMT } from "../store/mod.ts";
+import { ORIGINS, S_IFLNK, S_IFMT } from "../store/mod.ts";
 import { isControlFile, linkTargetProblem } from "../workspace/mod.ts";
 import { bytesForPeople } from "../log/mod.ts";
 
@@ -195,18 +195,60 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
     const foreign = (facts.paths[path]?.later ?? []).find((it) =>
       it.sequence > seen && it.origin !== facts.sandboxId
     );
-    if (foreign) {
-      return reject(
-        "conflict",
-        `"${path}" changed at sequence ${foreign.sequence} by "${foreign.origin}" after ${seen}`,
-      );
-    }
+    if (foreign) return reject("conflict", conflictDetail(path, foreign, seen));
   }
   if (entry.operation.type !== "Rename" && facts.paths[paths[0]!]?.holdsLive) {
     // A write's facts hold this only for a file over a folder (see WriteBackPathFacts).
     return reject("conflict", `folder "${paths[0]}" holds paths the replica did not remove`);
   }
   return { accept: true, paths };
+}
+
+/**
+ * Why a write-back conflicts, for a person: which change on the master came after the
+ * version the sandbox last saw, and who made it (pure).
+ *
+ * @param path The path changed on both sides.
+ * @param foreign The master's change the sandbox had not seen: its sequence and origin.
+ * @param seen The master sequence the sandbox last saw (`master_rowid_seen`; 0: none).
+ * @returns The detail after `conflict: `.
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * equal(
+ *   conflictDetail("a.txt", { sequence: 30, origin: "local" }, 12),
+ *   '"a.txt" changed on the master (sequence 30, an edit on its disk) after the version ' +
+ *     "this sandbox last saw (sequence 12)",
+ * );
+ * ```
+ */
+export function conflictDetail(
+  path: string,
+  foreign: { sequence: number; origin: string },
+  seen: number,
+): string {
+  const since = seen === 0
+    ? "while this sandbox had seen no version of it"
+    : `after the version this sandbox last saw (sequence ${seen})`;
+  return `"${path}" changed on the master (sequence ${foreign.sequence}, ${
+    madeBy(foreign.origin)
+  }) ${since}`;
+}
+
+/** Who made a master change, for a person (see `Origin`). */
+function madeBy(origin: string): string {
+  switch (origin) {
+    case ORIGINS.local:
+      return "an edit on its disk";
+    case ORIGINS.api:
+      return "a write through its API";
+    case ORIGINS.restore:
+      return "a restore";
+    case ORIGINS.rollback:
+      return "a rollback";
+    default:
+      return `a write-back from sandbox "${origin}"`;
+  }
 }
 
 /** The reason word of a wire reason (`"conflict: …"` → `"conflict"`). */

@@ -301,6 +301,30 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
     assertEquals(decided, expected, description);
     if (!verdict.accept) assertEquals(reasonWord(verdict.message), expected, description);
   }
+  // A conflict says, for a person, what came after the version the sandbox last saw.
+  const messages: [string, number, string][] = [
+    [
+      "local",
+      10,
+      '"src/a.ts" changed on the master (sequence 11, an edit on its disk) after the version this sandbox last saw (sequence 10)',
+    ],
+    [
+      "sb-2",
+      0,
+      '"src/a.ts" changed on the master (sequence 11, a write-back from sandbox "sb-2") while this sandbox had seen no version of it',
+    ],
+    ["api", 3, "(sequence 11, a write through its API)"],
+    ["restore", 3, "(sequence 11, a restore)"],
+    ["rollback", 3, "(sequence 11, a rollback)"],
+  ];
+  for (const [origin, seen, text] of messages) {
+    const verdict = decideWriteBack(
+      entry({ master_rowid_seen: BigInt(seen) }),
+      facts({ paths: { "src/a.ts": later(origin) } }),
+    );
+    assertEquals(verdict.accept, false);
+    if (!verdict.accept) assertEquals(verdict.message.includes(text), true, verdict.message);
+  }
   const escaping = decideWriteBack(entry({ filepath: "a/../../x" }), facts());
   assertEquals(!escaping.accept && escaping.disconnect, true);
 });
