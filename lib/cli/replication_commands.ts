@@ -150,7 +150,9 @@ export function conflictsCommand(args: string[]): Promise<number> {
         formatTime(c.createdMs),
         c.path,
         c.operation,
-        c.resolution ? `resolved (${c.resolution})` : "unresolved",
+        c.resolvedMs === null
+          ? `unresolved${c.resolution ? ` (${c.resolution})` : ""}`
+          : `resolved (${c.resolution ?? "by hand"})`,
         c.keptHash ?? "-",
         c.reason,
       ]);

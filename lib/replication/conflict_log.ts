@@ -93,6 +93,22 @@ export class ConflictLog {
     ).run(Date.now(), resolution, id);
   }
 
+  /**
+   * Settles, as `superseded`, the refusals of `path` still open that a later change of it
+   * the master accepted leaves behind: those of changes before `localSeq` that were no
+   * conflicts (too large, forbidden, filtered, failed). A conflict stays for its person:
+   * the master's version was not weighed against hers.
+   *
+   * @returns How many were settled.
+   */
+  supersede(path: string, localSeq: number): number {
+    const result = this.#statement(
+      `UPDATE replica_conflicts SET resolved_ms = ?, resolution = 'superseded'
+       WHERE path = ? AND resolved_ms IS NULL AND local_seq < ? AND reason NOT LIKE 'conflict:%'`,
+    ).run(Date.now(), path, localSeq);
+    return Number(result.changes);
+  }
+
   /** Notes progress on an open conflict (e.g. `merging`) without closing it. */
   note(id: number, resolution: string): void {
     this.#statement(

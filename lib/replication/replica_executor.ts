@@ -163,6 +163,9 @@ export class ReplicaExecutor {
               deleted: true,
             });
           }
+          // An earlier change the master refused (too large, forbidden, filtered) is no
+          // longer what the path holds: the later one went through.
+          core.tables.conflicts.supersede(action.path, action.localSeq);
         });
         this.#acceptedHere.add(action.path);
         return;

@@ -429,6 +429,7 @@ function answered(state: ReplicaState, entries: JournalEntry[]): ReplicaStep {
           type: "accepted",
           path,
           masterSeq,
+          localSeq: entry.localSeq,
           ...(renamedFrom ? { removed: true } : {}),
         });
         release.push({ path, restore: false });

@@ -173,9 +173,10 @@ export type ReplicaAction =
   /**
    * Record that the master accepted the write-back of `path` at `masterSeq`; `removed`
    * when `path` is an accepted rename's source, which the master removed (at a sequence
-   * before `masterSeq`, whose notification is then superseded and skipped).
+   * before `masterSeq`, whose notification is then superseded and skipped). Refusals of
+   * earlier changes of `path` (before `localSeq`) left for a person are settled by it.
    */
-  | { type: "accepted"; path: string; masterSeq: number; removed?: true }
+  | { type: "accepted"; path: string; masterSeq: number; localSeq: number; removed?: true }
   /** Record a rejected write-back; `keep: "upstream"` when the master's version is taken. */
   | {
     type: "rejected";

@@ -94,6 +94,34 @@ Deno.test("chronicle conflicts says when it shows only the newest, and --limit/-
   });
 });
 
+Deno.test("chronicle conflicts shows each conflict's status: open, open with progress noted, settled", async () => {
+  await withTempDir(async (root) => {
+    const data = join(root, ".chronicle");
+    await Deno.mkdir(data);
+    const db = openDatabase(join(data, "chronicle.db"));
+    try {
+      openReplicaTables(db);
+      const insert = db.prepare(
+        `INSERT INTO replica_conflicts (local_seq, path, operation, reason, kept_hash, kept_size,
+           kept_mode, created_ms, resolved_ms, resolution) VALUES (?, ?, 'write', ?, NULL, 1, 420,
+           ?, ?, ?)`,
+      );
+      const at = Date.UTC(2026, 0, 1);
+      insert.run(1, "open.txt", "conflict: changed on the master", at, null, null);
+      insert.run(2, "merging.txt", "conflict: changed on the master", at, null, "merging");
+      insert.run(3, "big.bin", TOO_LARGE, at, at + 1, "superseded");
+    } finally {
+      db.close();
+    }
+    const { code, stdout, stderr } = await runChronicle(["conflicts", "--data-dir", data]);
+    strictEqual(code, 0, stderr);
+    const row = (path: string) => stdout.split("\n").find((line) => line.includes(` ${path} `));
+    ok(row("open.txt")?.includes(" unresolved "), stdout);
+    ok(row("merging.txt")?.includes(" unresolved (merging) "), stdout);
+    ok(row("big.bin")?.includes(" resolved (superseded) "), stdout);
+  }, "chronicle-conflicts-");
+});
+
 Deno.test("chronicle conflicts on a master says when its list is cut", async () => {
   await withTempDir(async (root) => {
     const data = join(root, ".chronicle");

@@ -255,6 +255,37 @@ Deno.test("ConflictLog keeps one open conflict per path, updated by further reje
   });
 });
 
+Deno.test("ConflictLog settles the refusals a later accepted change of their path leaves behind, never a conflict", async () => {
+  await withDatabase((path) => {
+    const db = openDatabase(path);
+    const { journal, conflicts } = openReplicaTables(db);
+    const refuse = (file: string, reason: string) => {
+      const [entry] = journal.append([change(file)]);
+      const [rejected] = journal.resolve([], [[entry!.localSeq, reason]]);
+      conflicts.add(rejected!, reason, null);
+      return entry!.localSeq;
+    };
+    refuse("big.bin", "too large: 9 MiB, over the master's write-back limit");
+    refuse("other.bin", "too large: 9 MiB, over the master's write-back limit");
+    refuse("edited.txt", 'conflict: "edited.txt" changed on the master');
+    const later = journal.append([change("big.bin")])[0]!.localSeq;
+    const refusedAfter = refuse("after.bin", "forbidden: a link out of the workspace");
+    // The later change of each went through.
+    assertEquals(conflicts.supersede("big.bin", later), 1);
+    assertEquals(conflicts.supersede("edited.txt", later), 0, "a conflict stays for a person");
+    assertEquals(conflicts.supersede("after.bin", refusedAfter), 0, "only earlier changes");
+    const status = new Map(conflicts.list().map((c) => [c.path, c.resolution]));
+    assertEquals(Object.fromEntries(status), {
+      "after.bin": null,
+      "big.bin": "superseded",
+      "edited.txt": null,
+      "other.bin": null,
+    });
+    assertEquals(conflicts.counts(), { total: 4, unresolved: 3 });
+    db.close();
+  });
+});
+
 Deno.test("MasterState records cumulative acks and write-back outcomes", async () => {
   await withDatabase((path) => {
     let db = openDatabase(path);

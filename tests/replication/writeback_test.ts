@@ -19,7 +19,7 @@ import {
   withDirs,
   writeBacksAnswered,
 } from "./_harness.ts";
-import { connectUnix, type SyncWaitResult } from "../../lib/replication/mod.ts";
+import { type Conflict, connectUnix, type SyncWaitResult } from "../../lib/replication/mod.ts";
 import type { Iteration } from "../../lib/store/mod.ts";
 import type { WireMessage } from "../../lib/wire/mod.ts";
 
@@ -399,6 +399,32 @@ Deno.test("local writes over the write-back limit are refused locally and listed
       assert(answered.refused[0]!.reason.startsWith("too large"), answered.refused[0]!.reason);
       assert(!(await treeState(m)).has("huge.bin"));
       assert(sandbox.logs().includes("refused for write-back"), sandbox.logs());
+    } finally {
+      await stopPeers(sandbox, master);
+    }
+  });
+});
+
+Deno.test("a change the master refused as too large is settled once a later change of the file goes through", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock, { args: ["--max-writeback", "1000"] });
+    const sandbox = await startReplica(r, sock);
+    const open = async () =>
+      (await sandbox.command<Conflict[]>("conflicts")).filter((c) => c.resolvedMs === null);
+    try {
+      await putAtomic(r, "data.bin", pseudoRandomBytes(5000, 9));
+      await waitFor("the master's refusal listed", async () => (await open()).length === 1);
+      const [refused] = await open();
+      assert(refused!.reason.startsWith("too large"), refused!.reason);
+      await putAtomic(r, "data.bin", pseudoRandomBytes(500, 9));
+      await waitFor(
+        "the smaller data.bin on the master",
+        async () => (await Deno.stat(`${m}/data.bin`).catch(() => null))?.size === 500,
+      );
+      await waitFor("the refusal settled", async () => (await open()).length === 0);
+      const [settled] = await sandbox.command<Conflict[]>("conflicts");
+      assertEquals(settled!.resolution, "superseded");
     } finally {
       await stopPeers(sandbox, master);
     }
