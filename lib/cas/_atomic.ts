@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { sha256Hex } from "./content_hash.ts";
 
 /**
  * How long a temp file of another process goes unmodified before it is taken for one a
@@ -14,16 +15,42 @@
 export const STALE_TEMP_MS = 60 * 60 * 1000;
 
 /**
- * Tells whether a temp file named by `tempName` (lib/disk) (without prefix) may belong to a
- * live writer: this process's own, or another's modified within {@linkcode STALE_TEMP_MS}
- * of `now`. Unparseable names are stale.
+ * The start of the temp file names of a process that holds its data folder's process lock
+ * (see `Cas.claimTempFiles`), before the data folder's tag: `held-<tag>-<pid>-<uuid>.tmp`.
+ * A later holder of the same lock knows every such file is a dead holder's.
+ */
+export const HOLDER_TEMP_PREFIX = "held-";
+
+/**
+ * The temp name prefix of the holder of `dataDir`'s process lock: the data folder's tag
+ * keeps two data folders that share a content store (`--cas-dir`) apart.
  *
- * @param name The temp file's name.
+ * @param dataDir The data folder's absolute path.
+ */
+export function holderTempPrefix(dataDir: string): string {
+  return `${HOLDER_TEMP_PREFIX}${sha256Hex(new TextEncoder().encode(dataDir)).slice(0, 8)}-`;
+}
+
+/**
+ * Tells whether a temp file named by `tempName` (lib/disk) may belong to a live writer:
+ * this process's own, or another's modified within {@linkcode STALE_TEMP_MS} of `now`.
+ * Unparseable names are stale.
+ *
+ * @param name The temp file's name (plain, or a lock holder's).
  * @param modifiedMs When it was last modified (epoch ms), `null` when unknown.
  * @param now The time to judge at (epoch ms).
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * const now = Date.now();
+ * equal(tempOwnerAlive(`${Deno.pid}-0a1b.tmp`, 0, now), true); // this process's own
+ * equal(tempOwnerAlive("1-0a1b.tmp", now - 1000, now), true); // another's, written lately
+ * equal(tempOwnerAlive("held-0011aaff-1-0a1b.tmp", now - 2 * STALE_TEMP_MS, now), false);
+ * equal(tempOwnerAlive("notes.txt", now, now), false);
+ * ```
  */
 export function tempOwnerAlive(name: string, modifiedMs: number | null, now: number): boolean {
-  const match = /^(\d+)-/.exec(name);
+  const match = /^(?:held-[0-9a-f]{8}-)?(\d+)-/.exec(name);
   if (!match) return false;
   if (Number(match[1]) === Deno.pid) return true;
   return modifiedMs === null || now - modifiedMs < STALE_TEMP_MS;

@@ -22,7 +22,7 @@ import {
   readRest,
   statOrNull,
 } from "./_files.ts";
-import { tempOwnerAlive } from "./_atomic.ts";
+import { holderTempPrefix, tempOwnerAlive } from "./_atomic.ts";
 import { casManifestPath, casObjectPath, storeFolders } from "./layout.ts";
 import { syncDir, tempName, writeFileAtomic } from "../disk/mod.ts";
 import { forEachLimited } from "../concurrency/mod.ts";
@@ -62,6 +62,8 @@ export class LocalStore {
    */
   readonly #recent = new Map<string, Uint8Array>();
   #recentBytes = 0;
+  /** Of this process's temp names: a process lock holder's (see `claimTempFiles`). */
+  #tempPrefix = "";
 
   private constructor(root: string, small: SmallObjects | null) {
     this.root = root;
@@ -95,7 +97,27 @@ export class LocalStore {
   /** A fresh temp file path in the store's `tmp/` folder. */
   tempPath(): string {
     // One for every file a replica writes: `#tmp` is normalized already (no join).
-    return `${this.#tmp}/${tempName()}`;
+    return `${this.#tmp}/${tempName(this.#tempPrefix)}`;
+  }
+
+  /**
+   * Removes the temp files an earlier holder of `dataDir`'s process lock left (a `kill -9`
+   * mid-write), and names this process's own as the holder's from now on: called by the
+   * process that just took the lock, so every earlier holder has ended.
+   *
+   * @param dataDir The data folder whose process lock this process holds (absolute).
+   * @returns How many temp files were removed.
+   */
+  async claimTempFiles(dataDir: string): Promise<number> {
+    const prefix = holderTempPrefix(dataDir);
+    let removed = 0;
+    for await (const entry of Deno.readDir(this.#tmp)) {
+      if (!entry.name.startsWith(prefix)) continue;
+      await Deno.remove(join(this.#tmp, entry.name), { recursive: true }).catch(ignoreNotFound);
+      removed++;
+    }
+    this.#tempPrefix = prefix;
+    return removed;
   }
 
   /** The absolute path of an object file. */

@@ -408,6 +408,19 @@ export class Cas {
   }
 
   /**
+   * Called by the process that just took a data folder's process lock (the daemon): removes
+   * the temp files an earlier holder of that lock left behind when it was killed mid-write,
+   * at once (any other process's are removed once an hour old), and names this process's
+   * own temp files as the holder's from now on, for the next holder to find.
+   *
+   * @param dataDir The data folder whose lock this process holds (absolute).
+   * @returns How many temp files were removed.
+   */
+  async claimTempFiles(dataDir: string): Promise<number> {
+    return await this.#store.claimTempFiles(dataDir);
+  }
+
+  /**
    * A fresh path for a temp file in the store's `tmp/` folder, for a caller that builds a
    * file to store (then {@linkcode Cas.putFile}) and removes it. One left behind by a
    * process that ended is removed when the store is opened again.

@@ -78,6 +78,12 @@ export async function runDaemon(config: ChronicleConfig): Promise<number> {
     await workspace.close();
     throw error;
   }
+  const leftBehind = await workspace.cas.claimTempFiles(workspace.layout.dataDir);
+  if (leftBehind > 0) {
+    log("info", "removed the temp files an earlier run left when it was stopped mid-write", {
+      count: leftBehind,
+    });
+  }
   workspace.store.setMeta(WORKSPACE_ROOT_META, workspace.root);
   workspace.store.setMeta("role", role);
   workspace.store.onRecorded((recorded) => metrics.iterations.inc(recorded.length));

@@ -110,6 +110,29 @@ Deno.test("Cas.open() removes temp files left unwritten for an hour by other pro
   });
 });
 
+Deno.test("Cas.claimTempFiles() removes at once what an earlier holder of the data folder's lock left, and names its own temp files as the holder's", async () => {
+  await withTempDir(async (root) => {
+    const cas = await Cas.open(root);
+    const tmp = join(root, "tmp");
+    // The format the doc of HOLDER_TEMP_PREFIX gives: held-<tag of the data folder>-<pid>-….
+    const tag = (dataDir: string) => sha256Hex(new TextEncoder().encode(dataDir)).slice(0, 8);
+    const names = {
+      deadHolder: `held-${tag("/data/a")}-4242-1b2c.tmp`, // just written, by a killed daemon
+      otherFolder: `held-${tag("/data/b")}-4243-1b2c.tmp`, // a store shared with /data/b
+      otherProcess: "4244-5f6a.tmp", // a CLI command writing now
+    };
+    for (const name of Object.values(names)) await Deno.writeTextFile(join(tmp, name), "partial");
+    assert.equal(await cas.claimTempFiles("/data/a"), 1);
+    assert.deepEqual(await listFiles(tmp), [names.otherFolder, names.otherProcess].sort());
+    const own = cas.tempPath().slice(tmp.length + 1);
+    assert.ok(own.startsWith(`held-${tag("/data/a")}-${Deno.pid}-`), own);
+    // Another process's open of the store keeps a live holder's recent temp file.
+    await Deno.writeTextFile(join(tmp, own), "partial");
+    await Cas.open(root);
+    assert.ok((await listFiles(tmp)).includes(own));
+  });
+});
+
 Deno.test("Cas.open() rejects an empty root and creates the layout", async () => {
   await assert.rejects(Cas.open(""), TypeError);
   await withTempDir(async (dir) => {

@@ -146,8 +146,13 @@ Deno.test("after kill -9 with temp files left in its store, the agent binary sta
     await Deno.mkdir(tmp, { recursive: true });
     const old = join(tmp, "999999999-stale.tmp");
     const fresh = join(tmp, "999999999-fresh.tmp");
+    // As the killed agent named its own (it held the data folder's lock): its next start
+    // removes it at once, however recent (the format: HOLDER_TEMP_PREFIX in lib/cas).
+    const tag = sha256OfText(data).slice(0, 8);
+    const killed = `held-${tag}-999999999-killed.tmp`;
     await Deno.writeTextFile(old, "half a write");
     await Deno.writeTextFile(fresh, "half a write");
+    await Deno.writeTextFile(join(tmp, killed), "half a write");
     const hoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
     await Deno.utime(old, hoursAgo, hoursAgo);
     // Before, under the binaries' permissions, reading /proc to ask whether the writer
@@ -165,6 +170,8 @@ Deno.test("after kill -9 with temp files left in its store, the agent binary sta
     const left = [];
     for await (const entry of Deno.readDir(tmp)) left.push(entry.name);
     ok(!left.includes("999999999-stale.tmp"), `stale temp swept: ${left.join(" ")}`);
+    ok(!left.includes(killed), `the killed agent's own temp swept: ${left.join(" ")}`);
+    ok(second.stderr.includes("removed the temp files an earlier run left"), second.stderr);
     ok(
       left.includes("999999999-fresh.tmp"),
       `a recent temp of another process kept: ${left.join(" ")}`,
