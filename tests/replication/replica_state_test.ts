@@ -586,7 +586,7 @@ Deno.test(
       expected: {
         state: { ...live, releasing: new Map([["a.txt", 1]]) },
         actions: [
-          { type: "accepted", path: "a.txt", masterSeq: 25 },
+          { type: "accepted", path: "a.txt", masterSeq: 25, localSeq: 1 },
           {
             type: "enqueue",
             item: { type: "Release", paths: [{ path: "a.txt", restore: false }] },
@@ -600,8 +600,8 @@ Deno.test(
       expected: {
         state: { ...live, releasing: new Map([["a.txt", 1], ["d.txt", 1]]) },
         actions: [
-          { type: "accepted", path: "a.txt", masterSeq: 25, removed: true },
-          { type: "accepted", path: "d.txt", masterSeq: 25 },
+          { type: "accepted", path: "a.txt", masterSeq: 25, localSeq: 1, removed: true },
+          { type: "accepted", path: "d.txt", masterSeq: 25, localSeq: 1 },
           {
             type: "enqueue",
             item: {
