@@ -65,6 +65,8 @@ export const REPLICA_MIGRATIONS: Migration[] = [
      id       INTEGER PRIMARY KEY,
      versions TEXT NOT NULL
    );`,
+  // Open conflicts by path: every accepted write-back looks for those it settles.
+  `CREATE INDEX replica_conflicts_open ON replica_conflicts (path) WHERE resolved_ms IS NULL;`,
 ];
 
 /**

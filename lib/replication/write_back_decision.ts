@@ -205,20 +205,20 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
 }
 
 /**
- * Why a write-back conflicts, for a person: which change on the master came after the
- * version the sandbox last saw, and who made it (pure).
+ * Why a write-back conflicts, for a person: which change on the master came after what
+ * the sandbox had seen when it made its own, and who made it (pure).
  *
  * @param path The path changed on both sides.
  * @param foreign The master's change the sandbox had not seen: its sequence and origin.
- * @param seen The master sequence the sandbox last saw (`master_rowid_seen`; 0: none).
+ * @param seen The master sequence the sandbox had applied (`master_rowid_seen`; 0: none).
  * @returns The detail after `conflict: `.
  * @example
  * ```ts
  * import { equal } from "node:assert/strict";
  * equal(
  *   conflictDetail("a.txt", { sequence: 30, origin: "local" }, 12),
- *   '"a.txt" changed on the master (sequence 30, an edit on its disk) after the version ' +
- *     "this sandbox last saw (sequence 12)",
+ *   '"a.txt" changed on the master at sequence 30 (an edit on its disk), after the ' +
+ *     "sequence 12 this sandbox had seen",
  * );
  * ```
  */
@@ -228,11 +228,11 @@ export function conflictDetail(
   seen: number,
 ): string {
   const since = seen === 0
-    ? "while this sandbox had seen no version of it"
-    : `after the version this sandbox last saw (sequence ${seen})`;
-  return `"${path}" changed on the master (sequence ${foreign.sequence}, ${
+    ? "while this sandbox had seen nothing of the master yet"
+    : `after the sequence ${seen} this sandbox had seen`;
+  return `"${path}" changed on the master at sequence ${foreign.sequence} (${
     madeBy(foreign.origin)
-  }) ${since}`;
+  }), ${since}`;
 }
 
 /** Who made a master change, for a person (see `Origin`). */

@@ -306,16 +306,16 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
     [
       "local",
       10,
-      '"src/a.ts" changed on the master (sequence 11, an edit on its disk) after the version this sandbox last saw (sequence 10)',
+      '"src/a.ts" changed on the master at sequence 11 (an edit on its disk), after the sequence 10 this sandbox had seen',
     ],
     [
       "sb-2",
       0,
-      '"src/a.ts" changed on the master (sequence 11, a write-back from sandbox "sb-2") while this sandbox had seen no version of it',
+      '"src/a.ts" changed on the master at sequence 11 (a write-back from sandbox "sb-2"), while this sandbox had seen nothing of the master yet',
     ],
-    ["api", 3, "(sequence 11, a write through its API)"],
-    ["restore", 3, "(sequence 11, a restore)"],
-    ["rollback", 3, "(sequence 11, a rollback)"],
+    ["api", 3, "at sequence 11 (a write through its API)"],
+    ["restore", 3, "at sequence 11 (a restore)"],
+    ["rollback", 3, "at sequence 11 (a rollback)"],
   ];
   for (const [origin, seen, text] of messages) {
     const verdict = decideWriteBack(
