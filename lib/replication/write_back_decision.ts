@@ -205,12 +205,13 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
 }
 
 /**
- * Why a write-back conflicts, for a person: which change on the master came after what
- * the sandbox had seen when it made its own, and who made it (pure).
+ * Why a write-back conflicts, for a person: the first change of the path on the master
+ * after the version of it the sandbox's own change was made over, and who made it (pure).
  *
  * @param path The path changed on both sides.
  * @param foreign The master's change the sandbox had not seen: its sequence and origin.
- * @param seen The master sequence the sandbox had applied (`master_rowid_seen`; 0: none).
+ * @param seen The master sequence of the path's version the sandbox held when it made its
+ * change (`master_rowid_seen`; 0: it held none).
  * @returns The detail after `conflict: `.
  * @example
  * ```ts
@@ -218,7 +219,7 @@ export function decideWriteBack(entry: WriteBackEntry, facts: WriteBackFacts): W
  * equal(
  *   conflictDetail("a.txt", { sequence: 30, origin: "local" }, 12),
  *   '"a.txt" changed on the master at sequence 30 (an edit on its disk), after the ' +
- *     "sequence 12 this sandbox had seen",
+ *     "version of it this sandbox had (sequence 12)",
  * );
  * ```
  */
@@ -228,8 +229,8 @@ export function conflictDetail(
   seen: number,
 ): string {
   const since = seen === 0
-    ? "while this sandbox had seen nothing of the master yet"
-    : `after the sequence ${seen} this sandbox had seen`;
+    ? "while this sandbox had no version of it"
+    : `after the version of it this sandbox had (sequence ${seen})`;
   return `"${path}" changed on the master at sequence ${foreign.sequence} (${
     madeBy(foreign.origin)
   }), ${since}`;

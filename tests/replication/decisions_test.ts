@@ -306,12 +306,12 @@ Deno.test("decideWriteBack() applies the causal rule and the entry checks", () =
     [
       "local",
       10,
-      '"src/a.ts" changed on the master at sequence 11 (an edit on its disk), after the sequence 10 this sandbox had seen',
+      '"src/a.ts" changed on the master at sequence 11 (an edit on its disk), after the version of it this sandbox had (sequence 10)',
     ],
     [
       "sb-2",
       0,
-      '"src/a.ts" changed on the master at sequence 11 (a write-back from sandbox "sb-2"), while this sandbox had seen nothing of the master yet',
+      '"src/a.ts" changed on the master at sequence 11 (a write-back from sandbox "sb-2"), while this sandbox had no version of it',
     ],
     ["api", 3, "at sequence 11 (a write through its API)"],
     ["restore", 3, "at sequence 11 (a restore)"],
