@@ -44,7 +44,7 @@ export class ConflictLog {
    * master's version: `"upstream"`), else left for a person.
    */
   add(entry: JournalEntry, reason: string, resolution: string | null): Conflict {
-    const open = resolution === null ? this.#openFor(entry.path) : undefined;
+    const open = resolution === null ? this.#openFor(entry.path, isConflict(reason)) : undefined;
     if (open) return this.#update(open, entry, reason);
     const now = Date.now();
     const result = this.#statement(
@@ -104,7 +104,7 @@ export class ConflictLog {
   supersede(path: string, localSeq: number): number {
     const result = this.#statement(
       `UPDATE replica_conflicts SET resolved_ms = ?, resolution = 'superseded'
-       WHERE path = ? AND resolved_ms IS NULL AND local_seq < ? AND reason NOT LIKE 'conflict:%'`,
+       WHERE path = ? AND resolved_ms IS NULL AND local_seq < ? AND NOT (reason LIKE 'conflict:%')`,
     ).run(Date.now(), path, localSeq);
     return Number(result.changes);
   }
@@ -117,11 +117,17 @@ export class ConflictLog {
       .run(resolution, id);
   }
 
-  #openFor(path: string): Conflict | undefined {
+  /**
+   * The open row a further rejection of `path` updates: one of the same kind only, so a
+   * conflict awaiting its person keeps its reason when a later save of hers is refused as
+   * too large (that refusal gets a row of its own, which a later accepted change settles).
+   */
+  #openFor(path: string, conflict: boolean): Conflict | undefined {
     const row = this.#statement(
       `SELECT ${COLUMNS} FROM replica_conflicts WHERE path = ? AND resolved_ms IS NULL
+         AND (reason LIKE 'conflict:%') = ?
        ORDER BY id DESC LIMIT 1`,
-    ).get(path);
+    ).get(path, conflict ? 1 : 0);
     return row ? toConflict(row) : undefined;
   }
 
@@ -158,6 +164,11 @@ export class ConflictLog {
     const read = columns(row);
     return { total: read.integer("total"), unresolved: read.integer("unresolved") };
   }
+}
+
+/** Whether a rejection's reason is a conflict (see `reasonWord`), not another refusal. */
+function isConflict(reason: string): boolean {
+  return reason.startsWith("conflict:");
 }
 
 function toConflict(row: Row): Conflict {

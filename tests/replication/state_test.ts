@@ -246,11 +246,21 @@ Deno.test("ConflictLog keeps one open conflict per path, updated by further reje
       ["02".repeat(32), `conflict: ${"02".repeat(32)}`, "merging", first.createdMs],
     );
     assertEquals(conflicts.counts(), { total: 1, unresolved: 1 });
+    // A later save refused as too large gets its own row: the conflict keeps its reason.
+    const [big] = journal.append([change("x.txt", { hash: "0f".repeat(32) })]);
+    const [tooLarge] = journal.resolve([], [[big!.localSeq, "too large: 9 MiB"]]);
+    const refusal = conflicts.add(tooLarge!, "too large: 9 MiB", null);
+    assert(refusal.id !== first.id);
+    assertEquals(conflicts.list({ unresolved: true }).map((c) => c.reason).sort(), [
+      `conflict: ${"02".repeat(32)}`,
+      "too large: 9 MiB",
+    ]);
+    assertEquals(conflicts.supersede("x.txt", big!.localSeq + 1), 1, "the refusal only");
     conflicts.resolve(first.id, "local");
     reject("03".repeat(32), null); // after the resolution: a new conflict
     reject("04".repeat(32), "upstream"); // settled at once (sandbox): always its own row
     reject("05".repeat(32), "upstream");
-    assertEquals(conflicts.counts(), { total: 4, unresolved: 1 });
+    assertEquals(conflicts.counts(), { total: 5, unresolved: 1 });
     db.close();
   });
 });
