@@ -285,7 +285,11 @@ export class WriteBackApplier {
       if (!verdict.accept) return { accepted: false, masterSeq: 0, reason: verdict.message };
       const path = verdict.paths[0]!;
       if (failures.has(path)) {
-        return { accepted: false, masterSeq: 0, reason: failedReason(failures.get(path)) };
+        return {
+          accepted: false,
+          masterSeq: 0,
+          reason: failedReason(failures.get(path), this.#workspace.root),
+        };
       }
       // Nothing recorded: the master already held exactly this; answer with its latest.
       const masterSeq = sequences.get(path) ?? this.#store.latest(path)?.sequence ?? 0;
@@ -378,7 +382,11 @@ export class WriteBackApplier {
         return await this.#applyOne(sandboxId, entry, attempt + 1);
       }
       return {
-        outcome: { accepted: false, masterSeq: 0, reason: failedReason(error) },
+        outcome: {
+          accepted: false,
+          masterSeq: 0,
+          reason: failedReason(error, this.#workspace.root),
+        },
         disconnect: false,
       };
     }

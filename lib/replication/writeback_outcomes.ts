@@ -30,8 +30,8 @@ export interface WriteBackBatchResult {
 /**
  * Keeps a newly rejected entry on the master (`chronicle conflicts`, `GET /conflicts`):
  * its content, when it came along and hashed right, goes into the CAS. Entries refused
- * as malformed (`invalid path`, `invalid content`, `too large`) are not kept: there is
- * nothing trustworthy to keep.
+ * as malformed (`invalid path`, `invalid content`, `too large`) are not kept, only logged:
+ * there is nothing trustworthy to keep.
  *
  * @param keeper Where the content and the conflict are kept.
  * @param sandboxId The sending replica.
@@ -44,7 +44,12 @@ export async function keepRejected(
   entry: WriteBackEntry,
   outcome: WriteBackOutcome,
 ): Promise<void> {
-  if (outcome.accepted || !KEPT_REASONS.has(reasonWord(outcome.reason))) return;
+  if (outcome.accepted) return;
+  if (!KEPT_REASONS.has(reasonWord(outcome.reason))) {
+    // Listed on the sandbox only: said here, for whoever set the master's limits.
+    log("warn", "write-back refused", { sandboxId, path: entry.filepath, reason: outcome.reason });
+    return;
+  }
   let keptHash: string | null = null;
   const bytes = entry.content_bytes;
   try {
@@ -149,11 +154,18 @@ export function contentOf(change: WorkspaceChange): AppliedContent {
   return { path: change.path, hash: change.hash, mode: change.mode, deleted: false };
 }
 
-/** The wire reason for an accepted entry the workspace refused or failed to make. */
-export function failedReason(error: unknown): string {
+/**
+ * The wire reason for an accepted entry the workspace refused or failed to make. The
+ * reason goes to the sandbox: the master's own folder is left out of the paths the
+ * system's message names (`rename 'a.bin' -> 'b.bin'`, not under `/home/agent/…`).
+ *
+ * @param error What the workspace threw.
+ * @param root The master's workspace folder (absolute).
+ */
+export function failedReason(error: unknown, root: string): string {
   if (error instanceof ForbiddenWriteError) return `forbidden: ${error.message}`;
   if (error instanceof PathError) return `invalid path: ${error.message}`;
-  return `failed: ${errorMessage(error)}`;
+  return `failed: ${errorMessage(error).replaceAll(`${root}/`, "")}`;
 }
 
 /** The rejections the master keeps (see {@linkcode keepRejected}). */

@@ -425,6 +425,32 @@ Deno.test("a change the master refused as too large is settled once a later chan
       await waitFor("the refusal settled", async () => (await open()).length === 0);
       const [settled] = await sandbox.command<Conflict[]>("conflicts");
       assertEquals(settled!.resolution, "superseded");
+      // Not kept on the master (nothing trustworthy came along), but said in its log.
+      assert(master.logs().includes("write-back refused"), master.logs());
+    } finally {
+      await stopPeers(sandbox, master);
+    }
+  });
+});
+
+Deno.test("a failure the master answers names paths inside the workspace, never the master's own folder", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock, { args: ["--max-writeback", "1000"] });
+    const sandbox = await startReplica(r, sock);
+    try {
+      // Refused as too large, so never on the master: its rename there fails.
+      await putAtomic(r, "big.bin", pseudoRandomBytes(5000, 9));
+      const refusals = async () =>
+        (await sandbox.command<Conflict[]>("conflicts")).map((c) => c.reason);
+      await waitFor("the refusal listed", async () => (await refusals()).length === 1);
+      await Deno.rename(`${r}/big.bin`, `${r}/moved.bin`);
+      const [failed] = await waitFor("the rename answered", async () => {
+        const reasons = await refusals();
+        return reasons[0]!.startsWith("failed") ? reasons : null;
+      });
+      assert(!failed!.includes(m), failed);
+      assert(failed!.includes("'big.bin'"), failed);
     } finally {
       await stopPeers(sandbox, master);
     }
