@@ -157,7 +157,10 @@ export function describeStatus(status: StatusView, now: number): string[] {
   const conflicts = typeof replication.conflict_count === "number"
     ? replication.conflict_count
     : listed;
-  field("conflicts", conflicts === 0 ? "none" : `${conflicts} (chronicle conflicts)`);
+  // Resolved ones are counted too (a sandbox's are resolved at once): how many wait is said.
+  const open = replication.open_conflict_count;
+  const waiting = typeof open !== "number" ? "" : open === 0 ? ", none open" : `, ${open} open`;
+  field("conflicts", conflicts === 0 ? "none" : `${conflicts}${waiting} (chronicle conflicts)`);
   // Local changes never sent (over the write-back limit): listed with the conflicts.
   const refused = Number(
     (replication.journal as Record<string, unknown> | undefined)?.refused ?? 0,

@@ -28,10 +28,22 @@ Deno.test("a replica's status counts every conflict, and chronicle status shows 
         const view = statusView({ running: true, workspace: root, replication: status });
         const lines = describeStatus(view, Date.now());
         ok(
-          lines.includes(`conflicts:        ${CONFLICTS} (chronicle conflicts)`),
+          lines.includes(`conflicts:        ${CONFLICTS}, 100 open (chronicle conflicts)`),
           lines.join("\n"),
         );
         ok(!lines.some((line) => line.startsWith("refused here")), lines.join("\n"));
+      });
+      await t.step("every conflict resolved: none open, said so", () => {
+        const view = statusView({
+          running: true,
+          workspace: root,
+          replication: { ...status, openConflictCount: 0 },
+        });
+        const lines = describeStatus(view, Date.now());
+        ok(
+          lines.includes(`conflicts:        ${CONFLICTS}, none open (chronicle conflicts)`),
+          lines.join("\n"),
+        );
       });
       await t.step("and local changes refused here (over the write-back limit) beside them", () => {
         const journal = { ...status.journal, refused: 2 };
