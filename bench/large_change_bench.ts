@@ -123,8 +123,9 @@ export async function run(quick: boolean): Promise<string[]> {
       } connected (${placement}): ` +
       `${formatNumber(sizes.files)} files copied into its workspace in ${
         formatNumber(copiedMs)
-      } ms, recorded by the master after ${formatNumber(recordedMs)} ms, on every replica ` +
-      `after ${formatNumber(convergedMs)} ms`,
+      } ms; from the copy's start, recorded by the master after ${
+        formatNumber(recordedMs)
+      } ms, on every replica after ${formatNumber(convergedMs)} ms`,
       rsyncMs === null
         ? `  rsync: ${peerUnavailable("rsync")}`
         : `  the same cp -a into a folder, then rsync -a of it to ${replicaCount} folder${
