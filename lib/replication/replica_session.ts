@@ -115,6 +115,7 @@ export class ReplicaSession {
       maxWholeBytes: transport.maxPayload - 64 * 1024,
       timers: this.#clock,
       pieces: core.writeBackPieces,
+      workspaceGone: () => core.workspace.gone() !== null,
       onResolved: (entries) => this.step({ type: "answered", entries }),
       onRefused: (entry) =>
         log("warn", "local change refused for write-back", {

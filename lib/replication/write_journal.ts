@@ -126,6 +126,18 @@ export class WriteJournal {
     return () => this.#listeners.delete(listener);
   }
 
+  /** When the removals not yet sent were journaled, oldest and newest; `null` when none waits. */
+  pendingRemovals(): { oldestMs: number; newestMs: number } | null {
+    const row = this.#statement(
+      `SELECT MIN(created_ms) AS oldest, MAX(created_ms) AS newest FROM replica_journal
+       WHERE state = 'pending' AND deleted = 1`,
+    ).get();
+    const [oldest, newest] = [row?.oldest, row?.newest];
+    return typeof oldest === "number" && typeof newest === "number"
+      ? { oldestMs: oldest, newestMs: newest }
+      : null;
+  }
+
   /** The oldest open (pending or sent) entries after `local_seq` `after`, at most `limit`. */
   open(limit = 256, after = 0): JournalEntry[] {
     return this.#all(

@@ -4,6 +4,7 @@ import { bytesForPeople, errorMessage, log } from "../log/mod.ts";
 import type { WireMessage, WriteBackEntry, WriteBackResultMessage } from "../wire/mod.ts";
 import type { JournalEntry, WriteJournal } from "./write_journal.ts";
 import { rangeKey } from "./content_range.ts";
+import { REMOVAL_QUIET_MS, removalWait } from "./removal_hold.ts";
 import {
   changeOfPiece,
   type LostBatch,
@@ -51,6 +52,16 @@ export interface WritebackLoopOptions {
   answerTimeoutMs?: number;
   /** The timers the answer timeout uses (a test fires them itself). @default {setTimeout, clearTimeout} */
   timers?: Timers;
+  /**
+   * Whether the workspace's folder or data folder is gone: then no removal is sent (see
+   * `removalWait`). @default {() => false}
+   */
+  workspaceGone?: () => boolean;
+  /**
+   * How long no removal may have been journaled before removals are sent (see
+   * `removalWait`). @default {REMOVAL_QUIET_MS}
+   */
+  removalQuietMs?: number;
 }
 
 export type { Timers } from "../concurrency/mod.ts";
@@ -119,6 +130,8 @@ export class WritebackLoop {
    */
   readonly #refusedInPieces = new Map<number, string>();
   readonly #unsubscribe: () => void;
+  /** Wakes the loop once the removals it holds back may go (see `removalWait`). */
+  #removalTimer: unknown;
 
   /** @param options See {@linkcode WritebackLoopOptions}. */
   constructor(options: WritebackLoopOptions) {
@@ -128,6 +141,8 @@ export class WritebackLoop {
       answerTimeoutMs: 60_000,
       timers: SYSTEM_CLOCK,
       pieces: null,
+      workspaceGone: () => false,
+      removalQuietMs: REMOVAL_QUIET_MS,
       maxWholeBytes: options.maxContentBytes,
       ...options,
     };
@@ -155,6 +170,7 @@ export class WritebackLoop {
     this.#stopped = true;
     this.#unsubscribe();
     this.#o.timers.clear(this.#answerTimer);
+    this.#o.timers.clear(this.#removalTimer);
     this.#o.pieces?.connectionEnded(this.#inFlight.splice(0));
     for (const answer of this.#answers.splice(0)) answer(null);
     this.#notify();
@@ -279,7 +295,11 @@ export class WritebackLoop {
   > {
     const batch: WriteBackEntry[] = [];
     let bytes = 0;
+    let removalsHeld: boolean | undefined; // looked up at the batch's first removal
     for (const entry of this.#o.journal.open(this.#o.maxEntries, this.#sentThrough)) {
+      // A removal, and all after it, wait while removals keep coming (an `rm -rf` of the
+      // whole folder), and never go once the folder is gone.
+      if (entry.deleted && (removalsHeld ??= this.#holdRemovals())) break;
       let content: Uint8Array | null = null;
       if (entry.operation === "write") {
         const size = await this.#o.cas.objectSize(entry.hash!) ?? entry.size;
@@ -365,6 +385,20 @@ export class WritebackLoop {
   #refuse(entry: JournalEntry, reason: string): void {
     const refused = this.#o.journal.refuse(entry.localSeq, reason);
     if (refused) this.#o.onRefused(refused);
+  }
+
+  /** Whether removals must wait now; if only for a while, the loop is woken then. */
+  #holdRemovals(): boolean {
+    const wait = removalWait(
+      this.#o.journal.pendingRemovals(),
+      Date.now(),
+      this.#o.workspaceGone(),
+      this.#o.removalQuietMs,
+    );
+    if (wait === 0) return false;
+    this.#o.timers.clear(this.#removalTimer);
+    if (wait !== null) this.#removalTimer = this.#o.timers.set(() => this.#notify(), wait);
+    return true;
   }
 
   #notify(): void {

@@ -101,6 +101,17 @@ Deno.test("main.ts replica whose folder is removed under it stops, and the maste
     try {
       await waitForSameTrees([m, r], { timeoutMs: 60_000 });
       // `rm -rf` of the sandbox's folder, its data folder with it: no edit to write back.
+      // A slow one: the files of one folder go first, and the replica records their
+      // removals (as on a busy machine) before the rest of the folder goes.
+      await Deno.remove(`${r}/d0`, { recursive: true });
+      const removed = async (path: string) => {
+        const { stdout } = await runChronicle(["history", path, "-C", r, "--json"]);
+        return (JSON.parse(stdout) as { deleted: boolean }[]).at(-1)?.deleted === true;
+      };
+      await waitFor(
+        "the replica to record the removals",
+        async () => await removed("d0/f0.txt") && await removed("d0/f190.txt"),
+      );
       await Deno.remove(r, { recursive: true });
       // It stops by itself (its control socket went with the folder): 60 s at most.
       let timer: ReturnType<typeof setTimeout> | undefined;

@@ -8,6 +8,7 @@ import {
   WritebackLoop,
   WritebackTimeoutError,
 } from "../../lib/replication/writeback_loop.ts";
+import { REMOVAL_QUIET_MS } from "../../lib/replication/removal_hold.ts";
 import type { WireMessage, WriteBackMessage } from "../../lib/wire/mod.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
@@ -36,6 +37,7 @@ async function loopWith(
   answerTimeoutMs = 60_000,
   onResolved: () => void = () => {},
   timers?: Timers,
+  removals: { quietMs?: number; gone?: () => boolean } = { quietMs: 0 },
 ): Promise<
   { loop: WritebackLoop; tables: ReplicaTables; sent: WriteBackMessage[]; close(): void }
 > {
@@ -56,6 +58,9 @@ async function loopWith(
     onRefused: () => {},
     answerTimeoutMs,
     ...(timers ? { timers } : {}),
+    // Removals go at once here but where their holding is the test's subject.
+    ...(removals.quietMs === undefined ? {} : { removalQuietMs: removals.quietMs }),
+    ...(removals.gone ? { workspaceGone: removals.gone } : {}),
   });
   return { loop, tables, sent, close: () => db.close() };
 }
@@ -162,6 +167,43 @@ Deno.test("the answer timeout runs from when a batch becomes the oldest in fligh
       assert.equal(forSecond[0]!.ms, 3_000);
       forSecond[0]!.fire();
       await assert.rejects(running, WritebackTimeoutError);
+    } finally {
+      loop.stop();
+      close();
+    }
+  }));
+
+Deno.test("removals wait until none came for a moment, and never go once the folder is gone", () =>
+  withTempDir(async (root) => {
+    const timers = new ManualTimers();
+    let gone = false;
+    let looks = 0; // how often the loop asked whether the folder is gone
+    const { loop, tables, sent, close } = await loopWith(root, 60_000, () => {}, timers, {
+      gone: () => (looks++, gone),
+    });
+    try {
+      const running = loop.run();
+      running.catch(() => {});
+      journalDeletion(tables, "a.txt");
+      await waitFor(
+        "the removal held, its wake armed",
+        () => timers.live().some((timer) => timer.ms > 0 && timer.ms <= REMOVAL_QUIET_MS),
+      );
+      assert.equal(sent.length, 0, "held");
+      timers.live().find((timer) => timer.ms <= REMOVAL_QUIET_MS)!.fire();
+      // Fired early by the test: still within the quiet time, so it waits again, then goes.
+      await waitFor("sent once quiet", () => {
+        const wake = timers.live().find((timer) => timer.ms <= REMOVAL_QUIET_MS);
+        wake?.fire();
+        return sent.length === 1;
+      }, { timeoutMs: REMOVAL_QUIET_MS * 10 });
+      assert.deepEqual(sentPaths(sent), [["a.txt"]]);
+      gone = true;
+      const before = looks;
+      journalDeletion(tables, "b.txt");
+      await waitFor("the loop to look at b.txt's removal", () => looks > before);
+      assert.equal(sent.length, 1, "the folder is gone: never sent");
+      assert.ok(!timers.live().some((timer) => timer.ms <= REMOVAL_QUIET_MS), "nor woken for");
     } finally {
       loop.stop();
       close();
