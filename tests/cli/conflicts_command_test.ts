@@ -1,5 +1,6 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
 import { openDatabase } from "../../lib/db/mod.ts";
 import { openReplicaTables } from "../../lib/replication/mod.ts";
 import { runChronicle } from "../_helpers/processes.ts";
@@ -12,34 +13,47 @@ const REFUSED = 3;
 const TOO_LARGE =
   "too large: 66.8 MiB (70000000 bytes), over this replica's write-back limit of 64 MiB (--max-writeback-bytes)";
 
-/** A replica's database holding CONFLICTS conflicts and REFUSED refused writes. */
-async function withReplicaConflicts(fn: (data: string) => Promise<void>): Promise<void> {
+/**
+ * Runs `fn` on a data folder whose database `fill` wrote (its replica tables made first),
+ * closed before `fn` runs.
+ */
+async function withDataFolder(
+  fill: (db: DatabaseSync) => void,
+  fn: (data: string) => Promise<void>,
+): Promise<void> {
   await withTempDir(async (root) => {
     const data = join(root, ".chronicle");
     await Deno.mkdir(data);
     const db = openDatabase(join(data, "chronicle.db"));
     try {
       openReplicaTables(db);
-      db.exec("BEGIN");
-      const conflict = db.prepare(
-        `INSERT INTO replica_conflicts (local_seq, path, operation, reason, kept_hash, kept_size,
-           kept_mode, created_ms) VALUES (?, ?, 'write', 'changed on the master', NULL, 1, 420, ?)`,
-      );
-      for (let i = 1; i <= CONFLICTS; i++) conflict.run(i, `c${i}.txt`, Date.UTC(2026, 0, 1) + i);
-      const refused = db.prepare(
-        `INSERT INTO replica_journal (source_seq, path, operation, size, mode, deleted,
-           master_seen, state, reason, created_ms) VALUES (?, ?, 'write', 1, 420, 0, 0, 'refused',
-           ?, ?)`,
-      );
-      for (let i = 1; i <= REFUSED; i++) {
-        refused.run(i, `r${i}.bin`, TOO_LARGE, Date.UTC(2026, 0, 1) + i);
-      }
-      db.exec("COMMIT");
+      fill(db);
     } finally {
       db.close();
     }
     await fn(data);
   }, "chronicle-conflicts-");
+}
+
+/** A replica's database holding CONFLICTS conflicts and REFUSED refused writes. */
+function withReplicaConflicts(fn: (data: string) => Promise<void>): Promise<void> {
+  return withDataFolder((db) => {
+    db.exec("BEGIN");
+    const conflict = db.prepare(
+      `INSERT INTO replica_conflicts (local_seq, path, operation, reason, kept_hash, kept_size,
+         kept_mode, created_ms) VALUES (?, ?, 'write', 'changed on the master', NULL, 1, 420, ?)`,
+    );
+    for (let i = 1; i <= CONFLICTS; i++) conflict.run(i, `c${i}.txt`, Date.UTC(2026, 0, 1) + i);
+    const refused = db.prepare(
+      `INSERT INTO replica_journal (source_seq, path, operation, size, mode, deleted,
+         master_seen, state, reason, created_ms) VALUES (?, ?, 'write', 1, 420, 0, 0, 'refused',
+         ?, ?)`,
+    );
+    for (let i = 1; i <= REFUSED; i++) {
+      refused.run(i, `r${i}.bin`, TOO_LARGE, Date.UTC(2026, 0, 1) + i);
+    }
+    db.exec("COMMIT");
+  }, fn);
 }
 
 Deno.test("chronicle conflicts says when it shows only the newest, and --limit/--all choose how many", async (t) => {
@@ -94,33 +108,25 @@ Deno.test("chronicle conflicts says when it shows only the newest, and --limit/-
   });
 });
 
-Deno.test("chronicle conflicts shows each conflict's status: open, open with progress noted, settled", async () => {
-  await withTempDir(async (root) => {
-    const data = join(root, ".chronicle");
-    await Deno.mkdir(data);
-    const db = openDatabase(join(data, "chronicle.db"));
-    try {
-      openReplicaTables(db);
-      const insert = db.prepare(
-        `INSERT INTO replica_conflicts (local_seq, path, operation, reason, kept_hash, kept_size,
-           kept_mode, created_ms, resolved_ms, resolution) VALUES (?, ?, 'write', ?, NULL, 1, 420,
-           ?, ?, ?)`,
-      );
-      const at = Date.UTC(2026, 0, 1);
-      insert.run(1, "open.txt", "conflict: changed on the master", at, null, null);
-      insert.run(2, "merging.txt", "conflict: changed on the master", at, null, "merging");
-      insert.run(3, "big.bin", TOO_LARGE, at, at + 1, "superseded");
-    } finally {
-      db.close();
-    }
+Deno.test("chronicle conflicts shows each conflict's status: open, open with progress noted, settled", () =>
+  withDataFolder((db) => {
+    const insert = db.prepare(
+      `INSERT INTO replica_conflicts (local_seq, path, operation, reason, kept_hash, kept_size,
+         kept_mode, created_ms, resolved_ms, resolution) VALUES (?, ?, 'write', ?, NULL, 1, 420,
+         ?, ?, ?)`,
+    );
+    const at = Date.UTC(2026, 0, 1);
+    insert.run(1, "open.txt", "conflict: changed on the master", at, null, null);
+    insert.run(2, "merging.txt", "conflict: changed on the master", at, null, "merging");
+    insert.run(3, "big.bin", TOO_LARGE, at, at + 1, "superseded");
+  }, async (data) => {
     const { code, stdout, stderr } = await runChronicle(["conflicts", "--data-dir", data]);
     strictEqual(code, 0, stderr);
     const row = (path: string) => stdout.split("\n").find((line) => line.includes(` ${path} `));
     ok(row("open.txt")?.includes(" unresolved "), stdout);
     ok(row("merging.txt")?.includes(" unresolved (merging) "), stdout);
     ok(row("big.bin")?.includes(" resolved (superseded) "), stdout);
-  }, "chronicle-conflicts-");
-});
+  }));
 
 Deno.test("chronicle conflicts on a master says when its list is cut", async () => {
   await withTempDir(async (root) => {

@@ -7,6 +7,7 @@ import { waitFor } from "../_helpers/wait_for.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import {
+  type Peer,
   pseudoRandomBytes,
   replicaStatus,
   runDyingReplica,
@@ -405,57 +406,58 @@ Deno.test("local writes over the write-back limit are refused locally and listed
   });
 });
 
-Deno.test("a change the master refused as too large is settled once a later change of the file goes through", async () => {
+/**
+ * Runs `work` with a master whose write-back limit is 1,000 bytes and a replica of it, and
+ * a file of 5,000 bytes written on the replica, which the master refuses as too large.
+ */
+async function withRefusedFile(
+  work: (
+    peers: { m: string; r: string; master: Peer; sandbox: Peer },
+    conflicts: () => Promise<Conflict[]>,
+  ) => Promise<void>,
+): Promise<void> {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     const sock = `${base}/m.sock`;
     const master = await startMaster(m, sock, { args: ["--max-writeback", "1000"] });
     const sandbox = await startReplica(r, sock);
-    const open = async () =>
-      (await sandbox.command<Conflict[]>("conflicts")).filter((c) => c.resolvedMs === null);
+    const conflicts = () => sandbox.command<Conflict[]>("conflicts");
     try {
-      await putAtomic(r, "data.bin", pseudoRandomBytes(5000, 9));
-      await waitFor("the master's refusal listed", async () => (await open()).length === 1);
-      const [refused] = await open();
-      assert(refused!.reason.startsWith("too large"), refused!.reason);
-      await putAtomic(r, "data.bin", pseudoRandomBytes(500, 9));
-      await waitFor(
-        "the smaller data.bin on the master",
-        async () => (await Deno.stat(`${m}/data.bin`).catch(() => null))?.size === 500,
-      );
-      await waitFor("the refusal settled", async () => (await open()).length === 0);
-      const [settled] = await sandbox.command<Conflict[]>("conflicts");
-      assertEquals(settled!.resolution, "superseded");
-      // Not kept on the master (nothing trustworthy came along), but said in its log.
-      assert(master.logs().includes("write-back refused"), master.logs());
-    } finally {
-      await stopPeers(sandbox, master);
-    }
-  });
-});
-
-Deno.test("a failure the master answers names paths inside the workspace, never the master's own folder", async () => {
-  await withDirs(["m", "r"], async ({ base, m, r }) => {
-    const sock = `${base}/m.sock`;
-    const master = await startMaster(m, sock, { args: ["--max-writeback", "1000"] });
-    const sandbox = await startReplica(r, sock);
-    try {
-      // Refused as too large, so never on the master: its rename there fails.
       await putAtomic(r, "big.bin", pseudoRandomBytes(5000, 9));
-      const refusals = async () =>
-        (await sandbox.command<Conflict[]>("conflicts")).map((c) => c.reason);
-      await waitFor("the refusal listed", async () => (await refusals()).length === 1);
-      await Deno.rename(`${r}/big.bin`, `${r}/moved.bin`);
-      const [failed] = await waitFor("the rename answered", async () => {
-        const reasons = await refusals();
-        return reasons[0]!.startsWith("failed") ? reasons : null;
-      });
-      assert(!failed!.includes(m), failed);
-      assert(failed!.includes("'big.bin'"), failed);
+      await waitFor("the master's refusal listed", async () => (await conflicts()).length === 1);
+      await work({ m, r, master, sandbox }, conflicts);
     } finally {
       await stopPeers(sandbox, master);
     }
   });
-});
+}
+
+Deno.test("a change the master refused as too large is settled once a later change of the file goes through", () =>
+  withRefusedFile(async ({ m, r, master }, conflicts) => {
+    const [refused] = await conflicts();
+    assert(refused!.reason.startsWith("too large"), refused!.reason);
+    assertEquals(refused!.resolvedMs, null);
+    await putAtomic(r, "big.bin", pseudoRandomBytes(500, 9));
+    await waitFor(
+      "the smaller big.bin on the master",
+      async () => (await Deno.stat(`${m}/big.bin`).catch(() => null))?.size === 500,
+    );
+    await waitFor("the refusal settled", async () => (await conflicts())[0]!.resolvedMs !== null);
+    assertEquals((await conflicts())[0]!.resolution, "superseded");
+    // Not kept on the master (nothing trustworthy came along), but said in its log.
+    assert(master.logs().includes("write-back refused"), master.logs());
+  }));
+
+Deno.test("a failure the master answers names paths inside the workspace, never the master's own folder", () =>
+  withRefusedFile(async ({ m, r }, conflicts) => {
+    // Refused as too large, so never on the master: its rename there fails.
+    await Deno.rename(`${r}/big.bin`, `${r}/moved.bin`);
+    const [failed] = await waitFor("the rename answered", async () => {
+      const reasons = (await conflicts()).map((c) => c.reason);
+      return reasons[0]!.startsWith("failed") ? reasons : null;
+    });
+    assert(!failed!.includes(m), failed);
+    assert(failed!.includes("'big.bin'"), failed);
+  }));
 
 /** How many files the folders directly inside `dir` hold (0 while `dir` is missing). */
 function filesIn(dir: string): number {
