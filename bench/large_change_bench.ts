@@ -25,14 +25,15 @@ import {
   formatNumber,
   peerUnavailable,
   processCpuMs,
+  processRssBytes,
   quickMode,
   runPeer,
+  startBinaryPeer,
   syncDisks,
 } from "./_lib/mod.ts";
-import { Peer } from "../tests/replication/_harness.ts";
+import type { Peer } from "../tests/replication/_harness.ts";
 import { makeRealisticTree } from "../tests/_helpers/realistic_tree.ts";
 import { waitForSameTrees } from "../tests/_helpers/tree_state.ts";
-import { BINARY_V8_FLAGS } from "../lib/cli/mod.ts";
 
 /** Sizes for one run. */
 interface Sizes {
@@ -67,14 +68,14 @@ export async function run(quick: boolean): Promise<string[]> {
   const socket = `${base}/m.sock`;
   const cpus = navigator.hardwareConcurrency;
   const replicaCount = Math.max(1, Math.min(sizes.replicas, cpus - 1));
-  const master = await startPeer("master", "_master.ts", ["--root", m, "--socket", socket]);
+  const master = await startBinaryPeer("master", "_master.ts", ["--root", m, "--socket", socket]);
   const replicas: Peer[] = [];
   try {
     const pinned = cpus >= 2 && await pin(master, "0");
     for (let i = 0; i < replicaCount; i++) {
       const r = `${base}/r${i}`;
       await Deno.mkdir(r);
-      const replica = await startPeer(`replica-${i}`, "_replica.ts", [
+      const replica = await startBinaryPeer(`replica-${i}`, "_replica.ts", [
         "--root",
         r,
         "--connect",
@@ -145,11 +146,6 @@ export async function run(quick: boolean): Promise<string[]> {
   }
 }
 
-/** Starts a test runner with the binaries' V8 flags. */
-function startPeer(name: string, script: string, args: string[]): Promise<Peer> {
-  return Peer.start(name, script, args, [...BINARY_V8_FLAGS]);
-}
-
 /**
  * Pins every thread of a peer's process to `cpus` (threads it starts later inherit it).
  *
@@ -184,12 +180,8 @@ async function rsyncToEach(base: string, source: string, copies: number): Promis
 /** Samples a process's resident size every 50 ms until stopped; `stop` gives the largest. */
 function watchPeakRss(pid: number): { stop(): number } {
   let peak = 0;
-  const sample = () => {
-    try {
-      const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-      peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0") * 1024);
-    } catch { /* the process ended: the last sample stands */ }
-  };
+  // Once the process ended its size reads 0: the last sample stands.
+  const sample = () => void (peak = Math.max(peak, processRssBytes(pid)));
   sample();
   const timer = setInterval(sample, 50);
   return {

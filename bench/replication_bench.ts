@@ -38,10 +38,12 @@ import {
   peerUnavailable,
   percentile,
   processCpuMs,
+  processRssBytes,
   processWrittenBytes,
   propagationLatency,
   quickMode,
   runPeer,
+  startBinaryPeer,
   syncDisks,
   timeMs,
 } from "./_lib/mod.ts";
@@ -51,26 +53,12 @@ import { waitFor } from "../tests/_helpers/wait_for.ts";
 import { readText } from "../tests/_helpers/temp_dir.ts";
 import { lstatOrNull } from "../lib/disk/mod.ts";
 import {
-  Peer,
+  type Peer,
   pseudoRandomBytes,
   replicaStatus,
   waitForSameTrees,
 } from "../tests/replication/_harness.ts";
 import type { MasterStatus } from "../lib/replication/mod.ts";
-import { BINARY_V8_FLAGS } from "../lib/cli/mod.ts";
-
-/**
- * Starts a test runner as the binaries run: with their V8 flags (`BINARY_V8_FLAGS`), which
- * change how much memory V8 keeps and how often it collects.
- */
-function startPeer(
-  name: string,
-  script: string,
-  args: string[],
-  denoFlags: readonly string[] = [],
-): Promise<Peer> {
-  return Peer.start(name, script, args, [...BINARY_V8_FLAGS, ...denoFlags]);
-}
 
 /** How long the initial sync of the full-size tree may take before the run fails. */
 const INITIAL_SYNC_TIMEOUT_MS = 300_000;
@@ -204,7 +192,7 @@ async function initialSync(
   let tarOk = true;
   let rsyncOk = true;
   // The master scans the tree before it listens: that is not part of the sync.
-  const master = await startPeer(
+  const master = await startBinaryPeer(
     "master",
     "_master.ts",
     masterArgs(source, `${base}/sync.sock`),
@@ -310,7 +298,7 @@ async function replicaSync(
 > {
   const target = await fresh(base, `replica-${round}`); // the disks were just flushed
   const start = performance.now();
-  const replica = await startPeer(
+  const replica = await startBinaryPeer(
     "replica",
     "_replica.ts",
     ["--root", target, "--connect", `${base}/sync.sock`],
@@ -370,7 +358,7 @@ async function latency(
   const r = await fresh(base, `lat-r-${transport}`);
   const socket = `${base}/lat-${transport}.sock`;
   const ws = transport === "websocket" ? ["--ws", "127.0.0.1:0"] : [];
-  const master = await startPeer(
+  const master = await startBinaryPeer(
     "master",
     "_master.ts",
     masterArgs(m, socket, ["--debounce", "1", ...ws]),
@@ -378,7 +366,7 @@ async function latency(
   const connect = transport === "websocket"
     ? ["--ws-connect", `ws://127.0.0.1:${master.info.wsPort}/`]
     : ["--connect", socket];
-  const replica = await startPeer("replica", "_replica.ts", ["--root", r, ...connect]);
+  const replica = await startBinaryPeer("replica", "_replica.ts", ["--root", r, ...connect]);
   try {
     await replica.command("sync-wait 20000");
     // Data earlier benchmarks left unwritten would slow every fsync measured here.
@@ -398,7 +386,7 @@ async function oneByteChange(base: string, sizes: Sizes): Promise<string[]> {
   const content = pseudoRandomBytes(sizes.bigFileBytes, 99);
   await Deno.writeFile(`${m}/big.bin`, content);
   const socket = `${base}/big.sock`;
-  const master = await startPeer("master", "_master.ts", masterArgs(m, socket));
+  const master = await startBinaryPeer("master", "_master.ts", masterArgs(m, socket));
   const proxy = CuttingProxy.start({
     listen: `${base}/big-proxy.sock`,
     upstream: socket,
@@ -406,7 +394,7 @@ async function oneByteChange(base: string, sizes: Sizes): Promise<string[]> {
     maxBytes: 1,
   });
   proxy.cutting = false;
-  const replica = await startPeer("replica", "_replica.ts", [
+  const replica = await startBinaryPeer("replica", "_replica.ts", [
     "--root",
     r,
     "--connect",
@@ -438,14 +426,14 @@ async function masterMemory(base: string, sizes: Sizes): Promise<string[]> {
   const m = await fresh(base, "mem-m");
   await makeTree(m, { files: Math.min(sizes.treeFiles, 1000), seed: 3, maxSize: 8192 });
   const socket = `${base}/mem.sock`;
-  const master = await startPeer("master", "_master.ts", masterArgs(m, socket));
+  const master = await startBinaryPeer("master", "_master.ts", masterArgs(m, socket));
   const replicas: Peer[] = [];
   try {
-    const idle = await rssBytes(master);
+    const idle = processRssBytes(master.info.pid as number);
     for (let i = 0; i < sizes.replicas; i++) {
       const r = await fresh(base, `mem-r${i}`);
       replicas.push(
-        await startPeer(`replica-${i}`, "_replica.ts", ["--root", r, "--connect", socket]),
+        await startBinaryPeer(`replica-${i}`, "_replica.ts", ["--root", r, "--connect", socket]),
       );
     }
     await Promise.all(replicas.map((replica) => replica.command("sync-wait 120000", 180_000)));
@@ -457,7 +445,7 @@ async function masterMemory(base: string, sizes: Sizes): Promise<string[]> {
     }
     await master.command("settle");
     await Promise.all(replicas.map((replica) => replica.command("sync-wait 120000", 180_000)));
-    const loaded = await rssBytes(master);
+    const loaded = processRssBytes(master.info.pid as number);
     return [
       `master memory: ${formatMiB(idle)} RSS with no replica, ${
         formatMiB(loaded)
@@ -502,13 +490,6 @@ function corpora(sizes: Sizes): Corpus[] {
 /** CPU time (user + system) the peer's process has used so far, in ms. */
 function cpuMs(peer: Peer): Promise<number> {
   return processCpuMs(peer.info.pid as number);
-}
-
-async function rssBytes(peer: Peer): Promise<number> {
-  const pid = peer.info.pid as number;
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0");
-  return kb * 1024;
 }
 
 if (import.meta.main) {

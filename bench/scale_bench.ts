@@ -40,6 +40,7 @@ import {
   makeTree,
   peerUnavailable,
   percentile,
+  processRssBytes,
   quickMode,
   runPeer,
   syncDisks,
@@ -268,7 +269,7 @@ function figure(memory: MemoryFigure): string {
 /** Reads a process's memory, raising its peak. */
 function sampleMemory(process: Probed): MemoryFigure {
   const now = {
-    rss: rssBytes(process.child),
+    rss: processRssBytes(process.child.process.pid),
     heap: readMemorySample(process.probe)?.heapUsed ?? 0,
   };
   if (now.rss > process.peak.rss) {
@@ -475,15 +476,6 @@ async function rsyncThenSync(source: string, target: string): Promise<number | n
   const ms = performance.now() - start;
   await discard(target);
   return ms;
-}
-
-function rssBytes(child: Child): number {
-  try {
-    const status = Deno.readTextFileSync(`/proc/${child.process.pid}/status`);
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0") * 1024;
-  } catch {
-    return 0;
-  }
 }
 
 if (import.meta.main) {

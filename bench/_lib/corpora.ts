@@ -121,6 +121,21 @@ async function cpuTicks(pid: number | "self", at: number): Promise<number> {
 }
 
 /**
+ * A process's resident memory now (`VmRSS` of `/proc/PID/status`).
+ *
+ * @param pid The process.
+ * @returns Bytes, or 0 where the process or `/proc` is gone.
+ */
+export function processRssBytes(pid: number): number {
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0") * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * Bytes a process has caused to be written to storage so far (`write_bytes` less
  * `cancelled_write_bytes` of `/proc/PID/io`, counted when pages are dirtied, all its
  * threads included), or `null` where the kernel keeps no such count.

@@ -13,8 +13,10 @@ export {
   endedChildrenCpuMs,
   listTree,
   processCpuMs,
+  processRssBytes,
   processWrittenBytes,
 } from "./corpora.ts";
+export { startBinaryPeer } from "./binary_peer.ts";
 export { discard } from "./discard.ts";
 export { durableCopy, durableWriteFloor } from "./durable_copy.ts";
 export { formatMiB, formatNumber, KiB, MiB, rateRatio, sizeRatio } from "./format.ts";
