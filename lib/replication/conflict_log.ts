@@ -2,6 +2,7 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { columns, type Row, statementCache } from "../db/mod.ts";
 import { KEPT_REJECTION_COLUMNS, type KeptRejection, readKeptRejection } from "./kept_rejection.ts";
 import type { JournalEntry } from "./write_journal.ts";
+import { reasonWord } from "./write_back_decision.ts";
 
 /**
  * A local change the master rejected; its content stays in the replica's store (read it
@@ -15,6 +16,9 @@ export interface Conflict extends KeptRejection {
 }
 
 const COLUMNS = `${KEPT_REJECTION_COLUMNS}, resolved_ms AS resolvedMs, resolution`;
+
+/** In SQL, whether a row's reason is a conflict: its reason word (`reasonWord`) is `conflict`. */
+const IS_CONFLICT = "(reason = 'conflict' OR reason LIKE 'conflict:%')";
 
 /**
  * The replica's record of rejected write-backs (table `replica_conflicts`). Nothing is
@@ -44,7 +48,9 @@ export class ConflictLog {
    * master's version: `"upstream"`), else left for a person.
    */
   add(entry: JournalEntry, reason: string, resolution: string | null): Conflict {
-    const open = resolution === null ? this.#openFor(entry.path, isConflict(reason)) : undefined;
+    const open = resolution === null
+      ? this.#openFor(entry.path, reasonWord(reason) === "conflict")
+      : undefined;
     if (open) return this.#update(open, entry, reason);
     const now = Date.now();
     const result = this.#statement(
@@ -104,7 +110,7 @@ export class ConflictLog {
   supersede(path: string, localSeq: number): number {
     const result = this.#statement(
       `UPDATE replica_conflicts SET resolved_ms = ?, resolution = 'superseded'
-       WHERE path = ? AND resolved_ms IS NULL AND local_seq < ? AND NOT (reason LIKE 'conflict:%')`,
+       WHERE path = ? AND resolved_ms IS NULL AND local_seq < ? AND NOT ${IS_CONFLICT}`,
     ).run(Date.now(), path, localSeq);
     return Number(result.changes);
   }
@@ -125,7 +131,7 @@ export class ConflictLog {
   #openFor(path: string, conflict: boolean): Conflict | undefined {
     const row = this.#statement(
       `SELECT ${COLUMNS} FROM replica_conflicts WHERE path = ? AND resolved_ms IS NULL
-         AND (reason LIKE 'conflict:%') = ?
+         AND ${IS_CONFLICT} = ?
        ORDER BY id DESC LIMIT 1`,
     ).get(path, conflict ? 1 : 0);
     return row ? toConflict(row) : undefined;
@@ -164,11 +170,6 @@ export class ConflictLog {
     const read = columns(row);
     return { total: read.integer("total"), unresolved: read.integer("unresolved") };
   }
-}
-
-/** Whether a rejection's reason is a conflict (see `reasonWord`), not another refusal. */
-function isConflict(reason: string): boolean {
-  return reason.startsWith("conflict:");
 }
 
 function toConflict(row: Row): Conflict {
