@@ -21,6 +21,12 @@ export const STALE_TEMP_MS = 60 * 60 * 1000;
  */
 export const HOLDER_TEMP_PREFIX = "held-";
 
+/** Hex digits of a data folder's tag in a holder's temp names. */
+const TAG_HEX_DIGITS = 8;
+
+/** A temp name's writer pid, after the holder's prefix when there is one. */
+const TEMP_OWNER = new RegExp(`^(?:${HOLDER_TEMP_PREFIX}[0-9a-f]{${TAG_HEX_DIGITS}}-)?(\\d+)-`);
+
 /**
  * The temp name prefix of the holder of `dataDir`'s process lock: the data folder's tag
  * keeps two data folders that share a content store (`--cas-dir`) apart.
@@ -28,7 +34,9 @@ export const HOLDER_TEMP_PREFIX = "held-";
  * @param dataDir The data folder's absolute path.
  */
 export function holderTempPrefix(dataDir: string): string {
-  return `${HOLDER_TEMP_PREFIX}${sha256Hex(new TextEncoder().encode(dataDir)).slice(0, 8)}-`;
+  return `${HOLDER_TEMP_PREFIX}${
+    sha256Hex(new TextEncoder().encode(dataDir)).slice(0, TAG_HEX_DIGITS)
+  }-`;
 }
 
 /**
@@ -50,7 +58,7 @@ export function holderTempPrefix(dataDir: string): string {
  * ```
  */
 export function tempOwnerAlive(name: string, modifiedMs: number | null, now: number): boolean {
-  const match = /^(?:held-[0-9a-f]{8}-)?(\d+)-/.exec(name);
+  const match = TEMP_OWNER.exec(name);
   if (!match) return false;
   if (Number(match[1]) === Deno.pid) return true;
   return modifiedMs === null || now - modifiedMs < STALE_TEMP_MS;
