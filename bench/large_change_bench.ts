@@ -50,6 +50,8 @@ const CONVERGE_TIMEOUT_MS = 600_000;
 
 /** What a replica logs each time it loses its master (see `lib/replication`). */
 const DISCONNECTED = "disconnected from the master";
+/** What the master logs when its file watcher lost events (then it scans the workspace). */
+const EVENTS_LOST = "file events were lost";
 
 /**
  * Runs the benchmark.
@@ -87,6 +89,7 @@ export async function run(quick: boolean): Promise<string[]> {
     await Promise.all(replicas.map((replica) => replica.command("sync-wait 120000", 180_000)));
     await syncDisks();
     const dropsBefore = replicas.map((replica) => count(replica.logs(), DISCONNECTED));
+    const lossesBefore = count(master.logs(), EVENTS_LOST);
     const cpuBefore = await processCpuMs(master.info.pid as number);
     const peak = watchPeakRss(master.info.pid as number);
     const start = performance.now();
@@ -111,6 +114,7 @@ export async function run(quick: boolean): Promise<string[]> {
       (sum, replica, i) => sum + count(replica.logs(), DISCONNECTED) - dropsBefore[i]!,
       0,
     );
+    const losses = count(master.logs(), EVENTS_LOST) - lossesBefore;
     const rsyncMs = await rsyncToEach(base, corpus, replicaCount);
     const others = cpus === 2 ? "CPU 1" : `CPUs 1-${cpus - 1}`;
     const placement = pinned
@@ -137,7 +141,8 @@ export async function run(quick: boolean): Promise<string[]> {
       `  replicas that lost their connection meanwhile: ${drops} times; master CPU time ${
         formatNumber(masterCpuMs)
       } ms (${formatNumber((masterCpuMs / sizes.files) * 1000, 1)} ms per 1,000 files), ` +
-      `peak RSS ${formatMiB(peakRss)}`,
+      `peak RSS ${formatMiB(peakRss)}; ` +
+      `file events the master's watcher lost: ${losses} time${losses === 1 ? "" : "s"}`,
     ];
   } finally {
     await Promise.all(replicas.map((replica) => replica.stop()));

@@ -237,17 +237,20 @@ export class ReplicaCore {
   }
 
   /**
-   * Pauses the workspace's watcher for a large catch-up: every file applied would come
-   * back as an event. Local changes made meanwhile are not overwritten unseen (each apply
+   * Pauses the workspace's watcher while many master versions are applied (a large
+   * catch-up, or a large change arriving live): every file applied would come back as an
+   * event. Local changes made meanwhile are not overwritten unseen (each apply
    * checks the disk first, but for a write landing between that check and the rename: see
    * `VersionApplier.makeChanges`) and are recorded by the scan that resumes it. A
    * connection lost midway leaves it paused for the next one, which goes on with the
    * catch-up.
+   *
+   * @param during What is applied meanwhile, for the log.
    */
-  async pauseWatching(): Promise<void> {
+  async pauseWatching(during = "the catch-up"): Promise<void> {
     if (!this.workspace.watching) return;
     await this.workspace.suspendWatching();
-    log("info", "watching paused during the catch-up; a scan follows it");
+    log("info", `watching paused while ${during} is applied; a scan follows it`);
   }
 
   /**

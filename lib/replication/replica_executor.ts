@@ -113,8 +113,11 @@ export class ReplicaExecutor {
       case "resolveBarrier":
         return this.#p.resolveBarrier(action.id, action.result);
       case "pauseWatching":
-        return core.pauseWatching();
+        // A burst's batches, like a large catch-up's, checkpoint on a worker.
+        if (action.burst) core.checkpoints.busy();
+        return core.pauseWatching(action.burst ? "a large change" : "the catch-up");
       case "resumeWatching":
+        core.checkpoints.idle();
         return core.resumeWatching();
       case "startProgress":
         // A large catch-up: its batches' checkpoints run on a worker until it is over.

@@ -25,6 +25,11 @@ export type {
 /**
  * A catch-up spanning at least this many sequences is large: it shows progress, and the
  * workspace's watcher is suspended while it is applied (see `Workspace.suspendWatching`).
+ * So is a live notification this far ahead of what is applied (a burst: a large change on
+ * the master, arriving faster than it is applied), until all received is applied. Each
+ * file applied would otherwise come back as an event to capture, and a busy replica's
+ * watcher loses events and scans the workspace anyway: a large change took a third longer
+ * to apply with the watcher on.
  */
 export const LARGE_CATCHUP = 500;
 /** Acks sent at least this often while applying a long replay. */
@@ -110,6 +115,8 @@ export function initialReplicaState(start: ReplicaStart): ReplicaState {
     catchupSent: false,
     catchupTarget: null,
     reachedLive: false,
+    highestReceived: 0,
+    burstPaused: false,
     askedForResync: false,
     barriers: [],
     lastAcked: 0,
@@ -235,9 +242,16 @@ function received(state: ReplicaState, msg: WireMessage): ReplicaStep {
           actions: [{ type: "problem", path, reason: `not applied: ${wrong.problem}` }],
         };
       }
+      const sequence = Number(msg.sequence);
+      const next = { ...state, highestReceived: Math.max(state.highestReceived, sequence) };
+      const apply: ReplicaAction[] = [
+        { type: "prefetch", message: msg },
+        { type: "enqueue", item: msg },
+      ];
+      if (!startsBurst(next, sequence)) return { state: next, actions: apply };
       return {
-        state,
-        actions: [{ type: "prefetch", message: msg }, { type: "enqueue", item: msg }],
+        state: { ...next, burstPaused: true },
+        actions: [{ type: "pauseWatching", burst: true }, ...apply],
       };
     }
     case "FullResyncRequired":
@@ -254,6 +268,15 @@ function received(state: ReplicaState, msg: WireMessage): ReplicaStep {
     default:
       return { state, actions: [close(`unexpected ${msg.type} from the master`)] };
   }
+}
+
+/**
+ * Whether a live notification at `sequence` starts a burst (see {@linkcode LARGE_CATCHUP}):
+ * live, no resync, not paused already, and that far ahead of what is applied.
+ */
+function startsBurst(state: ReplicaState, sequence: number): boolean {
+  return state.reachedLive && !state.resync && !state.burstPaused &&
+    sequence - state.applied >= LARGE_CATCHUP;
 }
 
 function tick(state: ReplicaState, now: number, fetching: number): ReplicaStep {
@@ -311,6 +334,10 @@ function certified(state: ReplicaState, sequence: number, heartbeat: boolean): R
     };
   }
   const applied = { ...heard, applied: sequence };
+  if (applied.burstPaused && sequence >= applied.highestReceived) {
+    // All the burst brought is applied: local changes are watched again.
+    return { state: { ...applied, burstPaused: false }, actions: [{ type: "resumeWatching" }] };
+  }
   // A heartbeat during a long replay certifies only what was sent so far.
   if (applied.reachedLive || applied.catchupTarget === null || sequence < applied.catchupTarget) {
     return { state: applied, actions: [] };

@@ -73,6 +73,13 @@ export interface ReplicaState {
   readonly catchupTarget: number | null;
   /** Whether the connection reached the master's sequence of its start. */
   readonly reachedLive: boolean;
+  /** The highest sequence of the notifications received on this connection. */
+  readonly highestReceived: number;
+  /**
+   * Whether the watcher is paused for a large change arriving live (a burst, see
+   * `LARGE_CATCHUP`): resumed once a heartbeat or barrier certifies all that was received.
+   */
+  readonly burstPaused: boolean;
   /** Whether a heartbeat behind what was applied already made it ask to catch up again. */
   readonly askedForResync: boolean;
   /** Barriers sent and not answered, oldest first: the master answers them in order. */
@@ -154,8 +161,11 @@ export type ReplicaAction =
   | { type: "sendAck"; sequence: number }
   /** Settle `syncWait`'s barrier `id`. */
   | { type: "resolveBarrier"; id: number; result: BarrierResult | null }
-  /** Pause the workspace's watcher for a large catch-up. */
-  | { type: "pauseWatching" }
+  /**
+   * Pause the workspace's watcher while many master versions are applied: a large
+   * catch-up, or a large change arriving live (a burst).
+   */
+  | { type: "pauseWatching"; burst?: true }
   /** Resume the workspace's watcher. */
   | { type: "resumeWatching" }
   /** Show progress of a large catch-up. */

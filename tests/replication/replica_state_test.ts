@@ -35,10 +35,10 @@ const syncing: ReplicaState = { ...asked, barriers: [], catchupTarget: 20, maste
 const live: ReplicaState = { ...syncing, applied: 20, reachedLive: true };
 const resyncing: ReplicaState = { ...syncing, resync: { target: 30 }, since: 0 };
 
-function notification(filepath: string): NotificationMessage {
+function notification(filepath: string, sequence = 21): NotificationMessage {
   return {
     type: "Notification",
-    sequence: 21n,
+    sequence: BigInt(sequence),
     filepath,
     content_hash: "",
     size: 0n,
@@ -90,7 +90,7 @@ Deno.test(
       description: "a notification is prefetched and queued, and the master was heard",
       input: { state: live, event: { type: "message", message: notification("a"), now: 5000 } },
       expected: {
-        state: { ...live, lastHeardAt: 5000 },
+        state: { ...live, lastHeardAt: 5000, highestReceived: 21 },
         actions: [
           { type: "prefetch", message: notification("a") },
           { type: "enqueue", item: notification("a") },
@@ -387,6 +387,121 @@ Deno.test(
           type: "resolveBarrier",
           id: 1,
           result: { satisfied: true, masterSequence: 30, appliedSequence: 30 },
+        }],
+      },
+    },
+  ]),
+);
+
+/** Live, applied up to 20, with a burst's notifications received up to 20 + LARGE_CATCHUP. */
+const bursting: ReplicaState = {
+  ...live,
+  burstPaused: true,
+  highestReceived: 20 + LARGE_CATCHUP,
+};
+const far = notification("a", 20 + LARGE_CATCHUP);
+
+Deno.test(
+  "stepReplica() pauses the watcher while a large change arriving live is applied",
+  run([
+    {
+      description: "a notification that far ahead of what is applied pauses it, first",
+      input: { state: live, event: { type: "message", message: far, now: 1000 } },
+      expected: {
+        state: bursting,
+        actions: [
+          { type: "pauseWatching", burst: true },
+          { type: "prefetch", message: far },
+          { type: "enqueue", item: far },
+        ],
+      },
+    },
+    {
+      description: "one short of that does not",
+      input: {
+        state: live,
+        event: { type: "message", message: notification("a", 19 + LARGE_CATCHUP), now: 1000 },
+      },
+      expected: {
+        state: { ...live, highestReceived: 19 + LARGE_CATCHUP },
+        actions: [
+          { type: "prefetch", message: notification("a", 19 + LARGE_CATCHUP) },
+          { type: "enqueue", item: notification("a", 19 + LARGE_CATCHUP) },
+        ],
+      },
+    },
+    {
+      description: "nor does one during the catch-up (its own size decides)",
+      input: { state: syncing, event: { type: "message", message: far, now: 1000 } },
+      expected: {
+        state: { ...syncing, highestReceived: 20 + LARGE_CATCHUP },
+        actions: [{ type: "prefetch", message: far }, { type: "enqueue", item: far }],
+      },
+    },
+    {
+      description: "nor one during a resync",
+      input: {
+        state: { ...live, resync: { target: 30 } },
+        event: { type: "message", message: far, now: 1000 },
+      },
+      expected: {
+        state: { ...live, resync: { target: 30 }, highestReceived: 20 + LARGE_CATCHUP },
+        actions: [{ type: "prefetch", message: far }, { type: "enqueue", item: far }],
+      },
+    },
+    {
+      description: "paused already, the next notification only counts",
+      input: {
+        state: bursting,
+        event: { type: "message", message: notification("b", 30 + LARGE_CATCHUP), now: 1000 },
+      },
+      expected: {
+        state: { ...bursting, highestReceived: 30 + LARGE_CATCHUP },
+        actions: [
+          { type: "prefetch", message: notification("b", 30 + LARGE_CATCHUP) },
+          { type: "enqueue", item: notification("b", 30 + LARGE_CATCHUP) },
+        ],
+      },
+    },
+    {
+      description: "a heartbeat short of what was received moves the position only",
+      input: { state: bursting, event: { type: "heartbeat", sequence: 100 } },
+      expected: { state: { ...bursting, applied: 100, masterSequence: 100 }, actions: [] },
+    },
+    {
+      description: "a heartbeat certifying all that was received resumes it",
+      input: { state: bursting, event: { type: "heartbeat", sequence: 20 + LARGE_CATCHUP } },
+      expected: {
+        state: {
+          ...bursting,
+          burstPaused: false,
+          applied: 20 + LARGE_CATCHUP,
+          masterSequence: 20 + LARGE_CATCHUP,
+        },
+        actions: [{ type: "resumeWatching" }],
+      },
+    },
+    {
+      description: "so does a satisfied barrier",
+      input: {
+        state: { ...bursting, barriers: [{ id: 3, purpose: "wait" }] },
+        event: { type: "confirmation", current: 20 + LARGE_CATCHUP, satisfied: true },
+      },
+      expected: {
+        state: {
+          ...bursting,
+          burstPaused: false,
+          applied: 20 + LARGE_CATCHUP,
+          masterSequence: 20 + LARGE_CATCHUP,
+        },
+        actions: [{ type: "resumeWatching" }, {
+          type: "resolveBarrier",
+          id: 3,
+          result: {
+            satisfied: true,
+            masterSequence: 20 + LARGE_CATCHUP,
+            appliedSequence: 20 + LARGE_CATCHUP,
+          },
         }],
       },
     },

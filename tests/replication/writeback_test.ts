@@ -213,13 +213,50 @@ Deno.test("a large initial sync pauses the sandbox's watcher; local writes durin
       // pause and the resume.
       await put(r, "sandbox/during.txt", "written while the sync runs");
       await waitForLive(sandbox);
-      assert(sandbox.logs().includes("watching paused during the catch-up"), sandbox.logs());
+      assert(
+        sandbox.logs().includes("watching paused while the catch-up is applied"),
+        sandbox.logs(),
+      );
       await waitFor("the watcher resumed", () => sandbox.logs().includes("watching resumed"));
       // In a new folder, after the resuming scan, with no rescan for minutes: only the
       // watcher can record it.
       await put(r, "later/after.txt", "written once in sync");
       const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
       assertEquals(tree.size, 602);
+    } finally {
+      await stopPeers(sandbox, master);
+    }
+  });
+});
+
+Deno.test("a large change arriving live pauses the sandbox's watcher; local writes during and after it reach the master", async () => {
+  await withDirs(["m", "r", "staging"], async ({ base, m, r, staging }) => {
+    const sock = `${base}/m.sock`;
+    await put(m, "before.txt", "before the change");
+    const master = await startMaster(m, sock);
+    // No safety rescan for minutes: only the watcher, or the scan resuming it, records.
+    const sandbox = await startReplica(r, sock, { args: ["--rescan", "600000"] });
+    try {
+      await sandbox.command("sync-wait 20000");
+      for (let i = 0; i < 700; i++) await put(staging, `${i % 10}/${i}.txt`, `agent ${i}`);
+      // One rename: the master records the whole folder at once, and its notifications
+      // reach the sandbox far faster than it writes their files.
+      await Deno.rename(staging, `${m}/incoming`);
+      await waitFor(
+        "the sandbox paused its watcher for the change",
+        () => sandbox.logs().includes("watching paused while a large change is applied"),
+      );
+      // Lands during or after the pause: recorded by the resuming scan or the watcher.
+      await put(r, "sandbox/during.txt", "written while the change is applied");
+      await waitFor("the watcher resumed", () => {
+        const logs = sandbox.logs();
+        return logs.indexOf("watching resumed") > logs.indexOf("watching paused while a large");
+      });
+      // In a new folder, after the resuming scan, with no rescan for minutes: only the
+      // watcher can record it.
+      await put(r, "later/after.txt", "written once the change is applied");
+      const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      assertEquals(tree.size, 703);
     } finally {
       await stopPeers(sandbox, master);
     }
