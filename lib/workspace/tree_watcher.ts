@@ -1,4 +1,5 @@
 import { log } from "../log/mod.ts";
+import { WatchThread } from "./_watch_thread.ts";
 
 /** One change the OS reported, with absolute paths. */
 export type TreeEvent = Deno.FsEvent;
@@ -81,13 +82,17 @@ export function retryDelayMs(failures: number): number {
  * this process is still writing (commits become invisible to others and are lost on
  * `kill -9`). So the root is watched non-recursively, and each top-level folder that is
  * not excluded gets its own recursive watch, added and dropped as folders come and go.
+ *
+ * The watches live on a worker thread (`WatchThread`), which reads their events as they
+ * come: read on a busy main thread, thousands of them were lost in a large change.
  */
 export class TreeWatcher {
   readonly #root: string;
   readonly #excluded: (name: string) => boolean;
   readonly #onEvent: (event: TreeEvent) => void;
-  readonly #watchers = new Map<string, Deno.FsWatcher>();
-  readonly #loops = new Set<Promise<void>>();
+  #thread: WatchThread | undefined;
+  /** The names watched, or asked to be ("" for the root). */
+  readonly #watched = new Set<string>();
   /** The watches that ended with an error, by name: their failures in a row, and when. */
   readonly #failures = new Map<string, { count: number; at: number }>();
   /** The timers that make ended watches again. */
@@ -110,59 +115,68 @@ export class TreeWatcher {
   }
 
   /**
-   * Starts watching the root and every top-level folder. The folders already there are not
-   * reported: what changed in them before their watch existed is the caller's to find by a
-   * scan after this (a report of each would have it captured whole, a large tree at once).
+   * Starts watching the root and every top-level folder; resolves once they all report
+   * events. The folders already there are not reported: what changed in them before their
+   * watch existed is the caller's to find by a scan after this (a report of each would have
+   * it captured whole, a large tree at once).
    */
   async start(): Promise<void> {
-    this.#watch("", false);
+    this.#thread = this.#startThread();
+    const made: Promise<unknown>[] = [this.#watch("", false)];
     for await (const entry of Deno.readDir(this.#root)) {
-      if (entry.isDirectory) this.#syncFolder(entry.name, false);
+      if (entry.isDirectory) made.push(this.#syncFolder(entry.name, false));
     }
+    await Promise.all(made);
   }
 
-  /** Stops every watch and waits for their loops to end. */
+  /** Stops every watch and the thread that holds them. */
   async close(): Promise<void> {
     this.#closed = true;
     for (const timer of this.#retries) clearTimeout(timer);
     this.#retries.clear();
-    for (const watcher of this.#watchers.values()) watcher.close();
-    this.#watchers.clear();
-    await Promise.all(this.#loops);
+    this.#watched.clear();
+    await this.#thread?.close();
   }
 
-  #watch(name: string, recursive: boolean): void {
-    if (this.#closed || this.#watchers.has(name)) return;
-    let watcher: Deno.FsWatcher;
-    try {
-      watcher = Deno.watchFs(name === "" ? this.#root : `${this.#root}/${name}`, { recursive });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) {
-        log("warn", "cannot watch folder", { name, error });
-      }
-      return;
-    }
-    this.#watchers.set(name, watcher);
-    const loop = this.#pump(name, watcher);
-    this.#loops.add(loop);
-    loop.finally(() => this.#loops.delete(loop));
+  #startThread(): WatchThread {
+    const thread: WatchThread = new WatchThread({
+      events: (batch) => {
+        for (const { id, event } of batch) this.#dispatch(id, event);
+      },
+      ended: (id, message) => this.#ended(id, message),
+      failed: (message) => {
+        if (this.#thread === thread) this.#threadFailed(message);
+      },
+    });
+    return thread;
   }
 
-  async #pump(name: string, watcher: Deno.FsWatcher): Promise<void> {
-    try {
-      for await (const event of watcher) {
-        if (name === "") {
-          this.#onRootEvent(event);
-          // The folder's own watch reports it.
-          if (onlyInsideTopFolders(this.#root, event.paths)) continue;
-        }
-        this.#onEvent(event);
-      }
-    } catch (error) {
-      if (!this.#closed && this.#watchers.get(name) === watcher) this.#ended(name, watcher, error);
-    } finally {
-      if (this.#watchers.get(name) === watcher) this.#watchers.delete(name);
+  #dispatch(name: string, event: TreeEvent): void {
+    if (this.#closed) return;
+    if (name === "" && event.flag !== "rescan") {
+      this.#onRootEvent(event);
+      // The folder's own watch reports it.
+      if (onlyInsideTopFolders(this.#root, event.paths)) return;
     }
+    this.#onEvent(event);
+  }
+
+  /** Watches `name` ("" for the root); `true` once it reports events. */
+  async #watch(name: string, recursive: boolean): Promise<boolean> {
+    const thread = this.#thread;
+    if (this.#closed || !thread || this.#watched.has(name)) return false;
+    this.#watched.add(name);
+    const result = await thread.watch(
+      name,
+      name === "" ? this.#root : `${this.#root}/${name}`,
+      recursive,
+    );
+    if (result.ok) return true;
+    if (this.#thread === thread) this.#watched.delete(name);
+    if (!result.notFound && !this.#closed) {
+      log("warn", "cannot watch folder", { name, error: result.message });
+    }
+    return false;
   }
 
   /**
@@ -172,25 +186,38 @@ export class TreeWatcher {
    * delay that doubles while it keeps failing ({@linkcode retryDelayMs}), so a name that
    * stays and keeps changing costs a rescan now and then, never a loop.
    */
-  #ended(name: string, watcher: Deno.FsWatcher, error: unknown): void {
-    this.#watchers.delete(name);
-    try {
-      watcher.close();
-    } catch { /* closed already */ }
+  #ended(name: string, error: string): void {
+    if (this.#closed) return;
+    this.#watched.delete(name);
+    this.#retryLater(name, "folder watch ended: made again, and the workspace scanned", error);
+  }
+
+  /** The thread failed: every watch is made again, on a new thread, after a delay. */
+  #threadFailed(error: string): void {
+    if (this.#closed) return;
+    this.#watched.clear();
+    this.#thread = undefined;
+    this.#retryLater(null, "watch thread failed: started again, and the workspace scanned", error);
+  }
+
+  /**
+   * Reports the loss, and makes the watch of `name` again after its delay (`null`: a new
+   * thread, and every watch).
+   */
+  #retryLater(name: string | null, what: string, error: string): void {
+    const key = name ?? "/thread"; // no folder name holds a slash
     const now = Date.now();
-    const before = this.#failures.get(name);
+    const before = this.#failures.get(key);
     const count = before && now - before.at < FAILURES_FORGOTTEN_MS ? before.count + 1 : 1;
-    this.#failures.set(name, { count, at: now });
+    this.#failures.set(key, { count, at: now });
     const delayMs = retryDelayMs(count);
-    log("warn", "folder watch ended: made again, and the workspace scanned", {
-      name: name === "" ? "." : name,
-      error,
-      retryMs: delayMs,
-    });
+    log("warn", what, { name: name === "" ? "." : name ?? undefined, error, retryMs: delayMs });
     this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
     const timer = setTimeout(() => {
       this.#retries.delete(timer);
-      if (name === "") this.#watchRootAgain();
+      if (this.#closed) return;
+      if (name === null) this.#thread = this.#startThread();
+      if (name === null || name === "") this.#watchRootAgain();
       else this.#syncFolder(name, false); // gone or excluded since: not watched
       // What changed while it was not watched: the scan after the retry finds it.
       this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
@@ -220,20 +247,23 @@ export class TreeWatcher {
     }
   }
 
-  #syncFolder(name: string, report = true): void {
+  async #syncFolder(name: string, report = true): Promise<void> {
     if (this.#excluded(name)) return;
     let isDirectory = false;
     try {
       isDirectory = Deno.lstatSync(`${this.#root}/${name}`).isDirectory;
     } catch { /* gone: drop its watch below */ }
-    const existing = this.#watchers.get(name);
-    if (isDirectory && !existing) {
-      this.#watch(name, true);
-      // Files created before the watch existed would go unseen: report the folder itself.
-      if (report) this.#onEvent({ kind: "create", paths: [`${this.#root}/${name}`] } as TreeEvent);
-    } else if (!isDirectory && existing) {
-      existing.close();
-      this.#watchers.delete(name);
+    const watched = this.#watched.has(name);
+    if (isDirectory && !watched) {
+      // Files created before the watch existed would go unseen: the folder itself is
+      // reported once its watch reports events.
+      const made = await this.#watch(name, true);
+      if (made && report && !this.#closed) {
+        this.#onEvent({ kind: "create", paths: [`${this.#root}/${name}`] } as TreeEvent);
+      }
+    } else if (!isDirectory && watched) {
+      this.#watched.delete(name);
+      this.#thread?.unwatch(name);
     }
   }
 }

@@ -98,3 +98,36 @@ Deno.test("TreeWatcher makes a watch that a name not in UTF-8 ended again, and r
       await watcher.close();
     }
   }));
+
+Deno.test("TreeWatcher loses no event while the main thread is busy", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/sub`);
+    const events: Deno.FsEvent[] = [];
+    const watcher = new TreeWatcher(root, () => false, (event) => events.push(event));
+    await watcher.start();
+    try {
+      // The main thread waits on the child without turning its event loop: about 3,000
+      // events (each file created, written and closed), three times what Deno holds for a
+      // watch read on a thread that is busy.
+      const made = new Deno.Command("sh", {
+        args: ["-c", 'i=0; while [ $i -lt 1000 ]; do echo x > "sub/f$i"; i=$((i+1)); done'],
+        cwd: root,
+      }).outputSync();
+      assert.ok(made.success);
+      const reported = () => {
+        const paths = new Set(events.flatMap((event) => event.paths));
+        return Array.from({ length: 1000 }, (_, i) => `${root}/sub/f${i}`)
+          .filter((path) => paths.has(path)).length;
+      };
+      const lost = () =>
+        events.filter((event) => event.flag === "rescan" || event.kind === "other");
+      await waitFor(
+        "every file reported, or a loss",
+        () => reported() === 1000 || lost().length > 0,
+      );
+      assert.deepEqual(lost(), [], "events were lost");
+      assert.equal(reported(), 1000);
+    } finally {
+      await watcher.close();
+    }
+  }));

@@ -1,0 +1,128 @@
+/**
+ * The worker of `WatchThread` (see `_watch_thread.ts`): the OS watches of one workspace,
+ * taken off the main thread. Deno holds few events per watch and drops the rest while
+ * the thread that reads them is busy; here they are read at once, and handed to the main
+ * thread in batches it acknowledges. Internal to `lib/workspace`. It imports nothing: its
+ * thread's memory stays small.
+ *
+ * Messages in: `{ type: "watch", id, request, path, recursive }`, `{ type: "unwatch", id }`,
+ * `{ type: "ack", count }`, `{ type: "close" }`.
+ * Out: `{ type: "watched", id, request, error?: { notFound, message } }`, `{ type: "events",
+ * events }` (each `{ id, kind, paths, flag? }`; `id` "" with flag "rescan" when events were
+ * dropped here), `{ type: "ended", id, message }`, `{ type: "closed" }`.
+ *
+ * @module
+ */
+/// <reference lib="deno.worker" />
+
+/** Events handed over and not acknowledged, at most: past it, events are dropped. */
+const MAX_UNACKNOWLEDGED = 50_000;
+
+interface OutEvent {
+  id: string;
+  kind: string;
+  paths: string[];
+  flag?: string;
+}
+
+const watchers = new Map<string, Deno.FsWatcher>();
+let pending: OutEvent[] = [];
+let unacknowledged = 0;
+/** Events were dropped since the last batch: the next one opens with a report of it. */
+let dropped = false;
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+function add(event: OutEvent): void {
+  if (unacknowledged + pending.length >= MAX_UNACKNOWLEDGED) {
+    dropped = true;
+    return;
+  }
+  pending.push(event);
+  // The events of one turn of this thread go together.
+  flushTimer ??= setTimeout(flush, 0);
+}
+
+function flush(): void {
+  flushTimer = undefined;
+  if (dropped && unacknowledged + pending.length < MAX_UNACKNOWLEDGED) {
+    dropped = false;
+    pending.push({ id: "", kind: "other", paths: [], flag: "rescan" });
+  }
+  if (pending.length === 0) return;
+  unacknowledged += pending.length;
+  self.postMessage({ type: "events", events: pending });
+  pending = [];
+}
+
+async function pump(id: string, watcher: Deno.FsWatcher): Promise<void> {
+  try {
+    for await (const event of watcher) {
+      add({
+        id,
+        kind: event.kind,
+        paths: event.paths,
+        ...(event.flag === undefined ? {} : { flag: event.flag }),
+      });
+    }
+  } catch (error) {
+    if (watchers.get(id) !== watcher) return; // unwatched or replaced meanwhile
+    watchers.delete(id);
+    try {
+      watcher.close();
+    } catch { /* closed already */ }
+    flush(); // what it reported before it ended, first
+    self.postMessage({ type: "ended", id, message: String((error as Error)?.message ?? error) });
+  }
+}
+
+function watch(id: string, request: number, path: string, recursive: boolean): void {
+  watchers.get(id)?.close();
+  watchers.delete(id);
+  try {
+    const watcher = Deno.watchFs(path, { recursive });
+    watchers.set(id, watcher);
+    pump(id, watcher);
+    self.postMessage({ type: "watched", id, request });
+  } catch (error) {
+    self.postMessage({
+      type: "watched",
+      id,
+      request,
+      error: {
+        notFound: error instanceof Deno.errors.NotFound,
+        message: String((error as Error)?.message ?? error),
+      },
+    });
+  }
+}
+
+self.onmessage = (event: MessageEvent) => {
+  const message = event.data as {
+    type: string;
+    id?: string;
+    request?: number;
+    path?: string;
+    recursive?: boolean;
+    count?: number;
+  };
+  switch (message.type) {
+    case "watch":
+      return watch(message.id!, message.request!, message.path!, message.recursive ?? false);
+    case "unwatch": {
+      const watcher = watchers.get(message.id!);
+      watchers.delete(message.id!);
+      watcher?.close();
+      return;
+    }
+    case "ack":
+      unacknowledged = Math.max(0, unacknowledged - (message.count ?? 0));
+      if (dropped || pending.length > 0) flushTimer ??= setTimeout(flush, 0);
+      return;
+    case "close":
+      for (const watcher of watchers.values()) watcher.close();
+      watchers.clear();
+      clearTimeout(flushTimer);
+      self.postMessage({ type: "closed" });
+      return;
+  }
+};
