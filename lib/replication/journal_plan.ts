@@ -18,6 +18,12 @@ export interface JournalPlanContext {
   deferred: ReadonlySet<string>;
   /** Paths the replica-to-master filter excludes. */
   filtered: ReadonlySet<string>;
+  /**
+   * Per path: the content hash of the master's version applied here, where it is a file
+   * (not for a removal or a folder). A rename moves what the master holds: only the
+   * removal of that content pairs with a creation as one.
+   */
+  masterContent: ReadonlyMap<string, string>;
 }
 
 /**
@@ -26,6 +32,12 @@ export interface JournalPlanContext {
  * with a creation of the same content in the same batch a `rename` (an empty file is a
  * `write`, never a rename's target). Filtered paths and changes that change nothing are
  * left out. Pure.
+ *
+ * Only a removal of the content the master holds at that path (`masterContent`) is a
+ * rename's source: the master moves its own file. A file whose last write the master
+ * refused (too large, say), or has not recorded yet, is a `delete` and a `write` of the
+ * new path: as a rename, the master moved its older version there, which then came back
+ * over the file the sandbox had moved.
  *
  * A folder (PROTOCOL.md §8) is a `write` of its mode, a `chmod` or a `delete`, never one
  * side of a rename (a moved folder is its files' renames, the new folder's creation and
@@ -53,7 +65,12 @@ export interface JournalPlanContext {
  * const entries = planJournalEntries([
  *   { current: it("a", true, 3), previous: it("a", false, 1) },
  *   { current: it("b", false, 4), previous: undefined },
- * ], { seen: new Map(), deferred: new Set(), filtered: new Set() });
+ * ], {
+ *   seen: new Map(),
+ *   deferred: new Set(),
+ *   filtered: new Set(),
+ *   masterContent: new Map([["a", "h"]]), // the master holds that content at "a"
+ * });
  * if (entries.length !== 1 || entries[0]!.operation !== "rename") throw new Error("no rename");
  * ```
  */
@@ -107,9 +124,10 @@ export function planJournalEntries(
   }
   for (const removal of deletions) {
     const hash = removal.previous!.hash;
-    const isFolder = isFolderMode(removal.previous!.mode);
-    // The earliest, as a scan would pair; a folder is never renamed.
-    const target = isFolder ? undefined : creationsByHash.get(hash)?.shift();
+    const movable = !isFolderMode(removal.previous!.mode) &&
+      context.masterContent.get(removal.current.path) === hash;
+    // The earliest, as a scan would pair.
+    const target = movable ? creationsByHash.get(hash)?.shift() : undefined;
     if (!target) {
       planned.push(journalEntryOf(removal.current, "delete", seen(removal.current.path)));
       continue;

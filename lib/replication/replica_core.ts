@@ -2,7 +2,7 @@ import type { Cas } from "../cas/mod.ts";
 import { CheckpointWhileBusy, inTransaction } from "../db/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
-import { type Iteration, ORIGINS, type Store } from "../store/mod.ts";
+import { isFolderMode, type Iteration, ORIGINS, type Store } from "../store/mod.ts";
 import type { Workspace } from "../workspace/mod.ts";
 import { type CapturedChange, planJournalEntries } from "./journal_plan.ts";
 import type { MasterVersion } from "./replica_paths.ts";
@@ -173,6 +173,7 @@ export class ReplicaCore {
     const seen = new Map<string, number>();
     const deferred = new Set<string>();
     const filtered = new Set<string>();
+    const masterContent = new Map<string, string>();
     let through = 0;
     const own = recorded.filter((iteration) => !NOT_WRITTEN_BACK.includes(iteration.origin));
     const states = paths.getMany(own.map((iteration) => iteration.path));
@@ -194,6 +195,8 @@ export class ReplicaCore {
       seen.set(current.path, Math.max(applied, this.#appliedUnder(current.path, previous)));
       if (state.deferred) deferred.add(current.path);
       if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
+      const held = adopted.get(current.path) ?? state.applied;
+      if (!held.deleted && !isFolderMode(held.mode)) masterContent.set(current.path, held.hash);
     }
     if (through === 0) return; // none of this workspace's own (the replica's applies)
     inTransaction(this.store.db, () => {
@@ -204,7 +207,7 @@ export class ReplicaCore {
         this.#journaledThrough = through;
       }
       // Last: the journal tells its listeners at once.
-      journal.append(planJournalEntries(changes, { seen, deferred, filtered }));
+      journal.append(planJournalEntries(changes, { seen, deferred, filtered, masterContent }));
     });
   }
 

@@ -414,7 +414,14 @@ function it(path: string, sequence: number, hash: string, mode = 0o100644): Iter
 }
 
 Deno.test("planJournalEntries() classifies captured changes", () => {
-  const none: JournalPlanContext = { seen: new Map(), deferred: new Set(), filtered: new Set() };
+  const none: JournalPlanContext = {
+    seen: new Map(),
+    deferred: new Set(),
+    filtered: new Set(),
+    masterContent: new Map(),
+  };
+  /** The master holds content "h" at "a" (and "h3" at "x/b", "h" at "d/a"). */
+  const held = new Map([["a", "h"], ["x/b", "h3"], ["d/a", "h"]]);
   const table: {
     description: string;
     changes: Parameters<typeof planJournalEntries>[0];
@@ -453,8 +460,27 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         { current: it("a", 5, ""), previous: it("a", 3, "h") },
         { current: it("b", 6, "h"), previous: undefined },
       ],
-      context: { ...none, seen: new Map([["a", 3], ["b", 1]]) },
+      context: { ...none, seen: new Map([["a", 3], ["b", 1]]), masterContent: held },
       expected: [["rename", "a", "b", 3]],
+    },
+    {
+      description:
+        "a removal of content the master does not hold there (refused, or not recorded yet) is a delete and a write",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h2") },
+        { current: it("b", 6, "h2"), previous: undefined },
+      ],
+      context: { ...none, seen: new Map([["a", 3]]), masterContent: held },
+      expected: [["delete", "a", null, 3], ["write", "b", null, 0]],
+    },
+    {
+      description: "and of a path the master has no file at, the same",
+      changes: [
+        { current: it("n", 5, ""), previous: it("n", 3, "h") },
+        { current: it("b", 6, "h"), previous: undefined },
+      ],
+      context: { ...none, masterContent: held },
+      expected: [["delete", "n", null, 0], ["write", "b", null, 0]],
     },
     {
       description: "a rename touching a deferred path takes the smaller seen",
@@ -466,6 +492,7 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         seen: new Map([["a", 3], ["b", 1]]),
         deferred: new Set(["b"]),
         filtered: new Set(),
+        masterContent: held,
       },
       expected: [["rename", "a", "b", 1]],
     },
@@ -478,7 +505,12 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         { current: it("a", 5, ""), previous: it("a", 3, "h") },
         { current: it("b", 6, "h"), previous: undefined },
       ],
-      context: { seen: new Map([["a", 3]]), deferred: new Set(["a"]), filtered: new Set() },
+      context: {
+        seen: new Map([["a", 3]]),
+        deferred: new Set(["a"]),
+        filtered: new Set(),
+        masterContent: held,
+      },
       expected: [["rename", "a", "b", 3]],
     },
     {
@@ -491,6 +523,7 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         seen: new Map([["a", 3], ["b", 1]]),
         deferred: new Set(["a", "b"]),
         filtered: new Set(),
+        masterContent: held,
       },
       expected: [["rename", "a", "b", 1]],
     },
@@ -556,6 +589,7 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         { current: it("e", 7, EMPTY, DIR), previous: undefined },
         { current: it("e/a", 8, "h"), previous: undefined },
       ],
+      context: { ...none, masterContent: held },
       expected: [["write", "e", null, 0], ["rename", "d/a", "e/a", 0], ["delete", "d", null, 0]],
     },
     {
@@ -581,6 +615,7 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
         { current: it("x", 7, "h2"), previous: it("x", 1, EMPTY, DIR) },
         { current: it("y/b", 8, "h3"), previous: undefined },
       ],
+      context: { ...none, masterContent: held },
       expected: [["delete", "x/a", null, 0], ["rename", "x/b", "y/b", 0], [
         "write",
         "x",

@@ -23,6 +23,7 @@ import {
 import { type Conflict, connectUnix, type SyncWaitResult } from "../../lib/replication/mod.ts";
 import type { Iteration } from "../../lib/store/mod.ts";
 import type { WireMessage } from "../../lib/wire/mod.ts";
+import { failedReason } from "../../lib/replication/writeback_outcomes.ts";
 
 Deno.test("a sandbox's create, edit, rename, chmod and delete reach the master and a second replica", async (t) => {
   await withDirs(["m", "r1", "r2"], async ({ base, m, r1, r2 }) => {
@@ -446,19 +447,24 @@ Deno.test("local writes over the write-back limit are refused locally and listed
 /**
  * Runs `work` with a master whose write-back limit is 1,000 bytes and a replica of it, and
  * a file of 5,000 bytes written on the replica, which the master refuses as too large.
+ *
+ * @param before What the master's big.bin holds first, if anything (the replica syncs it).
  */
 async function withRefusedFile(
   work: (
     peers: { m: string; r: string; master: Peer; sandbox: Peer },
     conflicts: () => Promise<Conflict[]>,
   ) => Promise<void>,
+  before?: string,
 ): Promise<void> {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     const sock = `${base}/m.sock`;
+    if (before !== undefined) await put(m, "big.bin", before);
     const master = await startMaster(m, sock, { args: ["--max-writeback", "1000"] });
     const sandbox = await startReplica(r, sock);
     const conflicts = () => sandbox.command<Conflict[]>("conflicts");
     try {
+      if (before !== undefined) await sandbox.command("sync-wait 20000");
       await putAtomic(r, "big.bin", pseudoRandomBytes(5000, 9));
       await waitFor("the master's refusal listed", async () => (await conflicts()).length === 1);
       await work({ m, r, master, sandbox }, conflicts);
@@ -484,17 +490,57 @@ Deno.test("a change the master refused as too large is settled once a later chan
     assert(master.logs().includes("write-back refused"), master.logs());
   }));
 
-Deno.test("a failure the master answers names paths inside the workspace, never the master's own folder", () =>
-  withRefusedFile(async ({ m, r }, conflicts) => {
-    // Refused as too large, so never on the master: its rename there fails.
-    await Deno.rename(`${r}/big.bin`, `${r}/moved.bin`);
-    const [failed] = await waitFor("the rename answered", async () => {
-      const reasons = (await conflicts()).map((c) => c.reason);
-      return reasons[0]!.startsWith("failed") ? reasons : null;
-    });
-    assert(!failed!.includes(m), failed);
-    assert(failed!.includes("'big.bin'"), failed);
+for (const before of [undefined, "the master's own older big.bin\n"]) {
+  Deno.test(
+    `a file the master refused, renamed in the sandbox, keeps the sandbox's content; the refusal follows it (${
+      before === undefined ? "new on the sandbox" : "the master holds an older version"
+    })`,
+    () =>
+      withRefusedFile(async ({ m, r }, conflicts) => {
+        await Deno.rename(`${r}/big.bin`, `${r}/moved.bin`);
+        // Not a rename on the master, whose big.bin is not the sandbox's: moved there, the
+        // master's older version came back over the sandbox's moved.bin (or, none there, the
+        // rename failed and moved.bin never reached it). A removal and a write instead.
+        const refusals = await waitFor("the refusal of moved.bin", async () => {
+          const all = await conflicts();
+          return all.some((c) => c.path === "moved.bin" && c.reason.startsWith("too large"))
+            ? all
+            : null;
+        });
+        await waitFor("no big.bin on the master", async () => !(await exists(`${m}/big.bin`)));
+        assertEquals(await Deno.readFile(`${r}/moved.bin`), pseudoRandomBytes(5000, 9));
+        assert(!(await exists(`${m}/moved.bin`)), "the master has moved.bin");
+        const old = refusals.find((c) => c.path === "big.bin")!;
+        await waitFor("big.bin's refusal settled", async () => {
+          const now = (await conflicts()).find((c) => c.id === old.id)!;
+          return now.resolution === "superseded";
+        });
+      }, before),
+  );
+}
+
+Deno.test("failedReason() names paths inside the master's workspace, never its own folder", () =>
+  withDirs(["m"], ({ m }) => {
+    // A real failure of the system's, which names absolute paths.
+    const error = (() => {
+      try {
+        Deno.renameSync(`${m}/big.bin`, `${m}/sub/moved.bin`);
+      } catch (error) {
+        return error;
+      }
+      throw new Error("the rename of a missing file succeeded");
+    })();
+    const reason = failedReason(error, m);
+    assert(reason.startsWith("failed: "), reason);
+    assert(!reason.includes(m), reason);
+    assert(reason.includes("'big.bin' -> 'sub/moved.bin'"), reason);
+    return Promise.resolve();
   }));
+
+/** Whether anything is at `path` (a link not followed). */
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
 
 /** How many files the folders directly inside `dir` hold (0 while `dir` is missing). */
 function filesIn(dir: string): number {
