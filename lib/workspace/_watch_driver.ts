@@ -151,7 +151,7 @@ export class WatchDriver {
     const { dataDirInside, filter } = this.#c;
     const excluded = (name: string) =>
       name === dataDirInside?.split("/")[0] || filter.local.ignores(name, true);
-    const watcher = new TreeWatcher(this.#c.root, excluded, (event) => {
+    const watcher = new TreeWatcher(this.#c.root, excluded, options.eventBacklog, (event) => {
       const action = treeEventAction(event, captureOnClose);
       if (action === "rescan") return this.#follow({ type: "lost" }, []);
       const paths = this.#relevantPaths(event.paths);

@@ -18,6 +18,9 @@ export interface WatchThreadHandlers {
   failed(message: string): void;
 }
 
+/** Events handed over and not acknowledged, at most, by default. */
+export const EVENT_BACKLOG = 50_000;
+
 /** How long {@linkcode WatchThread.close} waits for the worker to close its watches. */
 const CLOSE_WAIT_MS = 2000;
 
@@ -27,7 +30,8 @@ const CLOSE_WAIT_MS = 2000;
  * drops the rest while the thread reading them is busy, and a master taking in a large
  * change (a copy of thousands of files on a slow disk) was busy long enough to lose them
  * (then it scans the whole workspace). The worker hands them over in batches, each
- * acknowledged once handled; with 50,000 not acknowledged it drops events too, and says so.
+ * acknowledged once handled; past its backlog of events not acknowledged it drops them too,
+ * and says so.
  */
 export class WatchThread {
   readonly #worker: Worker;
@@ -42,9 +46,11 @@ export class WatchThread {
   /**
    * Starts the worker.
    *
+   * @param backlog Events handed over and not acknowledged, at most ({@linkcode
+   * EVENT_BACKLOG} when undefined).
    * @param handlers Where its events and failures go.
    */
-  constructor(handlers: WatchThreadHandlers) {
+  constructor(backlog: number | undefined, handlers: WatchThreadHandlers) {
     this.#handlers = handlers;
     // `deno compile` leaves a Worker's module out unless named: every compile task in
     // deno.json has `--include lib/workspace/_watch_worker.ts` (a deploy test checks it).
@@ -54,6 +60,7 @@ export class WatchThread {
       event.preventDefault();
       this.#fail(event.message);
     };
+    this.#worker.postMessage({ type: "backlog", count: Math.max(1, backlog ?? EVENT_BACKLOG) });
   }
 
   /**

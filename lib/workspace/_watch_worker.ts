@@ -5,8 +5,8 @@
  * thread in batches it acknowledges. Internal to `lib/workspace`. It imports nothing: its
  * thread's memory stays small.
  *
- * Messages in: `{ type: "watch", id, request, path, recursive }`, `{ type: "unwatch", id }`,
- * `{ type: "ack", count }`, `{ type: "close" }`.
+ * Messages in: `{ type: "backlog", count }` (first), `{ type: "watch", id, request, path,
+ * recursive }`, `{ type: "unwatch", id }`, `{ type: "ack", count }`, `{ type: "close" }`.
  * Out: `{ type: "watched", id, request, error?: { notFound, message } }`, `{ type: "events",
  * events }` (each `{ id, kind, paths, flag? }`; `id` "" with flag "rescan" when events were
  * dropped here), `{ type: "ended", id, message }`, `{ type: "closed" }`.
@@ -15,8 +15,11 @@
  */
 /// <reference lib="deno.worker" />
 
-/** Events handed over and not acknowledged, at most: past it, events are dropped. */
-const MAX_UNACKNOWLEDGED = 50_000;
+/**
+ * Events handed over and not acknowledged, at most: past it, events are dropped. Set by the
+ * first message (`WatchThread`'s `EVENT_BACKLOG` unless told otherwise).
+ */
+let backlog = 1;
 
 interface OutEvent {
   id: string;
@@ -33,7 +36,7 @@ let dropped = false;
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
 function add(event: OutEvent): void {
-  if (unacknowledged + pending.length >= MAX_UNACKNOWLEDGED) {
+  if (unacknowledged + pending.length >= backlog) {
     dropped = true;
     return;
   }
@@ -44,7 +47,7 @@ function add(event: OutEvent): void {
 
 function flush(): void {
   flushTimer = undefined;
-  if (dropped && unacknowledged + pending.length < MAX_UNACKNOWLEDGED) {
+  if (dropped && unacknowledged + pending.length < backlog) {
     dropped = false;
     pending.push({ id: "", kind: "other", paths: [], flag: "rescan" });
   }
@@ -106,6 +109,9 @@ self.onmessage = (event: MessageEvent) => {
     count?: number;
   };
   switch (message.type) {
+    case "backlog":
+      backlog = message.count ?? backlog;
+      return;
     case "watch":
       return watch(message.id!, message.request!, message.path!, message.recursive ?? false);
     case "unwatch": {

@@ -84,12 +84,16 @@ export function retryDelayMs(failures: number): number {
  * not excluded gets its own recursive watch, added and dropped as folders come and go.
  *
  * The watches live on a worker thread (`WatchThread`), which reads their events as they
- * come: read on a busy main thread, thousands of them were lost in a large change.
+ * come: read on a busy main thread, thousands of them were lost in a large change. What
+ * the kernel's own queue drops when Deno's reader falls far behind is not reported (Deno
+ * 2.9 filters out the overflow's event, which names no path): the safety rescans
+ * (`WatchOptions.rescanMs`) find it.
  */
 export class TreeWatcher {
   readonly #root: string;
   readonly #excluded: (name: string) => boolean;
   readonly #onEvent: (event: TreeEvent) => void;
+  readonly #backlog: number | undefined;
   #thread: WatchThread | undefined;
   /** The names watched, or asked to be ("" for the root). */
   readonly #watched = new Set<string>();
@@ -102,15 +106,18 @@ export class TreeWatcher {
   /**
    * @param root Absolute workspace root.
    * @param excluded Whether a top-level folder name must never be watched (data folder, `.git`).
+   * @param backlog Events handed over and not handled yet, at most (see `WatchThread`).
    * @param onEvent Called for every event, in the order each watch reports them.
    */
   constructor(
     root: string,
     excluded: (name: string) => boolean,
+    backlog: number | undefined,
     onEvent: (event: TreeEvent) => void,
   ) {
     this.#root = root;
     this.#excluded = excluded;
+    this.#backlog = backlog;
     this.#onEvent = onEvent;
   }
 
@@ -139,7 +146,7 @@ export class TreeWatcher {
   }
 
   #startThread(): WatchThread {
-    const thread: WatchThread = new WatchThread({
+    const thread: WatchThread = new WatchThread(this.#backlog, {
       events: (batch) => {
         for (const { id, event } of batch) this.#dispatch(id, event);
       },

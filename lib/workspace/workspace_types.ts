@@ -184,6 +184,12 @@ export interface WatchOptions {
    * not two. @default {true}
    */
   scanAtStart?: boolean;
+  /**
+   * Events the watch thread hands over and the workspace has not handled yet, at most:
+   * past it, they are dropped (a main thread stuck that long has lost track anyway), and a
+   * scan finds what they said. @default {50000}
+   */
+  eventBacklog?: number;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * A watch of the test's own beside a workspace's, counting Deno's reports of lost file
- * events: Deno feeds every watch of a process the same events at once, so when this one's
- * queue overflowed, so did the workspace's.
+ * events: both are fed the same events at once, and the probe reads its own on the test's
+ * main thread, so when its queue overflowed while that thread was busy, a workspace whose
+ * backlog is smaller (`WatchOptions.eventBacklog`) lost events too.
  */
 export class LossProbe {
   readonly #watcher: Deno.FsWatcher;

@@ -40,7 +40,7 @@ Deno.test("TreeWatcher reports a change inside a top folder once, not by the roo
   withTempDir(async (root) => {
     Deno.mkdirSync(`${root}/src`);
     const events: Deno.FsEvent[] = [];
-    const watcher = new TreeWatcher(root, () => false, (event) => events.push(event));
+    const watcher = new TreeWatcher(root, () => false, undefined, (event) => events.push(event));
     await watcher.start();
     try {
       Deno.writeTextFileSync(`${root}/src/a.ts`, "export {};\n");
@@ -77,7 +77,7 @@ Deno.test("TreeWatcher makes a watch that a name not in UTF-8 ended again, and r
   withTempDir(async (root) => {
     Deno.mkdirSync(`${root}/sub`);
     const events: Deno.FsEvent[] = [];
-    const watcher = new TreeWatcher(root, () => false, (event) => events.push(event));
+    const watcher = new TreeWatcher(root, () => false, undefined, (event) => events.push(event));
     await watcher.start();
     try {
       // Deno ends every watch that is handed an event whose path is not UTF-8.
@@ -103,7 +103,7 @@ Deno.test("TreeWatcher loses no event while the main thread is busy", () =>
   withTempDir(async (root) => {
     Deno.mkdirSync(`${root}/sub`);
     const events: Deno.FsEvent[] = [];
-    const watcher = new TreeWatcher(root, () => false, (event) => events.push(event));
+    const watcher = new TreeWatcher(root, () => false, undefined, (event) => events.push(event));
     await watcher.start();
     try {
       // The main thread waits on the child without turning its event loop: about 3,000
@@ -127,6 +127,30 @@ Deno.test("TreeWatcher loses no event while the main thread is busy", () =>
       );
       assert.deepEqual(lost(), [], "events were lost");
       assert.equal(reported(), 1000);
+    } finally {
+      await watcher.close();
+    }
+  }));
+
+Deno.test("TreeWatcher reports a loss when more events wait than its backlog, and goes on", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/sub`);
+    const events: Deno.FsEvent[] = [];
+    const watcher = new TreeWatcher(root, () => false, 100, (event) => events.push(event));
+    await watcher.start();
+    try {
+      // About 3,000 events while the main thread handles none: past the backlog of 100.
+      const made = new Deno.Command("sh", {
+        args: ["-c", 'i=0; while [ $i -lt 1000 ]; do echo x > "sub/f$i"; i=$((i+1)); done'],
+        cwd: root,
+      }).outputSync();
+      assert.ok(made.success);
+      await waitFor("a report of the loss", () => events.some((event) => event.flag === "rescan"));
+      Deno.writeTextFileSync(`${root}/sub/after.txt`, "after the loss");
+      await waitFor(
+        "the event of sub/after.txt",
+        () => events.some((event) => event.paths.includes(`${root}/sub/after.txt`)),
+      );
     } finally {
       await watcher.close();
     }

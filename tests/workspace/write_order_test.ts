@@ -34,14 +34,16 @@ Deno.test("Workspace records files in the order they were written, even when fil
     const probe = new LossProbe(`${root}/src`);
     try {
       await workspace.scan();
-      // A rescan only because events were lost: the safety rescan is minutes away.
-      await workspace.watch({ debounceMs: 20, rescanMs: 600_000 });
+      // A rescan only because events were lost: the safety rescan is minutes away. A
+      // backlog of 100 events, smaller than Deno's queue (which the probe has).
+      await workspace.watch({ debounceMs: 20, rescanMs: 600_000, eventBacklog: 100 });
       // Another process writes files one after another, each modified later than the one
-      // before. This one's event loop is busy while the first `blocked` are written (Deno
-      // drops their events, and reports that it did), then free for the rest (the watcher
-      // reports them at once): those must not be recorded before the lost ones. On a
-      // loaded machine the OS may hand over too few events while the loop is busy: then
-      // none are lost, and the writes are made again in another folder.
+      // before. This one's event loop is busy while the first `blocked` are written (the
+      // watch thread drops their events past its backlog, and reports that it did; the
+      // probe, whose queue is larger, losing events proves it), then free for the rest
+      // (the watcher reports them at once): those must not be recorded before the lost
+      // ones. On a loaded machine the OS may hand over too few events while the loop is
+      // busy: then none are lost, and the writes are made again in another folder.
       const count = 900;
       const blocked = 600;
       for (let attempt = 0; probe.losses === 0; attempt++) {
@@ -106,9 +108,10 @@ Deno.test("Workspace records a change while file events are lost again and again
     try {
       await Deno.mkdir(`${root}/src/busy`);
       await workspace.scan();
-      await workspace.watch({ debounceMs: 20, rescanMs: 600_000 });
-      // This process's event loop is busy most of the time, so Deno loses events again and
-      // again while the writer goes on. The target is written once they are being lost,
+      await workspace.watch({ debounceMs: 20, rescanMs: 600_000, eventBacklog: 100 });
+      // This process's event loop is busy most of the time, so its watcher loses events
+      // again and again (past its backlog; the probe, whose queue is larger, proves it)
+      // while the writer goes on. The target is written once they are being lost,
       // and recorded all the same, before the losses stop (they do not stop here): by the
       // scan after a loss, or as the watcher reported it, never held for good.
       const busy = { intervalMs: 10, timeoutMs: 60_000 };
