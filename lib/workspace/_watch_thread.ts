@@ -10,7 +10,7 @@ export type WatchResult = { ok: true } | { ok: false; notFound: boolean; message
 
 /** What a {@linkcode WatchThread} tells its owner, on the main thread. */
 export interface WatchThreadHandlers {
-  /** Events, in the order the OS reported them; `id` is the watch's ("" for a loss here). */
+  /** Events, in the order the OS reported them; `id` is the watch's ("/" for a loss here). */
   events(batch: readonly { id: string; event: Deno.FsEvent }[]): void;
   /** A watch ended with an error: what it covered is no longer watched. */
   ended(id: string, message: string): void;

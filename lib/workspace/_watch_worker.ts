@@ -8,8 +8,8 @@
  * Messages in: `{ type: "backlog", count }` (first), `{ type: "watch", id, request, path,
  * recursive }`, `{ type: "unwatch", id }`, `{ type: "ack", count }`, `{ type: "close" }`.
  * Out: `{ type: "watched", id, request, error?: { notFound, message } }`, `{ type: "events",
- * events }` (each `{ id, kind, paths, flag? }`; `id` "" with flag "rescan" when events were
- * dropped here), `{ type: "ended", id, message }`, `{ type: "closed" }`.
+ * events }` (each `{ id, kind, paths, flag? }`; `id` "/", no watch's, with flag "rescan"
+ * when events were dropped here), `{ type: "ended", id, message }`, `{ type: "closed" }`.
  *
  * @module
  */
@@ -49,7 +49,7 @@ function flush(): void {
   flushTimer = undefined;
   if (dropped && unacknowledged + pending.length < backlog) {
     dropped = false;
-    pending.push({ id: "", kind: "other", paths: [], flag: "rescan" });
+    pending.push({ id: "/", kind: "other", paths: [], flag: "rescan" });
   }
   if (pending.length === 0) return;
   unacknowledged += pending.length;
