@@ -76,6 +76,8 @@ export class ReplicaCore {
   readonly keepsMasterContent: boolean;
   /** Reads of content this replica did not keep, through the open connection. */
   readonly masterTier = new MasterContentTier();
+  /** The watcher's pauses and resumes, in the order asked (see `#watchTransition`). */
+  #watchTransitions: Promise<void> = Promise.resolve();
   /**
    * Contents fetched in ranges because a connection's end cut their whole fetch short,
    * with what the connections since carried of them (see `PartialContents`).
@@ -249,26 +251,43 @@ export class ReplicaCore {
    * catch-up.
    *
    * @param during What is applied meanwhile, for the log.
+   * @returns Once paused, after the pauses and resumes asked before it.
    */
-  async pauseWatching(during = "the catch-up"): Promise<void> {
-    if (!this.workspace.watching) return;
-    await this.workspace.suspendWatching();
-    log("info", `watching paused while ${during} is applied; a scan follows it`);
+  pauseWatching(during = "the catch-up"): Promise<void> {
+    return this.#watchTransition(async () => {
+      if (!this.workspace.watching) return;
+      await this.workspace.suspendWatching();
+      log("info", `watching paused while ${during} is applied; a scan follows it`);
+    });
   }
 
   /**
    * Resumes the watcher {@linkcode pauseWatching} paused: once in sync, when the master
-   * cannot be reached, or on close. The resuming scan runs in the background, its
-   * captures in turns of the workspace's queue between the notifications applied. A
-   * workspace that is watched, or never was, is left as it is (see `resumeWatching`).
+   * cannot be reached, or on close; after the pauses and resumes asked before it. The
+   * resuming scan runs in the background, its captures in turns of the workspace's queue
+   * between the notifications applied. A workspace that is watched, or never was, is left
+   * as it is (see `resumeWatching`).
    */
   resumeWatching(): void {
-    if (this.workspace.watching) return;
-    this.workspace.resumeWatching().then(() => {
+    this.#watchTransition(async () => {
+      if (this.workspace.watching) return;
+      await this.workspace.resumeWatching();
       if (this.workspace.watching) {
         log("info", "watching resumed; what changed meanwhile is recorded");
       }
     }).catch((error) => log("error", "cannot watch the workspace again", { error }));
+  }
+
+  /**
+   * Runs pauses and resumes of the watcher one after another, in the order asked: a pause
+   * of a burst is asked while a notification is routed, which waits for nothing, so a
+   * resume may be asked before it is done (it would find the watcher still on, and leave it
+   * paused for good).
+   */
+  #watchTransition(transition: () => Promise<void>): Promise<void> {
+    const done = this.#watchTransitions.then(transition);
+    this.#watchTransitions = done.catch(() => {}); // the next one runs all the same
+    return done;
   }
 
   /**

@@ -113,9 +113,16 @@ export class ReplicaExecutor {
       case "resolveBarrier":
         return this.#p.resolveBarrier(action.id, action.result);
       case "pauseWatching":
-        // A burst's batches, like a large catch-up's, checkpoint on a worker.
-        if (action.burst) core.checkpoints.busy();
-        return core.pauseWatching(action.burst ? "a large change" : "the catch-up");
+        if (!action.burst) return core.pauseWatching("the catch-up");
+        // Decided while a notification is routed, which waits for nothing: the notification
+        // is queued at once, in order, while the watcher stops (queued after the pause, it
+        // came after the later ones, and a folder's removal went before its files'). A
+        // burst's batches, like a large catch-up's, checkpoint on a worker.
+        core.checkpoints.busy();
+        core.pauseWatching("a large change").catch((error) =>
+          log("error", "cannot pause watching for a large change", { error })
+        );
+        return;
       case "resumeWatching":
         core.checkpoints.idle();
         return core.resumeWatching();

@@ -358,3 +358,25 @@ Deno.test("a new master file whose folder the sandbox has just replaced with a f
     }
   });
 });
+
+Deno.test("a large folder made and then removed on the master, both arriving live, is made and removed on the replica", async () => {
+  await withDirs(["m", "r", "staging"], async ({ base, m, r, staging }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const replica = await startReplica(r, sock);
+    try {
+      await replica.command("sync-wait 20000");
+      for (let i = 0; i < 700; i++) await put(staging, `f${i}`, `file ${i}`);
+      // Each a burst of changes (the replica pauses its watcher for it): the notification
+      // that paused it was once queued after later ones, so the folder's removal came
+      // before a file's, and the folder stayed.
+      await Deno.rename(staging, `${m}/solo`);
+      assertEquals(under(await sameTrees([m, r], [master, replica]), "solo").length, 701);
+      await Deno.remove(`${m}/solo`, { recursive: true });
+      assertEquals(under(await sameTrees([m, r], [master, replica]), "solo"), []);
+      assert(replica.logs().includes("watching paused while a large change"), replica.logs());
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
