@@ -48,6 +48,11 @@ function notification(filepath: string, sequence = 21): NotificationMessage {
   };
 }
 
+/** What routing a notification does: prefetch its content, queue it for the applier. */
+function routed(message: NotificationMessage): ReplicaAction[] {
+  return [{ type: "prefetch", message }, { type: "enqueue", item: message }];
+}
+
 function entry(state: JournalEntry["state"], path: string, reason: string | null): JournalEntry {
   return {
     localSeq: 1,
@@ -91,10 +96,7 @@ Deno.test(
       input: { state: live, event: { type: "message", message: notification("a"), now: 5000 } },
       expected: {
         state: { ...live, lastHeardAt: 5000, highestReceived: 21 },
-        actions: [
-          { type: "prefetch", message: notification("a") },
-          { type: "enqueue", item: notification("a") },
-        ],
+        actions: routed(notification("a")),
       },
     },
     {
@@ -411,8 +413,7 @@ Deno.test(
         state: bursting,
         actions: [
           { type: "pauseWatching", burst: true },
-          { type: "prefetch", message: far },
-          { type: "enqueue", item: far },
+          ...routed(far),
         ],
       },
     },
@@ -424,10 +425,7 @@ Deno.test(
       },
       expected: {
         state: { ...live, highestReceived: 19 + LARGE_CATCHUP },
-        actions: [
-          { type: "prefetch", message: notification("a", 19 + LARGE_CATCHUP) },
-          { type: "enqueue", item: notification("a", 19 + LARGE_CATCHUP) },
-        ],
+        actions: routed(notification("a", 19 + LARGE_CATCHUP)),
       },
     },
     {
@@ -435,7 +433,7 @@ Deno.test(
       input: { state: syncing, event: { type: "message", message: far, now: 1000 } },
       expected: {
         state: { ...syncing, highestReceived: 20 + LARGE_CATCHUP },
-        actions: [{ type: "prefetch", message: far }, { type: "enqueue", item: far }],
+        actions: routed(far),
       },
     },
     {
@@ -446,7 +444,7 @@ Deno.test(
       },
       expected: {
         state: { ...live, resync: { target: 30 }, highestReceived: 20 + LARGE_CATCHUP },
-        actions: [{ type: "prefetch", message: far }, { type: "enqueue", item: far }],
+        actions: routed(far),
       },
     },
     {
@@ -457,10 +455,7 @@ Deno.test(
       },
       expected: {
         state: { ...bursting, highestReceived: 30 + LARGE_CATCHUP },
-        actions: [
-          { type: "prefetch", message: notification("b", 30 + LARGE_CATCHUP) },
-          { type: "enqueue", item: notification("b", 30 + LARGE_CATCHUP) },
-        ],
+        actions: routed(notification("b", 30 + LARGE_CATCHUP)),
       },
     },
     {
