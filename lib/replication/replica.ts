@@ -70,7 +70,7 @@ export interface ReplicaStatus {
   state: string;
   /** The highest master sequence applied here. */
   appliedSequence: number;
-  /** The master's sequence as last heard. */
+  /** The master's sequence as last heard (a heartbeat, a barrier, or a notification received). */
   masterSequence: number;
   /** Local changes not yet answered by the master. */
   pendingWriteBacks: number;

@@ -102,7 +102,7 @@ export class ReplicaCore {
    * connections are cut, instead of asking again for the same start of a replay.
    */
   carried: NotificationMessage[] = [];
-  /** The master's sequence as last heard. */
+  /** The master's sequence as last heard (a heartbeat, a barrier, or a notification received). */
   masterSequence = 0;
   /** Recent paths that could not be applied, with the reason. */
   problems: { path: string; reason: string }[] = [];

@@ -194,7 +194,9 @@ export class ReplicaSession {
     const { state, actions } = stepReplica(this.#state, event);
     this.#state = state;
     this.#core.applied = state.applied;
-    this.#core.masterSequence = state.masterSequence;
+    // A notification received tells where the master is as well as a heartbeat does: a
+    // large change still being applied shows as the lag it is, not as none.
+    this.#core.masterSequence = Math.max(state.masterSequence, state.highestReceived);
     return this.#execute(actions, 0);
   }
 

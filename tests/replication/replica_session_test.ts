@@ -154,6 +154,34 @@ Deno.test("a notification weighed for a prefetch as it arrived is not weighed ag
     }, { keepMasterContent: true })
   ));
 
+Deno.test("a notification received and not yet applied counts as where the master is, for the status's lag", () =>
+  withTempDir((root) =>
+    withSilentMaster(root, async (session, clock, heard, _ended, core) => {
+      await waitFor("the catch-up request", () => heard.length === 2);
+      const content = new TextEncoder().encode("y".repeat(10_000)); // not inline: fetched
+      session.step({
+        type: "message",
+        message: {
+          type: "Notification",
+          sequence: 40n,
+          filepath: "big.txt",
+          content_hash: sha256Hex(content),
+          size: BigInt(content.length),
+          permissions: 0o100644n,
+          is_deletion: false,
+          inline_content: null,
+        },
+        now: clock.now(),
+      });
+      // The silent master never sends the content: nothing is applied, and the master is
+      // known to be at 40 at least.
+      await waitFor("the content asked for", () =>
+        heard.some((msg) => msg.type === "ContentFetchRequest"));
+      assert.equal(core.applied, 0);
+      assert.equal(core.masterSequence, 40);
+    })
+  ));
+
 Deno.test("a session driven by a fake clock syncs from a real master, and its barrier certifies it", () =>
   withTempDir(async (root) => {
     await put(root, "m/a.txt", "from the master");
