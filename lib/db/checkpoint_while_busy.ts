@@ -44,6 +44,8 @@ export class CheckpointWhileBusy {
   #wanted = false;
   #closed = false;
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed idle timer fires (epoch ms). */
+  #idleDueAt = Infinity;
   /** The transitions asked for, one after another. */
   #transitions: Promise<void> = Promise.resolve();
 
@@ -69,18 +71,30 @@ export class CheckpointWhileBusy {
     if (this.#closed || this.#db.location() === null) return;
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
+    this.#idleDueAt = Infinity;
     this.#wanted = true;
     this.#settle();
   }
 
-  /** The bulk ended: the worker stops once `idleMs` passed with no new bulk. */
-  idle(): void {
-    if (!this.#wanted || this.#idleTimer !== undefined) return;
+  /**
+   * The bulk ended: the worker stops once `afterMs` passed with no new bulk (the earliest
+   * stop asked for wins).
+   *
+   * @param afterMs How long the worker outlives the bulk: `idleMs` by default; 0 when no
+   * bulk is expected soon (a catch-up that reached the master: its worker, a second V8
+   * isolate, would otherwise stay through the scan that follows, and add to its peak).
+   */
+  idle(afterMs: number = this.#options.idleMs ?? CHECKPOINT_IDLE_MS): void {
+    const dueAt = Date.now() + afterMs;
+    if (!this.#wanted || this.#idleDueAt <= dueAt) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleDueAt = dueAt;
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
+      this.#idleDueAt = Infinity;
       this.#wanted = false;
       this.#settle();
-    }, this.#options.idleMs ?? CHECKPOINT_IDLE_MS);
+    }, afterMs);
     Deno.unrefTimer(this.#idleTimer);
   }
 
@@ -94,6 +108,7 @@ export class CheckpointWhileBusy {
     this.#closed = true;
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
+    this.#idleDueAt = Infinity;
     this.#settle();
     return this.#transitions;
   }

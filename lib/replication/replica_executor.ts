@@ -124,7 +124,9 @@ export class ReplicaExecutor {
         );
         return;
       case "resumeWatching":
-        core.checkpoints.idle();
+        // All received is applied: the bulk is over. The worker (a V8 isolate) is not kept
+        // through the scan that follows, which starts the watcher's own.
+        core.checkpoints.idle(0);
         return core.resumeWatching();
       case "startProgress":
         // A large catch-up: its batches' checkpoints run on a worker until it is over.
@@ -238,7 +240,8 @@ export class ReplicaExecutor {
   }
 
   /**
-   * Ends the progress shown, if any; the checkpoint worker stops after a quiet while.
+   * Ends the progress shown, if any; the checkpoint worker stops after a quiet while (a cut
+   * connection's next one goes on with the catch-up), or when watching resumes.
    *
    * @param complete Whether the catch-up is over; else the connection ended first.
    */

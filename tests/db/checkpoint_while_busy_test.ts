@@ -57,6 +57,20 @@ Deno.test("CheckpointWhileBusy keeps the worker through a bulk that starts again
     assert.equal(autocheckpoint(db), 1000);
   }));
 
+Deno.test("CheckpointWhileBusy stops the worker at once when asked to, even after a quiet while was asked for", () =>
+  withDatabase(async (db) => {
+    const checkpoints = new CheckpointWhileBusy(db, { idleMs: 60_000 });
+    checkpoints.busy();
+    checkpoints.idle(); // a minute from now
+    await checkpoints.settled();
+    assert.equal(checkpoints.running, true);
+    checkpoints.idle(0); // sooner: wins
+    await waitFor("the worker stopped", () => !checkpoints.running, { timeoutMs: 10_000 });
+    await checkpoints.settled();
+    assert.equal(autocheckpoint(db), 1000, "the writer checkpoints in its commits again");
+    await checkpoints.close();
+  }));
+
 Deno.test("CheckpointWhileBusy starts nothing once closed, nor for a database not in a file", async () => {
   await withDatabase(async (db) => {
     const checkpoints = new CheckpointWhileBusy(db);
