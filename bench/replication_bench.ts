@@ -97,6 +97,8 @@ export interface RunOptions {
   profile?: boolean | string;
   /** Only this corpus's initial sync (`synthetic`, `realistic`, `npm`). @default {undefined} */
   corpus?: string;
+  /** Functions listed per ranking of a profile. @default {15} */
+  profileTop?: number;
 }
 
 /**
@@ -124,8 +126,11 @@ export async function run(quick: boolean, options: RunOptions = {}): Promise<str
         : undefined;
       lines.push(...await initialSync(base, sizes, corpus, profile));
       if (profile) {
-        lines.push(...profileLines("master during the syncs", await profile.summary("master")));
-        lines.push(...profileLines("replicas until synced", await profile.summary("replica-")));
+        const top = options.profileTop;
+        lines.push(
+          ...profileLines("master during the syncs", await profile.summary("master"), top),
+          ...profileLines("replicas until synced", await profile.summary("replica-"), top),
+        );
       }
     }
     if (options.profile || options.corpus) return lines;
