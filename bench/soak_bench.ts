@@ -9,8 +9,8 @@
  *
  * `CHRONICLE_SOAK_SEED=N` repeats a run (the default seed is random, printed first, except in
  * quick mode); `CHRONICLE_SOAK_RACING=0.33` also races same-path changes against their
- * replication while both sides run (see `tests/replication/soak_test.ts`: it finds bugs
- * not fixed yet);
+ * replication while both sides run (see `tests/replication/soak_test.ts`, whose second test
+ * runs such a soak in CI);
  * `CHRONICLE_BENCH_QUICK=1` (or `--quick`) runs a short soak in seconds.
  *
  * Run: `deno run -A bench/soak_bench.ts`

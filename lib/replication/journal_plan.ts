@@ -39,6 +39,12 @@ export interface JournalPlanContext {
  * new path: as a rename, the master moved its older version there, which then came back
  * over the file the sandbox had moved.
  *
+ * Nor is a removal of a path the batch leaves holding something (made again later in it: a
+ * folder emptied and filled again, `rm -rf node_modules` then `npm install`, around a
+ * replica's restart): nothing moved from that path. Paired, its removal and its creation
+ * were a rename onto itself, which the master refuses; two paths of one content were each
+ * other's renames, and the master, moving one onto the other and back, lost one of them.
+ *
  * A folder (PROTOCOL.md §8) is a `write` of its mode, a `chmod` or a `delete`, never one
  * side of a rename (a moved folder is its files' renames, the new folder's creation and
  * the old one's removal); folder removals come after every other entry of the batch,
@@ -84,6 +90,11 @@ export function planJournalEntries(
   const planned: NewJournalEntry[] = [];
   const folderRemovals = new Set<string>();
   const replacedFolders = new Set<string>(); // folders replaced by a file or a link
+  const liveAtEnd = new Set<string>(); // paths the batch leaves holding something
+  for (const change of changes) {
+    if (change.current.deleted) liveAtEnd.delete(change.current.path);
+    else liveAtEnd.add(change.current.path);
+  }
   for (const change of changes) {
     const { current, previous } = change;
     if (context.filtered.has(current.path)) continue;
@@ -125,7 +136,8 @@ export function planJournalEntries(
   for (const removal of deletions) {
     const hash = removal.previous!.hash;
     const movable = !isFolderMode(removal.previous!.mode) &&
-      context.masterContent.get(removal.current.path) === hash;
+      context.masterContent.get(removal.current.path) === hash &&
+      !liveAtEnd.has(removal.current.path);
     // The earliest, as a scan would pair.
     const target = movable ? creationsByHash.get(hash)?.shift() : undefined;
     if (!target) {

@@ -539,6 +539,44 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
       expected: [["delete", "a", null, 0], ["write", "b", null, 0]],
     },
     {
+      // A field trial: the replica restarted while `npm install` filled node_modules again.
+      description: "a file removed and made again with its content is a delete and a write",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h") },
+        { current: it("a", 6, "h"), previous: it("a", 5, "") },
+      ],
+      context: { ...none, seen: new Map([["a", 3]]), masterContent: held },
+      expected: [["delete", "a", null, 3], ["write", "a", null, 3]],
+    },
+    {
+      // Paired crosswise, "a" was renamed onto "d/a" and "d/a" back onto "a": the master
+      // lost "d/a".
+      description: "two files of one content, both removed and made again, are no renames",
+      changes: [
+        { current: it("a", 5, ""), previous: it("a", 3, "h") },
+        { current: it("d/a", 6, ""), previous: it("d/a", 3, "h") },
+        { current: it("d/a", 7, "h"), previous: it("d/a", 6, "") },
+        { current: it("a", 8, "h"), previous: it("a", 5, "") },
+      ],
+      context: { ...none, masterContent: held },
+      expected: [
+        ["delete", "a", null, 0],
+        ["delete", "d/a", null, 0],
+        ["write", "d/a", null, 0],
+        ["write", "a", null, 0],
+      ],
+    },
+    {
+      description: "a file moved onto a path removed and made again in the batch is a rename",
+      changes: [
+        { current: it("b", 5, ""), previous: it("b", 3, "h4") },
+        { current: it("a", 6, ""), previous: it("a", 3, "h") },
+        { current: it("b", 7, "h"), previous: it("b", 5, "") },
+      ],
+      context: { ...none, masterContent: held },
+      expected: [["delete", "b", null, 0], ["rename", "a", "b", 0]],
+    },
+    {
       description: "different content is a delete and a write, not a rename",
       changes: [
         { current: it("a", 5, ""), previous: it("a", 3, "h") },

@@ -24,6 +24,7 @@ import { type Conflict, connectUnix, type SyncWaitResult } from "../../lib/repli
 import type { Iteration } from "../../lib/store/mod.ts";
 import type { WireMessage } from "../../lib/wire/mod.ts";
 import { failedReason } from "../../lib/replication/writeback_outcomes.ts";
+import { Workspace } from "../../lib/workspace/mod.ts";
 
 Deno.test("a sandbox's create, edit, rename, chmod and delete reach the master and a second replica", async (t) => {
   await withDirs(["m", "r1", "r2"], async ({ base, m, r1, r2 }) => {
@@ -263,6 +264,49 @@ Deno.test("a large change arriving live pauses the sandbox's watcher; local writ
     }
   });
 });
+
+// As `rm -rf node_modules` then `npm install` around a replica's restart: its scan records
+// the removals, a later capture the same files again, and the replica journals both at once
+// when it starts. Made again in one order, each removal and its own path's creation were a
+// rename onto itself (refused); in the other, each other's renames (the master lost one of
+// the two files).
+for (const order of ["in path order", "in the other order"]) {
+  Deno.test(`files of one content removed and made again while no replica ran stay on the master, no renames (made again ${order})`, async () => {
+    await withDirs(["m", "r"], async ({ base, m, r }) => {
+      const sock = `${base}/m.sock`;
+      const paths = ["a.txt", "d/a.txt"];
+      const content = "module.exports = require('./x');\n";
+      for (const path of paths) await put(m, path, content);
+      const master = await startMaster(m, sock);
+      let sandbox = await startReplica(r, sock);
+      try {
+        await waitForSameTrees([m, r], { peers: [master, sandbox] });
+        await sandbox.stop();
+        const workspace = await Workspace.open({ root: r });
+        try {
+          for (const path of paths) await Deno.remove(`${r}/${path}`);
+          await workspace.scan();
+          // A scan records files in the order of their modification times.
+          for (const [i, path] of paths.entries()) {
+            await put(r, path, content);
+            const time = order === "in path order" ? 1_000 + i : 1_000 - i;
+            await Deno.utime(`${r}/${path}`, time, time);
+          }
+          await workspace.scan();
+        } finally {
+          await workspace.close();
+        }
+        sandbox = await startReplica(r, sock);
+        const answered = await writeBacksAnswered(sandbox);
+        assertEquals(answered.journal.rejected, 0, JSON.stringify(answered.conflicts));
+        const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
+        assertEquals([...tree.keys()].filter((path) => path.endsWith(".txt")), paths);
+      } finally {
+        await stopPeers(sandbox, master);
+      }
+    });
+  });
+}
 
 Deno.test("no echo loop: exactly one write-back per real change", async () => {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
