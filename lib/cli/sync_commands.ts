@@ -7,6 +7,7 @@ import { LOCATE_ARGS, locateFromArgs } from "./locate_workspace.ts";
 import { printJson, println } from "./output.ts";
 import { parseCommandArgs } from "./parse_command_args.ts";
 import { syncWaitCommand } from "./replication_commands.ts";
+import { nearestWord } from "./suggest.ts";
 
 const USAGE = `Usage:
   chronicle sync --wait [--timeout SECONDS]
@@ -32,8 +33,21 @@ export function syncCommand(args: string[]): Promise<number> {
       return syncResolve(rest);
     default:
       if (args.some((arg) => arg === "--wait")) return syncWaitCommand(args);
-      throw new UsageError(USAGE);
+      throw new UsageError(`${syncActionProblem(action)}\n${USAGE}`);
   }
+}
+
+/** The actions of `chronicle sync`, besides `--wait`. */
+const SYNC_ACTIONS = ["start", "stop", "status", "resolve"];
+
+/** What is wrong with `chronicle sync ACTION`, when ACTION is no action and no `--wait` came. */
+function syncActionProblem(action: string | undefined): string {
+  if (action === undefined || action.startsWith("-")) {
+    return `chronicle sync needs an action (${SYNC_ACTIONS.join(", ")}) or --wait`;
+  }
+  if (action === "wait") return `Waiting is a flag: chronicle sync --wait`;
+  const near = nearestWord(action, SYNC_ACTIONS);
+  return `Unknown sync action "${action}"${near === undefined ? "" : `: did you mean "${near}"?`}`;
 }
 
 /** Longest `sync start` waits for the new replica to answer on its control socket. */

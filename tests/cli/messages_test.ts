@@ -79,6 +79,26 @@ Deno.test("sync status and sync --wait say what is true when there is no master 
   }, "chronicle-sync-msg-");
 });
 
+Deno.test("sync without an action it knows says what was wrong before its usage", async () => {
+  const cases: [string[], string][] = [
+    [["sync", "wait"], "Waiting is a flag: chronicle sync --wait"],
+    [["sync", "stauts"], 'Unknown sync action "stauts": did you mean "status"?'],
+    [["sync", "frobnicate"], 'Unknown sync action "frobnicate"'],
+    [["sync"], "chronicle sync needs an action (start, stop, status, resolve) or --wait"],
+    [
+      ["sync", "-C", "."],
+      "chronicle sync needs an action (start, stop, status, resolve) or --wait",
+    ],
+  ];
+  for (const [args, first] of cases) {
+    const run = await runChronicle(args);
+    strictEqual(run.code, 2, run.stderr);
+    const lines = run.stderr.trim().split("\n");
+    strictEqual(lines[0], first, args.join(" "));
+    ok(lines.includes("Usage:"), run.stderr);
+  }
+});
+
 Deno.test("sync status where nothing replicates says so", async () => {
   await withTempDir(async (root) => {
     const child = spawnChronicle([root]);
