@@ -44,13 +44,15 @@ export interface JournalPlanContext {
  * replica's restart): nothing moved from that path. Paired, its removal and its creation
  * were a rename onto itself, which the master refuses; two paths of one content were each
  * other's renames, and the master, moving one onto the other and back, lost one of them.
+ * A folder made again is not removed at all: its removal, after the files made again in
+ * it, was refused (the folder holds them), a conflict for nothing.
  *
  * A folder (PROTOCOL.md §8) is a `write` of its mode, a `chmod` or a `delete`, never one
  * side of a rename (a moved folder is its files' renames, the new folder's creation and
  * the old one's removal); folder removals come after every other entry of the batch,
  * children first, so that the files moved out of a folder have left it when it goes;
- * a write of a path that held a removed folder (a file replacing a folder tree) after
- * them.
+ * a write of a path that held a removed folder (a file replacing a folder tree), or of the
+ * removed folder's own path, after them.
  *
  * `master_rowid_seen` is the path's applied master sequence; for a rename it is the
  * larger of the two paths' (every master change of either path up to it was applied, as
@@ -90,18 +92,24 @@ export function planJournalEntries(
   const planned: NewJournalEntry[] = [];
   const folderRemovals = new Set<string>();
   const replacedFolders = new Set<string>(); // folders replaced by a file or a link
-  const liveAtEnd = new Set<string>(); // paths the batch leaves holding something
-  for (const change of changes) {
-    if (change.current.deleted) liveAtEnd.delete(change.current.path);
-    else liveAtEnd.add(change.current.path);
+  // What the batch leaves at each path it changes: a mode, or nothing.
+  const modeAtEnd = new Map<string, number>();
+  for (const { current } of changes) {
+    if (current.deleted) modeAtEnd.delete(current.path);
+    else modeAtEnd.set(current.path, current.mode);
   }
   for (const change of changes) {
     const { current, previous } = change;
     if (context.filtered.has(current.path)) continue;
     const wasLive = previous !== undefined && !previous.deleted;
     if (current.deleted) {
-      if (wasLive) deletions.push(change);
-      if (wasLive && isFolderMode(previous.mode)) folderRemovals.add(current.path);
+      if (!wasLive) continue;
+      if (isFolderMode(previous.mode)) {
+        // A folder made again: it stays (its creation is a write of its mode).
+        if (isFolderMode(modeAtEnd.get(current.path) ?? 0)) continue;
+        folderRemovals.add(current.path);
+      }
+      deletions.push(change);
       continue;
     }
     // Same content and type: a mode change (an empty file replacing a folder is a write).
@@ -137,7 +145,7 @@ export function planJournalEntries(
     const hash = removal.previous!.hash;
     const movable = !isFolderMode(removal.previous!.mode) &&
       context.masterContent.get(removal.current.path) === hash &&
-      !liveAtEnd.has(removal.current.path);
+      !modeAtEnd.has(removal.current.path);
     // The earliest, as a scan would pair.
     const target = movable ? creationsByHash.get(hash)?.shift() : undefined;
     if (!target) {
@@ -167,14 +175,16 @@ export function planJournalEntries(
     planned.push(journalEntryOf(creation.current, "write", seen(creation.current.path)));
   }
   // Folder removals after the rest, but before a write of a path holding a removed folder
-  // or of a folder replaced by a file (a file that replaced a folder tree goes once that
-  // tree is gone, even what of it was renamed out and captured after the file).
+  // or of a folder replaced by a file, its removal seen or not (a file that replaced a
+  // folder tree goes once that tree is gone, even what of it was renamed out and captured
+  // after the file).
   const holdingRemoved = new Set([...folderRemovals].flatMap((path) => ancestorsOf(path)));
   const rank = (entry: NewJournalEntry) =>
     entry.operation === "delete" && folderRemovals.has(entry.path)
       ? 1
       : entry.operation === "write" &&
-          (holdingRemoved.has(entry.path) || replacedFolders.has(entry.path))
+          (holdingRemoved.has(entry.path) || replacedFolders.has(entry.path) ||
+            folderRemovals.has(entry.path))
       ? 2
       : 0;
   return planned.sort((a, b) => rank(a) - rank(b) || a.sourceSeq - b.sourceSeq);

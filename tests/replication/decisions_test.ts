@@ -567,6 +567,29 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
       ],
     },
     {
+      // The same trial: each such folder's removal was refused (it holds the files made
+      // again), a conflict for nothing.
+      description: "a folder removed and made again, with a file of it, keeps the folder",
+      changes: [
+        { current: it("d/a", 5, ""), previous: it("d/a", 3, "h") },
+        { current: it("d", 6, ""), previous: it("d", 2, EMPTY, DIR) },
+        { current: it("d", 7, EMPTY, DIR), previous: it("d", 6, "") },
+        { current: it("d/a", 8, "h"), previous: it("d/a", 5, "") },
+      ],
+      context: { ...none, masterContent: held },
+      expected: [["delete", "d/a", null, 0], ["write", "d", null, 0], ["write", "d/a", null, 0]],
+    },
+    {
+      description: "a folder removed and made again as a file: the file after the folder's removal",
+      changes: [
+        { current: it("d/a", 5, ""), previous: it("d/a", 3, "h") },
+        { current: it("d", 6, ""), previous: it("d", 2, EMPTY, DIR) },
+        { current: it("d", 7, "h2"), previous: it("d", 6, "") },
+      ],
+      context: { ...none, masterContent: held },
+      expected: [["delete", "d/a", null, 0], ["delete", "d", null, 0], ["write", "d", null, 0]],
+    },
+    {
       description: "a file moved onto a path removed and made again in the batch is a rename",
       changes: [
         { current: it("b", 5, ""), previous: it("b", 3, "h4") },

@@ -284,7 +284,10 @@ for (const order of ["in path order", "in the other order"]) {
         await sandbox.stop();
         const workspace = await Workspace.open({ root: r });
         try {
-          for (const path of paths) await Deno.remove(`${r}/${path}`);
+          // The folder too: made again, it stays (its removal would be refused: it holds a
+          // file made again).
+          await Deno.remove(`${r}/a.txt`);
+          await Deno.remove(`${r}/d`, { recursive: true });
           await workspace.scan();
           // A scan records files in the order of their modification times.
           for (const [i, path] of paths.entries()) {
@@ -307,6 +310,35 @@ for (const order of ["in path order", "in the other order"]) {
     });
   });
 }
+
+Deno.test("a folder removed and made a file of its name while no replica ran is that file on the master", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    await put(m, "d/a.txt", "in the folder");
+    const master = await startMaster(m, sock);
+    let sandbox = await startReplica(r, sock);
+    try {
+      await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      await sandbox.stop();
+      const workspace = await Workspace.open({ root: r });
+      try {
+        await Deno.remove(`${r}/d`, { recursive: true });
+        await workspace.scan();
+        await put(r, "d", "a file now");
+        await workspace.scan();
+      } finally {
+        await workspace.close();
+      }
+      sandbox = await startReplica(r, sock);
+      const answered = await writeBacksAnswered(sandbox);
+      assertEquals(answered.journal.rejected, 0, JSON.stringify(answered.conflicts));
+      const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
+      assertEquals(tree.get("d"), `644 ${sha256OfText("a file now")}`);
+    } finally {
+      await stopPeers(sandbox, master);
+    }
+  });
+});
 
 Deno.test("no echo loop: exactly one write-back per real change", async () => {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
