@@ -590,6 +590,19 @@ Deno.test("planJournalEntries() classifies captured changes", () => {
       expected: [["delete", "d/a", null, 0], ["delete", "d", null, 0], ["write", "d", null, 0]],
     },
     {
+      // b moved to c, then a moved to b: paired a->b and b->c, the master moved a onto b
+      // before b went to c, and c held a's content.
+      description: "a chain of moves (b to c, then a to b): b's own move goes as its content",
+      changes: [
+        { current: it("b", 5, ""), previous: it("b", 3, "h3") },
+        { current: it("a", 6, ""), previous: it("a", 3, "h") },
+        { current: it("b", 7, "h"), previous: it("b", 5, "") },
+        { current: it("c", 8, "h3"), previous: undefined }, // a move keeps its time: found late
+      ],
+      context: { ...none, masterContent: new Map([["a", "h"], ["b", "h3"]]) },
+      expected: [["delete", "b", null, 0], ["rename", "a", "b", 0], ["write", "c", null, 0]],
+    },
+    {
       description: "a file moved onto a path removed and made again in the batch is a rename",
       changes: [
         { current: it("b", 5, ""), previous: it("b", 3, "h4") },
