@@ -232,13 +232,13 @@ export const BINARY_PERMISSIONS: readonly string[] = [
  * All of that with the checkpoint worker running from start to close; it now runs only during
  * a large catch-up (`CheckpointWhileBusy` in lib/db), about 6 MiB less in each such copy.
  *
- * `--single-threaded-gc`: V8 collects on the main thread only, without its helper threads.
- * Measured at 100,000 files (`bench/scale_bench.ts` on a RAM disk, four runs each, one
- * session): the replica's peak 153 to 157 MiB against 165 to 167, V8's pages about 39 MiB
- * against 47 to 50 (the helpers' buffers and the pages they hold while sweeping), the master's
- * RSS after its scan 130 to 136 MiB against 160 to 163; an initial sync of the realistic corpus
- * took about 4% more of the replica's CPU time (two interleaved runs), its time within the noise.
- * `--single-threaded` (the compilers' threads too) saved nothing more (159 and 168 MiB).
+ * Not `--single-threaded-gc` (V8 collecting on the main thread alone), measured and dropped:
+ * at 100,000 files on a RAM disk (`bench/scale_bench.ts`, four runs each) it took the replica's
+ * peak from 165 to 167 MiB down to 153 to 157 and the master's RSS after its scan from 160 to
+ * 163 MiB to 130 to 136, for 4% more of the replica's CPU time in an initial sync there; but on
+ * this machine's disk the realistic corpus's initial sync took the replica 417 to 510 ms of
+ * CPU time per 1,000 entries against 332 to 424 without it, and 6.2 to 8.0 s against 5.1 to
+ * 6.7 (two interleaved runs), as in a full record (556 against 414 ms before).
  *
  * `--expose-gc` gives the heap keeper (lib/memory) V8's `gc()`: a large process collects its
  * garbage every 8 MiB (or a quarter of what is alive, when more) instead of letting it fill
@@ -246,7 +246,7 @@ export const BINARY_PERMISSIONS: readonly string[] = [
  * 5 to 7% of its time in the sync).
  */
 export const BINARY_V8_FLAGS: readonly string[] = [
-  "--v8-flags=--max-semi-space-size=1,--expose-gc,--single-threaded-gc",
+  "--v8-flags=--max-semi-space-size=1,--expose-gc",
 ];
 
 /**

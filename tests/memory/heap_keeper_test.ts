@@ -74,8 +74,8 @@ async function runChild(
 }
 
 Deno.test("keepHeapSmall collects each time the budget's worth of garbage piled up", async () => {
-  // The binaries' budget: with their flags (`--single-threaded-gc`) V8's own collections
-  // keep the garbage under 16 MiB, and a keeper of that budget never has to collect.
+  // The binaries' budget (with `--single-threaded-gc`, V8's own collections keep the garbage
+  // under 16 MiB, and a keeper of that budget would never have to collect).
   const budget = HEAP_GARBAGE_BUDGET;
   const kept = await runChild(BINARY_V8_FLAGS, budget, 0);
   assert.ok(kept !== null, "the binaries' V8 flags expose gc()");
