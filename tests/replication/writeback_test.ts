@@ -265,6 +265,40 @@ Deno.test("a large change arriving live pauses the sandbox's watcher; local writ
   });
 });
 
+/**
+ * Starts a master on `m` and a sandbox on `r`, synced; stops the sandbox, lets `change` alter
+ * its folder and `record` it (a scan of its own workspace, as while no replica ran), then
+ * starts it again: it journals what was recorded at once. Checks that the master refused
+ * none of it.
+ *
+ * @returns The trees, once the same.
+ */
+async function changedWhileNoReplicaRan(
+  dirs: { base: string; m: string; r: string },
+  change: (record: () => Promise<unknown>) => Promise<void>,
+): Promise<Map<string, string>> {
+  const { base, m, r } = dirs;
+  const sock = `${base}/m.sock`;
+  const master = await startMaster(m, sock);
+  let sandbox = await startReplica(r, sock);
+  try {
+    await waitForSameTrees([m, r], { peers: [master, sandbox] });
+    await sandbox.stop();
+    const workspace = await Workspace.open({ root: r });
+    try {
+      await change(() => workspace.scan());
+    } finally {
+      await workspace.close();
+    }
+    sandbox = await startReplica(r, sock);
+    const answered = await writeBacksAnswered(sandbox);
+    assertEquals(answered.journal.rejected, 0, JSON.stringify(answered.conflicts));
+    return await waitForSameTrees([m, r], { peers: [master, sandbox] });
+  } finally {
+    await stopPeers(sandbox, master);
+  }
+}
+
 // As `rm -rf node_modules` then `npm install` around a replica's restart: its scan records
 // the removals, a later capture the same files again, and the replica journals both at once
 // when it starts. Made again in one order, each removal and its own path's creation were a
@@ -272,71 +306,39 @@ Deno.test("a large change arriving live pauses the sandbox's watcher; local writ
 // the two files).
 for (const order of ["in path order", "in the other order"]) {
   Deno.test(`files of one content removed and made again while no replica ran stay on the master, no renames (made again ${order})`, async () => {
-    await withDirs(["m", "r"], async ({ base, m, r }) => {
-      const sock = `${base}/m.sock`;
+    await withDirs(["m", "r"], async (dirs) => {
       const paths = ["a.txt", "d/a.txt"];
       const content = "module.exports = require('./x');\n";
-      for (const path of paths) await put(m, path, content);
-      const master = await startMaster(m, sock);
-      let sandbox = await startReplica(r, sock);
-      try {
-        await waitForSameTrees([m, r], { peers: [master, sandbox] });
-        await sandbox.stop();
-        const workspace = await Workspace.open({ root: r });
-        try {
-          // The folder too: made again, it stays (its removal would be refused: it holds a
-          // file made again).
-          await Deno.remove(`${r}/a.txt`);
-          await Deno.remove(`${r}/d`, { recursive: true });
-          await workspace.scan();
-          // A scan records files in the order of their modification times.
-          for (const [i, path] of paths.entries()) {
-            await put(r, path, content);
-            const time = order === "in path order" ? 1_000 + i : 1_000 - i;
-            await Deno.utime(`${r}/${path}`, time, time);
-          }
-          await workspace.scan();
-        } finally {
-          await workspace.close();
+      for (const path of paths) await put(dirs.m, path, content);
+      const tree = await changedWhileNoReplicaRan(dirs, async (record) => {
+        // The folder too: made again, it stays (its removal would be refused: it holds a
+        // file made again).
+        await Deno.remove(`${dirs.r}/a.txt`);
+        await Deno.remove(`${dirs.r}/d`, { recursive: true });
+        await record();
+        // A scan records files in the order of their modification times.
+        for (const [i, path] of paths.entries()) {
+          await put(dirs.r, path, content);
+          const time = order === "in path order" ? 1_000 + i : 1_000 - i;
+          await Deno.utime(`${dirs.r}/${path}`, time, time);
         }
-        sandbox = await startReplica(r, sock);
-        const answered = await writeBacksAnswered(sandbox);
-        assertEquals(answered.journal.rejected, 0, JSON.stringify(answered.conflicts));
-        const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
-        assertEquals([...tree.keys()].filter((path) => path.endsWith(".txt")), paths);
-      } finally {
-        await stopPeers(sandbox, master);
-      }
+        await record();
+      });
+      assertEquals([...tree.keys()].filter((path) => path.endsWith(".txt")), paths);
     });
   });
 }
 
 Deno.test("a folder removed and made a file of its name while no replica ran is that file on the master", async () => {
-  await withDirs(["m", "r"], async ({ base, m, r }) => {
-    const sock = `${base}/m.sock`;
-    await put(m, "d/a.txt", "in the folder");
-    const master = await startMaster(m, sock);
-    let sandbox = await startReplica(r, sock);
-    try {
-      await waitForSameTrees([m, r], { peers: [master, sandbox] });
-      await sandbox.stop();
-      const workspace = await Workspace.open({ root: r });
-      try {
-        await Deno.remove(`${r}/d`, { recursive: true });
-        await workspace.scan();
-        await put(r, "d", "a file now");
-        await workspace.scan();
-      } finally {
-        await workspace.close();
-      }
-      sandbox = await startReplica(r, sock);
-      const answered = await writeBacksAnswered(sandbox);
-      assertEquals(answered.journal.rejected, 0, JSON.stringify(answered.conflicts));
-      const tree = await waitForSameTrees([m, r], { peers: [master, sandbox] });
-      assertEquals(tree.get("d"), `644 ${sha256OfText("a file now")}`);
-    } finally {
-      await stopPeers(sandbox, master);
-    }
+  await withDirs(["m", "r"], async (dirs) => {
+    await put(dirs.m, "d/a.txt", "in the folder");
+    const tree = await changedWhileNoReplicaRan(dirs, async (record) => {
+      await Deno.remove(`${dirs.r}/d`, { recursive: true });
+      await record();
+      await put(dirs.r, "d", "a file now");
+      await record();
+    });
+    assertEquals(tree.get("d"), `644 ${sha256OfText("a file now")}`);
   });
 });
 
