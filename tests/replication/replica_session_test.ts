@@ -57,6 +57,24 @@ async function withSilentMaster(
   }
 }
 
+/**
+ * A notification of `big.txt` at `sequence`, 10,000 times `letter`: too large to come inline,
+ * so the replica asks for its content (which a silent master never sends).
+ */
+function fetchedFile(sequence: bigint, letter: string): NotificationMessage {
+  const content = new TextEncoder().encode(letter.repeat(10_000));
+  return {
+    type: "Notification",
+    sequence,
+    filepath: "big.txt",
+    content_hash: sha256Hex(content),
+    size: BigInt(content.length),
+    permissions: 0o100644n,
+    is_deletion: false,
+    inline_content: null,
+  };
+}
+
 Deno.test("the session's watchdog leaves a silent master when the clock says so, not before", () =>
   withTempDir((root) =>
     withSilentMaster(root, async (session, clock, heard, ended) => {
@@ -125,18 +143,7 @@ Deno.test("a notification weighed for a prefetch as it arrived is not weighed ag
       const latestOf = store.latestOf.bind(store);
       store.latest = (path) => (looked.push(path), latest(path));
       store.latestOf = (paths) => (batches.push([...paths]), latestOf(paths));
-      const content = new TextEncoder().encode("x".repeat(10_000)); // not inline
-      const notification: NotificationMessage = {
-        type: "Notification",
-        sequence: 1n,
-        filepath: "big.txt",
-        content_hash: sha256Hex(content),
-        size: BigInt(content.length),
-        permissions: 0o100644n,
-        is_deletion: false,
-        inline_content: null,
-      };
-      session.step({ type: "message", message: notification, now: clock.now() });
+      session.step({ type: "message", message: fetchedFile(1n, "x"), now: clock.now() });
       await waitFor("the content asked for", () =>
         heard.some((msg) => msg.type === "ContentFetchRequest"));
       await waitFor("the applier to take the batch", () =>
@@ -158,21 +165,7 @@ Deno.test("a notification received and not yet applied counts as where the maste
   withTempDir((root) =>
     withSilentMaster(root, async (session, clock, heard, _ended, core) => {
       await waitFor("the catch-up request", () => heard.length === 2);
-      const content = new TextEncoder().encode("y".repeat(10_000)); // not inline: fetched
-      session.step({
-        type: "message",
-        message: {
-          type: "Notification",
-          sequence: 40n,
-          filepath: "big.txt",
-          content_hash: sha256Hex(content),
-          size: BigInt(content.length),
-          permissions: 0o100644n,
-          is_deletion: false,
-          inline_content: null,
-        },
-        now: clock.now(),
-      });
+      session.step({ type: "message", message: fetchedFile(40n, "y"), now: clock.now() });
       // The silent master never sends the content: nothing is applied, and the master is
       // known to be at 40 at least.
       await waitFor("the content asked for", () =>
