@@ -69,9 +69,7 @@ export class CheckpointWhileBusy {
   /** A bulk of commits starts: the worker runs (started, or kept from stopping). */
   busy(): void {
     if (this.#closed || this.#db.location() === null) return;
-    clearTimeout(this.#idleTimer);
-    this.#idleTimer = undefined;
-    this.#idleDueAt = Infinity;
+    this.#cancelIdle();
     this.#wanted = true;
     this.#settle();
   }
@@ -87,11 +85,10 @@ export class CheckpointWhileBusy {
   idle(afterMs: number = this.#options.idleMs ?? CHECKPOINT_IDLE_MS): void {
     const dueAt = Date.now() + afterMs;
     if (!this.#wanted || this.#idleDueAt <= dueAt) return;
-    clearTimeout(this.#idleTimer);
+    this.#cancelIdle();
     this.#idleDueAt = dueAt;
     this.#idleTimer = setTimeout(() => {
-      this.#idleTimer = undefined;
-      this.#idleDueAt = Infinity;
+      this.#cancelIdle();
       this.#wanted = false;
       this.#settle();
     }, afterMs);
@@ -106,11 +103,16 @@ export class CheckpointWhileBusy {
   /** Stops the worker (its last checkpoint run) and starts none again. */
   close(): Promise<void> {
     this.#closed = true;
+    this.#cancelIdle();
+    this.#settle();
+    return this.#transitions;
+  }
+
+  /** Disarms the idle timer, if armed. */
+  #cancelIdle(): void {
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
     this.#idleDueAt = Infinity;
-    this.#settle();
-    return this.#transitions;
   }
 
   /** Brings the worker to what is wanted now, after the transitions before. */
