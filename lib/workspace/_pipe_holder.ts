@@ -22,8 +22,9 @@ import { log } from "../log/mod.ts";
  *
  * What remains (see README): a reader of the pipe sees no end of file while Chronicle
  * holds it, since Chronicle counts as a writer; until a scan finds a new pipe, the watcher
- * waits and its events are late (the scan records what changed); and the watcher still
- * opens every other kind of file it reports (a device included) to compare it.
+ * waits and its events are late (its probe finds that within seconds and has the workspace
+ * scanned: see `watch_probe.ts`); and the watcher still opens every other kind of file it
+ * reports (a device included) to compare it.
  */
 /**
  * Named pipes held at once, at most: each is a file descriptor, and a workspace's pipes are

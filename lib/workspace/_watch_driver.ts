@@ -19,6 +19,8 @@ export interface WatchDriverContext {
   root: string;
   /** The data folder's path inside the workspace, if it is inside. */
   dataDirInside: string | undefined;
+  /** The file, outside the watched tree, that probes whether the watcher still reports. */
+  probe?: string;
   filter: DirectionalFilter;
   /** The workspace's queue: every capture runs in it, one at a time with writes. */
   queue: SerialQueue;
@@ -160,7 +162,7 @@ export class WatchDriver {
       const added = paths.filter((path) => !this.#held.has(path));
       const bytes = added.reduce((sum, path) => sum + path.length, 0);
       this.#follow({ type: "event", count: added.length, bytes }, paths, action === "closed");
-    });
+    }, this.#c.probe);
     this.#watcher = watcher;
     await watcher.start();
   }

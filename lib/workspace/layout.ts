@@ -12,6 +12,11 @@ export interface WorkspaceLayout {
   database: string;
   /** Absolute CAS folder. */
   casDir: string;
+  /**
+   * The file whose changes probe whether the OS watcher still reports (see
+   * `watch_probe.ts`): in the data folder, outside the watched tree.
+   */
+  watchProbe: string;
   /** The control socket every running Chronicle serves its REST API on. */
   controlSocket: string;
 }
@@ -57,6 +62,7 @@ export function resolveLayout(options: LayoutOptions): WorkspaceLayout {
     dataDirInside,
     database: resolve(options.database ?? join(dataDir, "chronicle.db")),
     casDir: resolve(options.casDir ?? join(dataDir, "cas")),
+    watchProbe: join(dataDir, "watch-probe"),
     controlSocket: join(dataDir, "control.sock"),
   };
 }

@@ -1,5 +1,13 @@
 import { log } from "../log/mod.ts";
 import { WatchThread } from "./_watch_thread.ts";
+import {
+  PROBE_TICK_MS,
+  type ProbeAction,
+  type ProbeInput,
+  probeStart,
+  type ProbeState,
+  probeStep,
+} from "./watch_probe.ts";
 
 /** One change the OS reported, with absolute paths. */
 export type TreeEvent = Deno.FsEvent;
@@ -54,6 +62,9 @@ export function onlyInsideTopFolders(root: string, paths: readonly string[]): bo
     paths.every((path) => path.startsWith(prefix) && path.indexOf("/", prefix.length) !== -1);
 }
 
+/** The probe's watch id: no folder name holds a slash. */
+const PROBE_ID = "/probe";
+
 /** A watch that ended this long after its last failure starts its delays over, ms. */
 const FAILURES_FORGOTTEN_MS = 60_000;
 
@@ -88,12 +99,22 @@ export function retryDelayMs(failures: number): number {
  * the kernel's own queue drops when Deno's reader falls far behind is not reported (Deno
  * 2.9 filters out the overflow's event, which names no path): the safety rescans
  * (`WatchOptions.rescanMs`) find it.
+ *
+ * Given a probe file (in the data folder), it also finds out when the watcher stops
+ * reporting altogether (see `watch_probe.ts`), and reports that as lost events: the scan
+ * that follows holds the named pipe the watcher waits on, and records what it missed.
  */
 export class TreeWatcher {
   readonly #root: string;
   readonly #excluded: (name: string) => boolean;
   readonly #onEvent: (event: TreeEvent) => void;
   readonly #backlog: number | undefined;
+  /** The probe file's absolute path, if the watcher is probed. */
+  readonly #probe: string | undefined;
+  #probeState: ProbeState = probeStart(Date.now());
+  #probeTimer: ReturnType<typeof setInterval> | undefined;
+  /** When the probe's last tick was due (epoch ms). */
+  #probeDueAt = 0;
   #thread: WatchThread | undefined;
   /** The names watched, or asked to be ("" for the root). */
   readonly #watched = new Set<string>();
@@ -108,17 +129,22 @@ export class TreeWatcher {
    * @param excluded Whether a top-level folder name must never be watched (data folder, `.git`).
    * @param backlog Events handed over and not handled yet, at most (see `WatchThread`).
    * @param onEvent Called for every event, in the order each watch reports them.
+   * @param probe The absolute path of a file outside the watched tree (in the data folder)
+   * to probe the watcher with; made if missing. None: a stalled watcher is found by the
+   * next safety rescan only.
    */
   constructor(
     root: string,
     excluded: (name: string) => boolean,
     backlog: number | undefined,
     onEvent: (event: TreeEvent) => void,
+    probe?: string,
   ) {
     this.#root = root;
     this.#excluded = excluded;
     this.#backlog = backlog;
     this.#onEvent = onEvent;
+    this.#probe = probe;
   }
 
   /**
@@ -129,16 +155,22 @@ export class TreeWatcher {
    */
   async start(): Promise<void> {
     this.#thread = this.#startThread();
-    const made: Promise<unknown>[] = [this.#watch("", false)];
+    const made: Promise<unknown>[] = [this.#watch("", false), this.#watchProbe()];
     for await (const entry of Deno.readDir(this.#root)) {
       if (entry.isDirectory) made.push(this.#syncFolder(entry.name, false));
     }
     await Promise.all(made);
+    if (this.#probe && !this.#closed) {
+      this.#probeState = probeStart(Date.now());
+      this.#probeDueAt = Date.now() + PROBE_TICK_MS;
+      this.#probeTimer = setInterval(() => this.#probeTick(), PROBE_TICK_MS);
+    }
   }
 
   /** Stops every watch and the thread that holds them. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#probeTimer);
     for (const timer of this.#retries) clearTimeout(timer);
     this.#retries.clear();
     this.#watched.clear();
@@ -148,6 +180,7 @@ export class TreeWatcher {
   #startThread(): WatchThread {
     const thread: WatchThread = new WatchThread(this.#backlog, {
       events: (batch) => {
+        if (batch.length > 0) this.#followProbe({ type: "heard", nowMs: Date.now() });
         for (const { id, event } of batch) this.#dispatch(id, event);
       },
       ended: (id, message) => this.#ended(id, message),
@@ -159,7 +192,7 @@ export class TreeWatcher {
   }
 
   #dispatch(name: string, event: TreeEvent): void {
-    if (this.#closed) return;
+    if (this.#closed || name === PROBE_ID) return; // the probe's: heard, nothing more
     if (name === "" && event.flag !== "rescan") {
       this.#onRootEvent(event);
       // The folder's own watch reports it.
@@ -168,16 +201,17 @@ export class TreeWatcher {
     this.#onEvent(event);
   }
 
-  /** Watches `name` ("" for the root); `true` once it reports events. */
+  /** Watches `name` ("" for the root, {@linkcode PROBE_ID} for the probe); `true` once it reports events. */
   async #watch(name: string, recursive: boolean): Promise<boolean> {
     const thread = this.#thread;
     if (this.#closed || !thread || this.#watched.has(name)) return false;
     this.#watched.add(name);
-    const result = await thread.watch(
-      name,
-      name === "" ? this.#root : `${this.#root}/${name}`,
-      recursive,
-    );
+    const path = name === PROBE_ID
+      ? this.#probe!
+      : name === ""
+      ? this.#root
+      : `${this.#root}/${name}`;
+    const result = await thread.watch(name, path, recursive);
     if (result.ok) return true;
     if (this.#thread === thread) this.#watched.delete(name);
     if (!result.notFound && !this.#closed) {
@@ -196,6 +230,11 @@ export class TreeWatcher {
   #ended(name: string, error: string): void {
     if (this.#closed) return;
     this.#watched.delete(name);
+    if (name === PROBE_ID) {
+      // The probe file removed, say: watched again at the next touch. Nothing was lost.
+      log("debug", "the watch probe's watch ended: made again at the next touch", { error });
+      return;
+    }
     this.#retryLater(name, "folder watch ended: made again, and the workspace scanned", error);
   }
 
@@ -223,13 +262,87 @@ export class TreeWatcher {
     const timer = setTimeout(() => {
       this.#retries.delete(timer);
       if (this.#closed) return;
-      if (name === null) this.#thread = this.#startThread();
+      if (name === null) {
+        this.#thread = this.#startThread();
+        this.#watchProbe();
+      }
       if (name === null || name === "") this.#watchRootAgain();
       else this.#syncFolder(name, false); // gone or excluded since: not watched
       // What changed while it was not watched: the scan after the retry finds it.
       this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
     }, delayMs);
     this.#retries.add(timer);
+  }
+
+  /** Watches the probe file (made first if missing), if the watcher is probed. */
+  async #watchProbe(): Promise<void> {
+    if (!this.#probe || this.#closed) return;
+    try {
+      Deno.writeFileSync(this.#probe, new Uint8Array(), { createNew: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) {
+        log("warn", "cannot make the watch probe: a stalled watcher is found by rescans only", {
+          path: this.#probe,
+          error,
+        });
+        return;
+      }
+    }
+    await this.#watch(PROBE_ID, false);
+  }
+
+  #probeTick(): void {
+    const now = Date.now();
+    const lateMs = now - this.#probeDueAt;
+    this.#probeDueAt = now + PROBE_TICK_MS;
+    this.#followProbe({ type: "tick", nowMs: now, lateMs });
+  }
+
+  /** Does what {@linkcode probeStep} decides. */
+  #followProbe(input: ProbeInput): void {
+    if (!this.#probe || this.#closed) return;
+    const { state, action }: { state: ProbeState; action: ProbeAction } = probeStep(
+      this.#probeState,
+      input,
+    );
+    this.#probeState = state;
+    switch (action) {
+      case "touch":
+        this.#touchProbe();
+        return;
+      case "stalled":
+        log(
+          "warn",
+          "file watching stalled (on a named pipe made since the last scan, most likely): scanning the workspace",
+          {},
+        );
+        // As lost events: the scan holds the pipe, and records what the watcher missed.
+        return this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
+      case "recovered":
+        log("info", "file watching reports again", {});
+        return;
+    }
+  }
+
+  /**
+   * Changes the probe file's times: an event of its watch, if the watcher reports. A probe
+   * file removed, or whose watch ended, is made and watched again first.
+   */
+  async #touchProbe(): Promise<void> {
+    const probe = this.#probe!;
+    try {
+      if (!this.#watched.has(PROBE_ID) || !Deno.lstatSync(probe).isFile) throw new Error();
+    } catch {
+      this.#thread?.unwatch(PROBE_ID);
+      this.#watched.delete(PROBE_ID);
+      await this.#watchProbe();
+    }
+    try {
+      const now = new Date();
+      Deno.utimeSync(probe, now, now);
+    } catch (error) {
+      log("warn", "cannot touch the watch probe", { path: probe, error });
+    }
   }
 
   /** Makes the root's watch again, and those of top-level folders made meanwhile. */

@@ -116,6 +116,7 @@ export class Workspace {
     this.#watch = new WatchDriver({
       root: layout.root,
       dataDirInside: layout.dataDirInside,
+      probe: layout.watchProbe,
       filter,
       queue: this.#queue,
       capture: async (scopes) => {
