@@ -5,6 +5,17 @@
  * @module
  */
 
+/** How to watch a path. */
+export interface WatchHow {
+  /** Whether what lies under the path is watched too. */
+  recursive: boolean;
+  /**
+   * Pass on only the events of symbolic links under this absolute folder, each of whose
+   * paths lies under it (a watch of `/` is handed every event of the process's watches).
+   */
+  onlyLinksUnder?: string;
+}
+
 /** What a watch request came to. */
 export type WatchResult = { ok: true } | { ok: false; notFound: boolean; message: string };
 
@@ -68,14 +79,14 @@ export class WatchThread {
    *
    * @returns Once the watch reports events, or why it could not be made.
    */
-  watch(id: string, path: string, recursive: boolean): Promise<WatchResult> {
+  watch(id: string, path: string, how: WatchHow): Promise<WatchResult> {
     if (this.#failed || this.#closed) {
       return Promise.resolve({ ok: false, notFound: false, message: "the watch thread ended" });
     }
     const request = ++this.#requests;
     const { promise, resolve } = Promise.withResolvers<WatchResult>();
     this.#asked.set(request, resolve);
-    this.#worker.postMessage({ type: "watch", id, request, path, recursive });
+    this.#worker.postMessage({ type: "watch", id, request, path, ...how });
     return promise;
   }
 

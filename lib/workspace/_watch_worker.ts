@@ -6,7 +6,7 @@
  * thread's memory stays small.
  *
  * Messages in: `{ type: "backlog", count }` (first), `{ type: "watch", id, request, path,
- * recursive }`, `{ type: "unwatch", id }`, `{ type: "ack", count }`, `{ type: "close" }`.
+ * recursive, onlyLinksUnder? }`, `{ type: "unwatch", id }`, `{ type: "ack", count }`, `{ type: "close" }`.
  * Out: `{ type: "watched", id, request, error?: { notFound, message } }`, `{ type: "events",
  * events }` (each `{ id, kind, paths, flag? }`; `id` "/", no watch's, with flag "rescan"
  * when events were dropped here), `{ type: "ended", id, message }`, `{ type: "closed" }`.
@@ -73,9 +73,30 @@ function flush(): void {
   pending = [];
 }
 
-async function pump(id: string, watcher: Deno.FsWatcher): Promise<void> {
+/**
+ * Whether an event is of a symbolic link under `folder` (absolute), all its paths there.
+ * RACE: a link replaced since by something else is left out; that change has its own event.
+ */
+function ofLinkUnder(folder: string, paths: readonly string[]): boolean {
+  const prefix = `${folder}/`;
+  if (paths.length === 0 || !paths.every((path) => path.startsWith(prefix))) return false;
+  return paths.some((path) => {
+    try {
+      return Deno.lstatSync(path).isSymlink;
+    } catch {
+      return false; // gone: a watch of the workspace reports a removal
+    }
+  });
+}
+
+async function pump(
+  id: string,
+  watcher: Deno.FsWatcher,
+  onlyLinksUnder: string | undefined,
+): Promise<void> {
   try {
     for await (const event of watcher) {
+      if (onlyLinksUnder !== undefined && !ofLinkUnder(onlyLinksUnder, event.paths)) continue;
       add({
         id,
         kind: event.kind,
@@ -94,13 +115,19 @@ async function pump(id: string, watcher: Deno.FsWatcher): Promise<void> {
   }
 }
 
-function watch(id: string, request: number, path: string, recursive: boolean): void {
+function watch(
+  id: string,
+  request: number,
+  path: string,
+  recursive: boolean,
+  onlyLinksUnder: string | undefined,
+): void {
   watchers.get(id)?.close();
   watchers.delete(id);
   try {
     const watcher = Deno.watchFs(path, { recursive });
     watchers.set(id, watcher);
-    pump(id, watcher);
+    pump(id, watcher, onlyLinksUnder);
     self.postMessage({ type: "watched", id, request });
   } catch (error) {
     self.postMessage({
@@ -122,6 +149,7 @@ self.onmessage = (event: MessageEvent) => {
     request?: number;
     path?: string;
     recursive?: boolean;
+    onlyLinksUnder?: string;
     count?: number;
   };
   switch (message.type) {
@@ -129,7 +157,13 @@ self.onmessage = (event: MessageEvent) => {
       backlog = message.count ?? backlog;
       return;
     case "watch":
-      return watch(message.id!, message.request!, message.path!, message.recursive ?? false);
+      return watch(
+        message.id!,
+        message.request!,
+        message.path!,
+        message.recursive ?? false,
+        message.onlyLinksUnder,
+      );
     case "unwatch": {
       const watcher = watchers.get(message.id!);
       watchers.delete(message.id!);

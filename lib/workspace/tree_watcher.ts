@@ -65,6 +65,12 @@ export function onlyInsideTopFolders(root: string, paths: readonly string[]): bo
 /** The probe's watch id: no folder name holds a slash. */
 const PROBE_ID = "/probe";
 
+/**
+ * The id of the watch that catches links to outside the workspace (see
+ * {@linkcode TreeWatcher}).
+ */
+const LINKS_ID = "/links";
+
 /** A watch that ended this long after its last failure starts its delays over, ms. */
 const FAILURES_FORGOTTEN_MS = 60_000;
 
@@ -99,6 +105,15 @@ export function retryDelayMs(failures: number): number {
  * the kernel's own queue drops when Deno's reader falls far behind is not reported (Deno
  * 2.9 filters out the overflow's event, which names no path): the safety rescans
  * (`WatchOptions.rescanMs`) find it.
+ *
+ * Deno passes an event on to a watch only when the event's path, its link resolved, lies
+ * under the watch's path: a link made to something outside the workspace (a venv's
+ * `bin/python`, to `/usr/bin/python3`) is reported to none of the workspace's watches. But
+ * every watch of a process is handed every event the process's watches see, matched against
+ * its path: so on Linux one more watch, of `/` (not recursive: only `/`'s own entries are
+ * watched there), is handed them all, and passes on those of links in the workspace (its
+ * thread looks at each path). A link to inside the workspace then comes twice, which costs
+ * nothing more (the debouncer holds each path once).
  *
  * Given a probe file (in the data folder), it also finds out when the watcher stops
  * reporting altogether (see `watch_probe.ts`), and reports that as lost events: the scan
@@ -155,7 +170,11 @@ export class TreeWatcher {
    */
   async start(): Promise<void> {
     this.#thread = this.#startThread();
-    const made: Promise<unknown>[] = [this.#watch("", false), this.#watchProbe()];
+    const made: Promise<unknown>[] = [
+      this.#watch("", false),
+      this.#watchProbe(),
+      this.#watchLinks(),
+    ];
     for await (const entry of Deno.readDir(this.#root)) {
       if (entry.isDirectory) made.push(this.#syncFolder(entry.name, false));
     }
@@ -201,17 +220,25 @@ export class TreeWatcher {
     this.#onEvent(event);
   }
 
-  /** Watches `name` ("" for the root, {@linkcode PROBE_ID} for the probe); `true` once it reports events. */
+  /**
+   * Watches `name` ("" for the root; {@linkcode PROBE_ID}, {@linkcode LINKS_ID} for the probe
+   * and the links); `true` once it reports events.
+   */
   async #watch(name: string, recursive: boolean): Promise<boolean> {
     const thread = this.#thread;
     if (this.#closed || !thread || this.#watched.has(name)) return false;
     this.#watched.add(name);
     const path = name === PROBE_ID
       ? this.#probe!
+      : name === LINKS_ID
+      ? "/"
       : name === ""
       ? this.#root
       : `${this.#root}/${name}`;
-    const result = await thread.watch(name, path, recursive);
+    const result = await thread.watch(name, path, {
+      recursive,
+      ...(name === LINKS_ID ? { onlyLinksUnder: this.#root } : {}),
+    });
     if (result.ok) return true;
     if (this.#thread === thread) this.#watched.delete(name);
     if (!result.notFound && !this.#closed) {
@@ -265,13 +292,21 @@ export class TreeWatcher {
       if (name === null) {
         this.#thread = this.#startThread();
         this.#watchProbe();
+        this.#watchLinks();
       }
       if (name === null || name === "") this.#watchRootAgain();
+      else if (name === LINKS_ID) this.#watchLinks();
       else this.#syncFolder(name, false); // gone or excluded since: not watched
       // What changed while it was not watched: the scan after the retry finds it.
       this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
     }, delayMs);
     this.#retries.add(timer);
+  }
+
+  /** Watches `/` for the links to outside the workspace, on Linux (see {@linkcode TreeWatcher}). */
+  async #watchLinks(): Promise<void> {
+    // Elsewhere (macOS's FSEvents) a watch of `/` would be handed the whole disk's events.
+    if (Deno.build.os === "linux") await this.#watch(LINKS_ID, false);
   }
 
   /** Watches the probe file (made first if missing), if the watcher is probed. */

@@ -111,3 +111,26 @@ Deno.test("a watched workspace records no path its scan refuses", () =>
       await workspace.close();
     }
   }));
+
+Deno.test("a watched workspace records a link to outside it by its watcher, not at the next rescan", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/venv/bin`, { recursive: true });
+    const workspace = await Workspace.open({ root });
+    try {
+      await workspace.watch({ rescanMs: 3_600_000 });
+      await waitFor("the first scan", () => workspace.store.latest("venv") !== undefined);
+      Deno.symlinkSync(Deno.execPath(), `${root}/venv/bin/python`);
+      await waitFor(
+        "venv/bin/python recorded",
+        () => workspace.store.latest("venv/bin/python") !== undefined,
+        { timeoutMs: 20_000 },
+      );
+      const link = workspace.store.latest("venv/bin/python")!;
+      assert.equal(
+        new TextDecoder().decode(await workspace.cas.readBytes(link.hash)),
+        Deno.execPath(),
+      );
+    } finally {
+      await workspace.close();
+    }
+  }));

@@ -151,3 +151,33 @@ Deno.test("TreeWatcher reports a loss when more events wait than its backlog, an
       () => events.some((event) => event.paths.includes(`${root}/sub/after.txt`)),
     );
   }));
+
+Deno.test("TreeWatcher reports a link made to outside the workspace, which Deno hands no watch of it", () =>
+  withTempDir(async (root) => {
+    Deno.mkdirSync(`${root}/venv/bin`, { recursive: true });
+    const outside = await Deno.makeTempDir();
+    const events: Deno.FsEvent[] = [];
+    const watcher = new TreeWatcher(root, () => false, undefined, (event) => events.push(event));
+    await watcher.start();
+    try {
+      Deno.symlinkSync(Deno.execPath(), `${root}/venv/bin/python`);
+      Deno.symlinkSync(outside, `${root}/venv/lib`);
+      Deno.symlinkSync("../bin", `${root}/venv/bin/inside`);
+      Deno.writeTextFileSync(`${root}/venv/after`, "");
+      const about = (path: string) =>
+        events.filter((event) => event.paths.includes(`${root}/${path}`)).length;
+      await waitFor(
+        "reports of both links to outside, and of what came after them",
+        () => about("venv/bin/python") > 0 && about("venv/lib") > 0 && about("venv/after") > 0,
+      );
+      // Nothing but links is handed over twice: the workspace's watches report the rest.
+      const afterCreated = events.filter((event) =>
+        event.kind === "create" && event.paths.includes(`${root}/venv/after`)
+      );
+      assert.equal(afterCreated.length, 1, JSON.stringify(events));
+      assert.ok(about("venv/bin/inside") > 0, JSON.stringify(events));
+    } finally {
+      await watcher.close();
+      await Deno.remove(outside);
+    }
+  }));
