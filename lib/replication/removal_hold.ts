@@ -7,6 +7,11 @@
  * most), and none goes once the folder is gone. A removal the agent makes reaches the
  * master that much later, and so does whatever was journaled after it.
  *
+ * An `rm -rf` of a large tree on a slow disk runs longer than ten seconds. So once
+ * {@linkcode MASS_REMOVALS} removals wait, they wait for a longer quiet, a minute at most:
+ * an agent rarely removes thousands of files nonstop for that long, and one removing a large
+ * folder (`rm -rf node_modules`) waits a few seconds more.
+ *
  * @module
  */
 
@@ -19,19 +24,32 @@ export const REMOVAL_QUIET_MS = 1000;
  */
 export const REMOVAL_HOLD_MAX_MS = 10_000;
 
-/** When the removals not yet sent were journaled (epoch ms). */
+/** Removals waiting at once from which they count as a mass removal (see the module doc). */
+export const MASS_REMOVALS = 2_000;
+
+/** How long no removal may have been journaled before a mass removal is sent, ms. */
+export const MASS_REMOVAL_QUIET_MS = 3_000;
+
+/** The longest a mass removal waits for that quiet, ms. */
+export const MASS_REMOVAL_HOLD_MAX_MS = 60_000;
+
+/** The removals not yet sent: how many, and when they were journaled (epoch ms). */
 export interface PendingRemovals {
   /** The oldest. */
   oldestMs: number;
   /** The newest. */
   newestMs: number;
+  /** How many. */
+  count: number;
 }
 
 /**
  * How long the journal's removals must still wait before they are sent (pure): until the
  * newest was journaled `quietMs` ago, or the oldest {@linkcode REMOVAL_HOLD_MAX_MS} ago,
- * whichever comes first; `null` never, once the workspace is gone (its replica is
- * stopping).
+ * whichever comes first; for {@linkcode MASS_REMOVALS} or more, until the newest was
+ * journaled {@linkcode MASS_REMOVAL_QUIET_MS} ago (if longer than `quietMs`) or the oldest
+ * {@linkcode MASS_REMOVAL_HOLD_MAX_MS} ago; `null` never, once the workspace is gone (its
+ * replica is stopping).
  *
  * @param pending When the removals not yet sent were journaled; `null` when none waits.
  * @param nowMs Now (epoch ms).
@@ -41,10 +59,11 @@ export interface PendingRemovals {
  * @example
  * ```ts
  * import { equal } from "node:assert/strict";
- * equal(removalWait({ oldestMs: 9_000, newestMs: 10_000 }, 10_400, false), 600);
- * equal(removalWait({ oldestMs: 9_000, newestMs: 10_000 }, 11_000, false), 0);
- * equal(removalWait({ oldestMs: 0, newestMs: 9_900 }, 10_000, false), 0); // held long enough
- * equal(removalWait({ oldestMs: 9_000, newestMs: 10_000 }, 11_000, true), null);
+ * equal(removalWait({ oldestMs: 9_000, newestMs: 10_000, count: 3 }, 10_400, false), 600);
+ * equal(removalWait({ oldestMs: 9_000, newestMs: 10_000, count: 3 }, 11_000, false), 0);
+ * equal(removalWait({ oldestMs: 0, newestMs: 9_900, count: 3 }, 10_000, false), 0); // held long enough
+ * equal(removalWait({ oldestMs: 0, newestMs: 9_900, count: 5_000 }, 10_000, false), 2_900);
+ * equal(removalWait({ oldestMs: 9_000, newestMs: 10_000, count: 3 }, 11_000, true), null);
  * ```
  */
 export function removalWait(
@@ -55,6 +74,9 @@ export function removalWait(
 ): number | null {
   if (workspaceGone) return null;
   if (pending === null) return 0;
-  const until = Math.min(pending.newestMs + quietMs, pending.oldestMs + REMOVAL_HOLD_MAX_MS);
+  const mass = pending.count >= MASS_REMOVALS;
+  const quiet = mass ? Math.max(quietMs, MASS_REMOVAL_QUIET_MS) : quietMs;
+  const holdMax = mass ? MASS_REMOVAL_HOLD_MAX_MS : REMOVAL_HOLD_MAX_MS;
+  const until = Math.min(pending.newestMs + quiet, pending.oldestMs + holdMax);
   return Math.max(0, until - nowMs);
 }

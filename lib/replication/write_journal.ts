@@ -1,5 +1,6 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { columns, inTransaction, type Row, statementCache } from "../db/mod.ts";
+import type { PendingRemovals } from "./removal_hold.ts";
 
 /** What a journaled local change does. */
 export type JournalOperation = "write" | "delete" | "rename" | "chmod";
@@ -126,15 +127,18 @@ export class WriteJournal {
     return () => this.#listeners.delete(listener);
   }
 
-  /** When the removals not yet sent were journaled, oldest and newest; `null` when none waits. */
-  pendingRemovals(): { oldestMs: number; newestMs: number } | null {
+  /**
+   * The removals not yet sent: how many, and when the oldest and newest were journaled;
+   * `null` when none waits.
+   */
+  pendingRemovals(): PendingRemovals | null {
     const row = this.#statement(
-      `SELECT MIN(created_ms) AS oldest, MAX(created_ms) AS newest FROM replica_journal
-       WHERE state = 'pending' AND deleted = 1`,
+      `SELECT MIN(created_ms) AS oldest, MAX(created_ms) AS newest, COUNT(*) AS count
+       FROM replica_journal WHERE state = 'pending' AND deleted = 1`,
     ).get();
-    const [oldest, newest] = [row?.oldest, row?.newest];
+    const [oldest, newest, count] = [row?.oldest, row?.newest, row?.count];
     return typeof oldest === "number" && typeof newest === "number"
-      ? { oldestMs: oldest, newestMs: newest }
+      ? { oldestMs: oldest, newestMs: newest, count: Number(count) }
       : null;
   }
 

@@ -7,6 +7,7 @@ import { waitFor } from "../_helpers/wait_for.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { waitForSameTrees, withDirs } from "./_harness.ts";
 import { runChronicle } from "../_helpers/processes.ts";
+import { MASS_REMOVALS, REMOVAL_HOLD_MAX_MS } from "../../lib/replication/removal_hold.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -137,6 +138,69 @@ Deno.test("main.ts replica whose folder is removed under it stops, and the maste
         if (await Deno.stat(`${m}/d${i % 10}/f${i}.txt`).then(() => true, () => false)) kept++;
       }
       assertEquals(kept, files);
+    } finally {
+      try {
+        replica.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await ended.catch(() => {});
+      await stop(master);
+    }
+  });
+});
+
+Deno.test("main.ts replica whose folder an rm -rf longer than the removals' hold removes sends none of them", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const paths: string[] = [];
+    for (let i = 0; i < MASS_REMOVALS + 1_000; i++) paths.push(`d${i % 30}/f${i}.txt`);
+    for (const path of paths) await put(m, path, `file ${path}`);
+    const socket = `${base}/m.sock`;
+    const master = daemon([m, "--replication", "--socket", socket]);
+    const replica = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-check", `${ROOT}main.ts`, r, "--connect", socket],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const ended = replica.output();
+    try {
+      await waitForSameTrees([m, r], { timeoutMs: 120_000 });
+      const removed = async (path: string) => {
+        const { stdout } = await runChronicle(["history", path, "-C", r, "--json"]);
+        return (JSON.parse(stdout) as { deleted: boolean }[]).at(-1)?.deleted === true;
+      };
+      // An rm -rf of a large tree on a slow disk: a mass of files at once, recorded by the
+      // replica, then one at a time for longer than removals are usually held, then the rest
+      // with the data folder. Had the replica sent the first ones, the master would lack them.
+      const burst = MASS_REMOVALS + 100;
+      for (const path of paths.slice(0, burst)) Deno.removeSync(`${r}/${path}`);
+      await waitFor(
+        "the replica to record the first removals",
+        async () => await removed(paths[0]!) && await removed(paths[burst - 1]!),
+        { timeoutMs: 60_000 },
+      );
+      const recordedAt = Date.now();
+      for (let next = burst; Date.now() - recordedAt < REMOVAL_HOLD_MAX_MS + 2_000; next++) {
+        Deno.removeSync(`${r}/${paths[next]!}`);
+        // The pace of a slow rm (never quiet for a second), not a wait for anything.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await Deno.remove(r, { recursive: true });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const { code, stderr } = await Promise.race([
+        ended,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("the replica did not stop")), 60_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assertEquals(code, 1, new TextDecoder().decode(stderr));
+      const kept = paths.filter((path) => {
+        try {
+          return Deno.statSync(`${m}/${path}`).isFile;
+        } catch {
+          return false;
+        }
+      });
+      assertEquals(kept.length, paths.length);
     } finally {
       try {
         replica.kill("SIGKILL");
