@@ -1,8 +1,8 @@
+import { lstatOrNullSync } from "../disk/mod.ts";
 import { log } from "../log/mod.ts";
 import { WatchThread } from "./_watch_thread.ts";
 import {
   PROBE_TICK_MS,
-  type ProbeAction,
   type ProbeInput,
   probeStart,
   type ProbeState,
@@ -336,10 +336,7 @@ export class TreeWatcher {
   /** Does what {@linkcode probeStep} decides. */
   #followProbe(input: ProbeInput): void {
     if (!this.#probe || this.#closed) return;
-    const { state, action }: { state: ProbeState; action: ProbeAction } = probeStep(
-      this.#probeState,
-      input,
-    );
+    const { state, action } = probeStep(this.#probeState, input);
     this.#probeState = state;
     switch (action) {
       case "touch":
@@ -349,12 +346,11 @@ export class TreeWatcher {
         log(
           "warn",
           "file watching stalled (on a named pipe made since the last scan, most likely): scanning the workspace",
-          {},
         );
         // As lost events: the scan holds the pipe, and records what the watcher missed.
         return this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
       case "recovered":
-        log("info", "file watching reports again", {});
+        log("info", "file watching reports again");
         return;
     }
   }
@@ -365,9 +361,7 @@ export class TreeWatcher {
    */
   async #touchProbe(): Promise<void> {
     const probe = this.#probe!;
-    try {
-      if (!this.#watched.has(PROBE_ID) || !Deno.lstatSync(probe).isFile) throw new Error();
-    } catch {
+    if (!this.#watched.has(PROBE_ID) || lstatOrNullSync(probe)?.isFile !== true) {
       this.#thread?.unwatch(PROBE_ID);
       this.#watched.delete(PROBE_ID);
       await this.#watchProbe();
