@@ -371,11 +371,19 @@ export class ChangeWriter {
       );
       // #applyChanges makes it durable with the batch (its folder), before recording. A
       // link is made whole in one call: created in place, it refuses what is there.
-      await this.#c.disk.writeLink(change.path, target, {
-        createOnly: change.createOnly ?? false,
-        syncFolder: false,
-        ...unchanged,
-      });
+      try {
+        await this.#c.disk.writeLink(change.path, target, {
+          createOnly: change.createOnly ?? false,
+          syncFolder: false,
+          ...unchanged,
+        });
+      } catch (error) {
+        // A folder in the way, as for a file (see #place): removed if empty (the capture
+        // records it replaced), then the link made where nothing is now.
+        if (!isFolderInTheWay(error, absolute)) throw error;
+        this.#removeEmptyFolder(change.path);
+        await this.#c.disk.writeLink(change.path, target, { createOnly: true, syncFolder: false });
+      }
       return null;
     }
     // Siblings share one check of their folder (made again for each if it failed): the

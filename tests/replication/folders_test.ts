@@ -185,7 +185,7 @@ Deno.test("folders in a catch-up from zero and in a full resync", async (t) => {
   });
 });
 
-Deno.test("a folder replaced by a file and a file replaced by a folder, both ways", async (t) => {
+Deno.test("a folder replaced by a file, a file by a folder and a folder by a link, both ways", async (t) => {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
     const sock = `${base}/m.sock`;
     const master = await startMaster(m, sock);
@@ -197,6 +197,7 @@ Deno.test("a folder replaced by a file and a file replaced by a folder, both way
         await t.step(`${name}: set up`, async () => {
           await put(side, "was-folder/inside/a.txt", "inside");
           await put(side, "was-file", "a file");
+          await put(side, "now-a-link/inside.txt", "inside");
           await sameTrees([m, r], peers);
         });
         await t.step(`${name}: replaced`, async () => {
@@ -204,7 +205,11 @@ Deno.test("a folder replaced by a file and a file replaced by a folder, both way
           await put(side, "was-folder", "now a file");
           await Deno.remove(`${side}/was-file`);
           await Deno.mkdir(`${side}/was-file/now-a-folder`, { recursive: true });
+          await Deno.remove(`${side}/now-a-link`, { recursive: true });
+          await Deno.symlink("was-file", `${side}/now-a-link`);
           const tree = await sameTrees([m, r], peers);
+          assertEquals(tree.get("now-a-link")?.split(" ")[0], "link");
+          assertEquals(under(tree, "now-a-link"), ["now-a-link"]);
           assertEquals(tree.get("was-folder")?.split(" ")[0], "644");
           assertEquals(tree.get("was-file"), "dir 755");
           assertEquals(tree.get("was-file/now-a-folder"), "dir 755");
@@ -213,6 +218,7 @@ Deno.test("a folder replaced by a file and a file replaced by a folder, both way
         await t.step(`${name}: cleaned up`, async () => {
           await Deno.remove(`${side}/was-folder`);
           await Deno.remove(`${side}/was-file`, { recursive: true });
+          await Deno.remove(`${side}/now-a-link`);
           const tree = await sameTrees([m, r], peers);
           assertEquals([...tree.keys()], [], `nothing left ${other === m ? "on the master" : ""}`);
         });
