@@ -1,7 +1,7 @@
 import { type Cas, EMPTY_HASH } from "../cas/mod.ts";
 import type { PathFilter } from "../filter/mod.ts";
 import { log } from "../log/mod.ts";
-import type { Iteration } from "../store/mod.ts";
+import { isFolderMode, type Iteration } from "../store/mod.ts";
 import { encodeFrame, type NotificationMessage } from "../wire/mod.ts";
 
 /** Content below this many bytes travels inside the notification (PROTOCOL.md §2). */
@@ -62,9 +62,9 @@ export class NotificationSource {
     this.#filter = filter;
   }
 
-  /** Whether notifications for `path` are withheld from replicas. */
-  #filtered(path: string): boolean {
-    return this.#filter.ignores(path);
+  /** Whether notifications of an iteration's path are withheld from replicas. */
+  #filtered(iteration: Iteration): boolean {
+    return this.#filter.ignores(iteration.path, isFolderMode(iteration.mode));
   }
 
   /** Whether an iteration's notification may carry its content (under the inline limit). */
@@ -82,7 +82,7 @@ export class NotificationSource {
    */
   prefetch(iterations: readonly Iteration[]): void {
     const wanted = iterations.slice(0, PREFETCH_MAX).filter((iteration) =>
-      this.#inlined(iteration) && !this.#filtered(iteration.path)
+      this.#inlined(iteration) && !this.#filtered(iteration)
     );
     if (wanted.length === 0) return;
     let rows: Map<string, Uint8Array>;
@@ -105,7 +105,7 @@ export class NotificationSource {
    * for it and is told it is not found), and the problem is logged.
    */
   async frame(iteration: Iteration): Promise<Uint8Array | null> {
-    if (this.#filtered(iteration.path)) return null;
+    if (this.#filtered(iteration)) return null;
     let inline: Uint8Array | null = null;
     if (!iteration.deleted && iteration.hash === EMPTY_HASH) {
       // No content (a folder, an empty file): nothing to read, nor to hash.

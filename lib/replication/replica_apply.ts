@@ -249,6 +249,9 @@ export class VersionApplier {
   ): ApplyAction {
     const { filter, tables, mode } = this.#c.core;
     const { path, version } = item;
+    // A folder is asked of the filters as a folder (a folder-only pattern, `build/`); a
+    // removal as what it removes here.
+    const folder = isFolderMode(version.deleted ? local?.mode ?? 0 : version.mode);
     return decideApply({
       version,
       local: local ?? { hash: "", mode: 0, deleted: true },
@@ -260,7 +263,7 @@ export class VersionApplier {
       pendingWriteBack: [path, ...ancestorsOf(path)].some((held) =>
         tables.journal.hasOpen(held) || this.#c.releasing(held)
       ),
-      filtered: filter.toReplica.ignores(path) || filter.local.ignores(path),
+      filtered: filter.toReplica.ignores(path, folder) || filter.local.ignores(path, folder),
       unresolvedConflict: mode === "local-sync" && tables.conflicts.hasUnresolved(path),
     });
   }

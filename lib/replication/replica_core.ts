@@ -196,7 +196,8 @@ export class ReplicaCore {
       changes.push({ current, previous });
       seen.set(current.path, Math.max(applied, this.#appliedUnder(current.path, previous)));
       if (state.deferred) deferred.add(current.path);
-      if (this.filter.toMaster.ignores(current.path)) filtered.add(current.path);
+      const folder = isFolderMode(current.deleted ? previous?.mode ?? 0 : current.mode);
+      if (this.filter.toMaster.ignores(current.path, folder)) filtered.add(current.path);
       const held = adopted.get(current.path) ?? state.applied;
       if (!held.deleted && !isFolderMode(held.mode)) masterContent.set(current.path, held.hash);
     }

@@ -26,16 +26,16 @@ export interface LivePath {
  */
 export function resyncRemovals(
   live: readonly LivePath[],
-  keep: (path: string) => boolean,
+  keep: (path: string, folder: boolean) => boolean,
 ): { path: string; folder: boolean }[][] {
+  const entries = live.map(({ path, mode }) => ({ path, folder: isFolderMode(mode) }));
   const holding = new Set<string>(); // folders holding a path kept here
-  for (const { path } of live) {
-    if (keep(path)) {
+  for (const { path, folder } of entries) {
+    if (keep(path, folder)) {
       for (const a of ancestorsOf(path)) holding.add(a);
     }
   }
-  const gone = live.filter(({ path }) => !keep(path))
-    .map(({ path, mode }) => ({ path, folder: isFolderMode(mode) }));
+  const gone = entries.filter(({ path, folder }) => !keep(path, folder));
   return [
     gone.filter((item) => !item.folder),
     ...byLevel(
@@ -84,9 +84,9 @@ export class ResyncSweep {
     // A local change the master accepted after `sequence`: the master holds it, and its
     // notification of it is still on the way (it comes after what the resync reached).
     const acceptedLater = paths.acceptedAfter(sequence);
-    const keep = (path: string) =>
+    const keep = (path: string, folder: boolean) =>
       seen.has(path) || journal.hasOpen(path) || acceptedLater.has(path) ||
-      core.filter.toReplica.ignores(path) || core.filter.local.ignores(path);
+      core.filter.toReplica.ignores(path, folder) || core.filter.local.ignores(path, folder);
     const version = { sequence, hash: "", mode: 0, deleted: true };
     let removed = 0;
     for (const batch of resyncRemovals(core.store.list(), keep)) {

@@ -69,11 +69,17 @@ export async function judgeWriteBack(
       : new Set<string>();
     const leaves = stateLeft(entry, sources.allowedModeBits);
     for (const path of located.paths) {
+      // A folder is asked of the filters as a folder (a folder-only pattern, `build/`): a
+      // write of a folder's mode, or a removal or rename of what the master holds as one.
+      const latest = store.latest(path);
+      const folder = entry.operation.type === "Write" || entry.operation.type === "Chmod"
+        ? isFolderMode(Number(entry.permissions))
+        : latest !== undefined && !latest.deleted && isFolderMode(latest.mode);
       facts.paths[path] = {
-        filtered: filter.toMaster.ignores(path) || filter.local.ignores(path),
+        filtered: filter.toMaster.ignores(path, folder) || filter.local.ignores(path, folder),
         later: laterIterations(store, path, seen, sandboxId, ownStates),
         holdsLive: holding.has(path),
-        alreadyHeld: leaves !== null && isSameState(store.latest(path), leaves),
+        alreadyHeld: leaves !== null && isSameState(latest, leaves),
       };
     }
   }

@@ -317,8 +317,10 @@ export class Recorder {
       if (inChangeOrder) times.push(file.mtimeMs);
     };
     const live = new LivePages(this.#c.store);
-    const gone = (path: string) => {
-      if (!this.#c.filter.local.ignores(path)) deleted.push(path);
+    // A folder is asked of the filter as a folder: a folder-only pattern (`build/`) leaves
+    // it out, so a walk that skipped it never records it removed.
+    const gone = ({ path, mode }: LiveState) => {
+      if (!this.#c.filter.local.ignores(path, isFolderMode(mode))) deleted.push(path);
     };
     // Seen and not live (new paths, at a first scan all of them): what the scanner last
     // saw of them, a page at a time.
@@ -335,13 +337,13 @@ export class Recorder {
     for await (const file of walk) {
       let next = live.peek();
       while (next !== undefined && compareCodePoints(next.path, file.path) < 0) {
-        gone(live.take().path);
+        gone(live.take());
         next = live.peek();
       }
       if (next?.path === file.path) {
         live.take();
         // One the local filter leaves out is no record of this file: as if not live.
-        if (!this.#c.filter.local.ignores(next.path)) {
+        if (!this.#c.filter.local.ignores(next.path, isFolderMode(next.mode))) {
           place(file, scanVerdict(file, next.state ?? undefined, next));
           continue;
         }
@@ -350,7 +352,7 @@ export class Recorder {
       if (unrecorded.length >= STATE_PAGE) placeUnrecorded();
     }
     if (closed()) return []; // the walk ended early: the store may be closing
-    for (let next = live.peek(); next !== undefined; next = live.peek()) gone(live.take().path);
+    for (let next = live.peek(); next !== undefined; next = live.peek()) gone(live.take());
     placeUnrecorded();
     // New folders before the files: a slice's files then find their folders recorded. The
     // files in the order they were changed, as each slice records its own, if asked.
@@ -361,7 +363,10 @@ export class Recorder {
   /** Adds the live iterations the local filter lets through to `live`, by path. */
   #addLive(iterations: Iterable<Iteration>, live: Map<string, Iteration>): void {
     for (const iteration of iterations) {
-      if (!iteration.deleted && !this.#c.filter.local.ignores(iteration.path)) {
+      if (
+        !iteration.deleted &&
+        !this.#c.filter.local.ignores(iteration.path, isFolderMode(iteration.mode))
+      ) {
         live.set(iteration.path, iteration);
       }
     }
@@ -425,6 +430,8 @@ export class Recorder {
     if (scope !== "" && this.#c.filter.local.ignores(scope)) return false;
     const observation = scope === "" ? { kind: "dir" as const } : observePath(this.#c.root, scope);
     if (observation.kind === "dir") {
+      // A folder a folder-only pattern leaves out: neither it nor what it holds.
+      if (scope !== "" && this.#c.filter.local.ignores(scope, true)) return true;
       if (scope !== "") seen.set(scope, observation as SeenFile); // the folder itself
       const walked = await walkTree(this.#c.root, scope, this.#c.filter.local);
       for (const file of walked.files) seen.set(file.path, file);

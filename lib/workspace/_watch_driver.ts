@@ -1,5 +1,6 @@
 import type { SerialQueue } from "../concurrency/mod.ts";
 import type { DirectionalFilter } from "../filter/mod.ts";
+import { lstatOrNullSync } from "../disk/mod.ts";
 import { log } from "../log/mod.ts";
 import { ancestorsOf, isInside } from "../paths/mod.ts";
 import { Debouncer } from "./debouncer.ts";
@@ -309,6 +310,10 @@ export class WatchDriver {
       const relative = absolute.slice(root.length + 1);
       if (dataDirInside && isInside(relative, dataDirInside)) continue;
       if (filter.local.ignores(relative)) continue; // our temp files among others
+      // A folder-only pattern (`build/`): left out when the path is a folder now (looked at
+      // only when such a pattern matches). A folder removed since is passed on: its capture
+      // finds no record of it.
+      if (filter.local.ignores(relative, true) && lstatOrNullSync(absolute)?.isDirectory) continue;
       out.push(relative);
     }
     return out;

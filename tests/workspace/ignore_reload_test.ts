@@ -51,3 +51,30 @@ Deno.test("Workspace watching picks up a .chronicleignore edit without a restart
       await workspace.close();
     }
   }));
+
+Deno.test("a folder a folder-only pattern leaves out is never recorded, by the watcher or by scans", () =>
+  withTempDir(async (root) => {
+    const workspace = await Workspace.open({ root, ignore: ["ignored/", "deps/"] });
+    try {
+      await workspace.watch({ rescanMs: 3_600_000 });
+      Deno.mkdirSync(`${root}/ignored`);
+      Deno.writeTextFileSync(`${root}/ignored/b.txt`, "b");
+      Deno.mkdirSync(`${root}/app/deps`, { recursive: true });
+      Deno.writeTextFileSync(`${root}/app/deps/c.txt`, "c");
+      // A file named like the pattern is no folder: recorded.
+      Deno.writeTextFileSync(`${root}/app/ignored`, "a file");
+      await waitFor(
+        "app/ignored recorded",
+        () => workspace.store.latest("app/ignored") !== undefined,
+      );
+      await workspace.settled();
+      await workspace.scan();
+      await workspace.scan();
+      for (const path of ["ignored", "ignored/b.txt", "app/deps", "app/deps/c.txt"]) {
+        assert.deepEqual(workspace.store.history(path), [], path);
+      }
+      assert.ok(workspace.store.latest("app"));
+    } finally {
+      await workspace.close();
+    }
+  }));
