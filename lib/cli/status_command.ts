@@ -53,6 +53,9 @@ function offlineStatus(layout: WorkspaceLayout): Record<string, unknown> {
 /** What `status --json` prints: `/status` in snake_case, epoch-ms times as UTC ISO strings. */
 export type StatusView = Record<string, unknown>;
 
+/** The paths not applied that `status` lists (the newest); `--json` has them all. */
+const NOT_APPLIED_SHOWN = 10;
+
 /**
  * Turns the running process's `/status` (or the offline summary) into the `status --json`
  * shape: snake_case keys, and `last_seen_ms`/`created_ms` epoch times as UTC ISO strings
@@ -166,6 +169,16 @@ export function describeStatus(status: StatusView, now: number): string[] {
     (replication.journal as Record<string, unknown> | undefined)?.refused ?? 0,
   );
   if (refused > 0) field("refused here", `${refused} (chronicle conflicts)`);
+  // Master versions that could not be applied here, with why (the newest last).
+  const problems = Array.isArray(replication.problems)
+    ? replication.problems as { path: string; reason: string }[]
+    : [];
+  if (problems.length > 0) {
+    field("not applied", problems.length);
+    for (const { path, reason } of problems.slice(-NOT_APPLIED_SHOWN)) {
+      lines.push(`  ${path}: ${reason}`);
+    }
+  }
   return lines;
 }
 

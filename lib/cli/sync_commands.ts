@@ -194,6 +194,12 @@ function printSyncStatus(status: Record<string, unknown>): void {
   if (open.length < openCount) {
     println(`  … and ${openCount - open.length} older: chronicle conflicts --all lists them`);
   }
+  // Master versions that could not be applied here, with why.
+  const problems = (status.problems as Array<{ path: string; reason: string }>) ?? [];
+  if (problems.length > 0) {
+    println(`not applied: ${problems.length}`);
+    for (const problem of problems) println(`  ${problem.path}: ${problem.reason}`);
+  }
 }
 
 /**

@@ -5,7 +5,12 @@ import { errorMessage, log } from "../log/mod.ts";
 import { ancestorsOf, PathError } from "../paths/mod.ts";
 import { ChangedOnDiskError, type DiskStamp, isMissing } from "../disk/mod.ts";
 import { isFolderMode, type Iteration, ORIGINS } from "../store/mod.ts";
-import { type CheckedFolders, FolderNotEmptyError } from "../workspace/mod.ts";
+import {
+  type CheckedFolders,
+  FolderNotEmptyError,
+  type Observation,
+  observePath,
+} from "../workspace/mod.ts";
 import { type ApplyAction, decideApply } from "./apply_decision.ts";
 import type { ChangeToMake, MadeChanges, PendingVersion } from "./apply_batch.ts";
 import { VersionContent } from "./apply_content.ts";
@@ -372,6 +377,7 @@ export class VersionApplier {
       for (const item of byPath.values()) core.tables.paths.setApplied(item.path, item.version);
       core.tables.intents.end(intent, new Set(problems.keys())); // theirs stay noted
     });
+    core.clearProblems(byPath.keys());
     for (const [path, error] of problems) core.noteProblem(path, errorMessage(error));
     // The large contents these versions replaced go: the chunks the new ones share stay
     // (fetched again, never: a small edit to a large file costs a few chunks).
@@ -398,6 +404,7 @@ export class VersionApplier {
       for (const item of deferred) core.tables.paths.defer(item.path, item.version);
     });
     forgetHeldRows();
+    core.clearProblems(held.map((item) => item.path));
   }
 
   /**
@@ -407,7 +414,11 @@ export class VersionApplier {
    * back like one behind a local change: durably, so the position acknowledged may pass
    * it, and weighed again later (the session's retry of unsettled paths, backing off
    * while they keep changing; or the next connection's release of what is held back),
-   * until it is applied or superseded. Never left unapplied.
+   * until it is applied or superseded. Never left unapplied. So is one where the disk
+   * holds what is never recorded (a named pipe, a socket): it waits until that goes.
+   *
+   * Only the paths that differ are recorded, not the whole workspace scanned: each retry
+   * of a path that never settles (a named pipe stays) would scan it all again.
    */
   async #applyAfterLocalChanges(items: PendingVersion[], attempt: number): Promise<void> {
     const { core } = this.#c;
@@ -418,28 +429,44 @@ export class VersionApplier {
         // Content unavailable is noted (as for any version); a lost fetch is carried.
         if (item.version.deleted || await this.#content.hold(item)) deferred.push(item);
       }
+      // Said once for each version, not at every retry.
+      const already = core.tables.paths.getMany(deferred.map((item) => item.path));
+      const newly = deferred.filter(({ path, version }) =>
+        already.get(path)?.deferred?.sequence !== version.sequence
+      );
       await this.#remember([], deferred);
-      for (const { path, version } of deferred) {
-        log(
-          "info",
-          "the path keeps changing on disk; the master's version waits until it settles",
-          {
-            path,
-            sequence: version.sequence,
-          },
-        );
-      }
+      for (const { path, version } of newly) this.#sayHeldBack(path, version.sequence);
       if (deferred.length > 0) this.#c.retryUnsettled();
       return;
     }
     await workspace.settled();
+    const differing: string[] = [];
     for (const item of items) {
       if (!(await diskMatches(workspace.root, item.path, store.latest(item.path)))) {
-        await workspace.scan({ keepRecorded: false });
-        break;
+        differing.push(item.path);
       }
     }
+    if (differing.length > 0) await workspace.capture(differing);
     await this.applyVersions(items, attempt + 1);
+  }
+
+  /** Says why the master's version of `path` is held back: a special file, or changes. */
+  #sayHeldBack(path: string, sequence: number): void {
+    let found: Observation | null = null;
+    try {
+      found = observePath(this.#c.core.workspace.root, path);
+    } catch { /* unreadable: said as a change */ }
+    if (found?.kind === "other") {
+      this.#c.core.noteProblem(
+        path,
+        `${found.what} is there, which is never recorded: the master's version waits until it goes`,
+      );
+      return;
+    }
+    log("info", "the path keeps changing on disk; the master's version waits until it settles", {
+      path,
+      sequence,
+    });
   }
 }
 

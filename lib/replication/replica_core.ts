@@ -315,10 +315,21 @@ export class ReplicaCore {
     }
   }
 
-  /** Lists a path that could not be applied (the most recent {@linkcode MAX_PROBLEMS}). */
+  /**
+   * Lists a path that could not be applied (the most recent {@linkcode MAX_PROBLEMS}), each
+   * path once, with its latest reason.
+   */
   noteProblem(path: string, reason: string): void {
     log("warn", "not applied", { path, reason });
+    this.problems = this.problems.filter((problem) => problem.path !== path);
     this.problems.push({ path, reason });
     if (this.problems.length > MAX_PROBLEMS) this.problems.shift();
+  }
+
+  /** Drops the problems of paths a master version was applied to since. */
+  clearProblems(applied: Iterable<string>): void {
+    if (this.problems.length === 0) return;
+    const paths = new Set(applied);
+    this.problems = this.problems.filter((problem) => !paths.has(problem.path));
   }
 }

@@ -53,7 +53,7 @@ export {
   NO_LOSS,
 } from "./loss_order.ts";
 export { ChangedOnDiskError, type DiskStamp } from "../disk/mod.ts";
-export type { Observation } from "./file_observation.ts";
+export { type Observation, observePath } from "./file_observation.ts";
 export {
   type CheckedFolders,
   type DiskHooks,

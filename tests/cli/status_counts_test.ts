@@ -55,6 +55,22 @@ Deno.test("a replica's status counts every conflict, and chronicle status shows 
         const lines = describeStatus(view, Date.now());
         ok(lines.includes("refused here:     2 (chronicle conflicts)"), lines.join("\n"));
       });
+      await t.step("and master versions not applied here, the newest ten with why", () => {
+        const problems = Array.from({ length: 12 }, (_, i) => ({
+          path: `p${i}`,
+          reason: "a named pipe is there, which is never recorded",
+        }));
+        const view = statusView({
+          running: true,
+          workspace: root,
+          replication: { ...status, problems },
+        });
+        const lines = describeStatus(view, Date.now());
+        const at = lines.indexOf("not applied:      12");
+        ok(at !== -1, lines.join("\n"));
+        strictEqual(lines[at + 1], "  p2: a named pipe is there, which is never recorded");
+        strictEqual(lines.length, at + 11, lines.join("\n"));
+      });
     },
     "chronicle-status-counts-",
   );

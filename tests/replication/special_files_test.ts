@@ -1,0 +1,57 @@
+/**
+ * Special files (named pipes, sockets) a sandbox makes where the master has a file: never
+ * recorded, so never a local change to weigh. End to end, master and replica as separate
+ * processes (a pipe can make Deno's watcher wait: see `PipeHolder`).
+ */
+import { put } from "../_helpers/temp_dir.ts";
+import { waitFor } from "../_helpers/wait_for.ts";
+import { assert, assertEquals } from "./_assert.ts";
+import {
+  replicaStatus,
+  startMaster,
+  startReplica,
+  stopPeers,
+  waitForLive,
+  waitForSameTrees,
+  withDirs,
+} from "./_harness.ts";
+
+Deno.test("a master file where the replica holds a named pipe waits, listed as not applied, until the pipe goes", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const replica = await startReplica(r, sock);
+    try {
+      await waitForLive(replica);
+      const made = new Deno.Command("mkfifo", { args: [`${r}/clash`] }).outputSync();
+      assert(made.success, "mkfifo");
+      await put(m, "clash", "the master's file");
+      await put(m, "after.txt", "after");
+      await waitFor("after.txt on the replica", async () => {
+        try {
+          return await Deno.readTextFile(`${r}/after.txt`) === "after";
+        } catch {
+          return false;
+        }
+      });
+      const listed = await waitFor("clash listed as not applied", async () => {
+        const { problems } = await replicaStatus(replica);
+        return problems.find((problem) => problem.path === "clash");
+      });
+      assertEquals(
+        listed.reason,
+        "a named pipe is there, which is never recorded: the master's version waits until it goes",
+      );
+      assert(Deno.lstatSync(`${r}/clash`).isFifo, "the pipe is left as it is");
+      await Deno.remove(`${r}/clash`);
+      await waitForSameTrees([m, r], { peers: [master, replica], timeoutMs: 30_000 });
+      assertEquals(await Deno.readTextFile(`${r}/clash`), "the master's file");
+      const { problems } = await replicaStatus(replica);
+      assertEquals(problems, [], "applied since: no longer listed");
+      const held = replica.logs().split("\n").filter((line) => line.includes("path=clash"));
+      assertEquals(held.filter((line) => line.includes("not applied")).length, 1, held.join("\n"));
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
