@@ -87,6 +87,7 @@ export {
   type NewJournalEntry,
   WriteJournal,
 } from "./write_journal.ts";
+export type { PendingRemovals } from "./removal_hold.ts";
 export { type Conflict, ConflictLog } from "./conflict_log.ts";
 export { HeldByMasterError } from "./master_content_tier.ts";
 export type { KeptRejection } from "./kept_rejection.ts";
