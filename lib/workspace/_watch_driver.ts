@@ -5,7 +5,8 @@ import { log } from "../log/mod.ts";
 import { ancestorsOf, isInside } from "../paths/mod.ts";
 import { Debouncer } from "./debouncer.ts";
 import { type LossInput, type LossState, nextLossState, NO_LOSS } from "./loss_order.ts";
-import { treeEventAction, TreeWatcher } from "./tree_watcher.ts";
+import { treeEventAction } from "./tree_events.ts";
+import { TreeWatcher } from "./tree_watcher.ts";
 import type { WatchOptions } from "./workspace_types.ts";
 
 /**

@@ -95,6 +95,17 @@ export class WatchThread {
     if (!this.#failed && !this.#closed) this.#worker.postMessage({ type: "unwatch", id });
   }
 
+  /**
+   * Ends the worker at once, without closing its watches: Deno's watcher stuck on an event
+   * (see `watch_probe.ts`) holds the lock that closing a watch waits for. The thread that
+   * waits, and its kernel watches, are left behind.
+   */
+  abandon(): void {
+    this.#closed ??= Promise.resolve();
+    this.#worker.terminate();
+    this.#answerAll("the watch thread was abandoned");
+  }
+
   /** Closes every watch and ends the worker. */
   close(): Promise<void> {
     this.#closed ??= this.#close();

@@ -42,7 +42,7 @@ export {
   type SeenFile,
 } from "./plan_capture.ts";
 export { Debouncer } from "./debouncer.ts";
-export { type TreeEventAction, treeEventAction } from "./tree_watcher.ts";
+export { type TreeEventAction, treeEventAction } from "./tree_events.ts";
 export {
   HELD_BYTES_MAX,
   HELD_PATHS_MAX,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   LATE_TICK_MS,
+  MAX_RESTARTS,
   PROBE_IDLE_MS,
   type ProbeAction,
   type ProbeInput,
@@ -8,18 +9,20 @@ import {
   type ProbeState,
   probeStep,
   STALL_MS,
+  STALL_RESTART_MS,
 } from "../../lib/workspace/watch_probe.ts";
 
 const T = 1_000_000;
 const tick = (at: number, lateMs = 0): ProbeInput => ({ type: "tick", nowMs: T + at, lateMs });
 const heard = (at: number): ProbeInput => ({ type: "heard", nowMs: T + at });
-const touched = (at: number, stalled = false): ProbeState => ({
+const touched = (at: number, stalledAt: number | null = null, restarts = 0): ProbeState => ({
   heardAt: T,
   touchedAt: T + at,
-  stalled,
+  stalledAt: stalledAt === null ? null : T + stalledAt,
+  restarts,
 });
 
-Deno.test("probeStep() touches a quiet watcher and reports it stalled once when it stays silent", async (t) => {
+Deno.test("probeStep() touches a quiet watcher, reports it stalled once when it stays silent, and makes it again when the stall lasts", async (t) => {
   const table: Array<{
     description: string;
     input: { state: ProbeState; input: ProbeInput };
@@ -43,12 +46,36 @@ Deno.test("probeStep() touches a quiet watcher and reports it stalled once when 
     {
       description: "touched, silent for the stall time: stalled",
       input: { state: touched(0), input: tick(STALL_MS) },
-      expected: { state: touched(0, true), action: "stalled" },
+      expected: { state: touched(0, STALL_MS), action: "stalled" },
     },
     {
       description: "stalled already: said once, not at every tick",
-      input: { state: touched(0, true), input: tick(STALL_MS * 10) },
-      expected: { state: touched(0, true), action: null },
+      input: { state: touched(0, STALL_MS), input: tick(STALL_MS + STALL_RESTART_MS - 1) },
+      expected: { state: touched(0, STALL_MS), action: null },
+    },
+    {
+      description: "stalled for as long as a scan may take to end it: made again",
+      input: { state: touched(0, STALL_MS), input: tick(STALL_MS + STALL_RESTART_MS) },
+      expected: {
+        state: { ...probeStart(T + STALL_MS + STALL_RESTART_MS), restarts: 1 },
+        action: "restart",
+      },
+    },
+    {
+      description: "made again as often as it may be: said so, once",
+      input: {
+        state: touched(0, STALL_MS, MAX_RESTARTS),
+        input: tick(STALL_MS + STALL_RESTART_MS),
+      },
+      expected: { state: touched(0, STALL_MS, MAX_RESTARTS + 1), action: "giveUp" },
+    },
+    {
+      description: "given up: nothing more while it stays stalled",
+      input: {
+        state: touched(0, STALL_MS, MAX_RESTARTS + 1),
+        input: tick(STALL_MS + STALL_RESTART_MS * 10),
+      },
+      expected: { state: touched(0, STALL_MS, MAX_RESTARTS + 1), action: null },
     },
     {
       description: "a late tick is not judged (the answer may wait in the queue)",
@@ -58,7 +85,7 @@ Deno.test("probeStep() touches a quiet watcher and reports it stalled once when 
     {
       description: "a tick late by no more than the tolerance is judged",
       input: { state: touched(0), input: tick(STALL_MS, LATE_TICK_MS) },
-      expected: { state: touched(0, true), action: "stalled" },
+      expected: { state: touched(0, STALL_MS), action: "stalled" },
     },
     {
       description: "heard after the touch: nothing waits",
@@ -66,9 +93,9 @@ Deno.test("probeStep() touches a quiet watcher and reports it stalled once when 
       expected: { state: probeStart(T + 10), action: null },
     },
     {
-      description: "heard after a stall: it reports again",
-      input: { state: touched(0, true), input: heard(9000) },
-      expected: { state: probeStart(T + 9000), action: "recovered" },
+      description: "heard after a stall: it reports again (its restarts still count)",
+      input: { state: touched(0, STALL_MS, 2), input: heard(9000) },
+      expected: { state: probeStart(T + 9000, 2), action: "recovered" },
     },
     {
       description: "any event counts as heard: no touch while changes come",
