@@ -135,7 +135,7 @@ export function conflictsCommand(args: string[]): Promise<number> {
     const conflictsTotal = log.counts().total;
     const refusedTotal = journal.counts().refused;
     const conflicts = log.list({ limit: asked ?? conflictsTotal });
-    const refused = journal.list("refused", asked ?? refusedTotal);
+    const refused = journal.refusals(asked ?? refusedTotal);
     if (values.json) {
       printJson({ conflicts, refused, conflictsTotal, refusedTotal });
       return Promise.resolve(0);
@@ -162,7 +162,7 @@ export function conflictsCommand(args: string[]): Promise<number> {
         formatTime(r.createdMs),
         r.path,
         r.operation,
-        "refused here",
+        r.superseded ? "resolved (superseded)" : "refused here",
         r.hash ?? "-",
         r.reason ?? "",
       ]);

@@ -164,9 +164,11 @@ export function describeStatus(status: StatusView, now: number): string[] {
   const open = replication.open_conflict_count;
   const waiting = typeof open !== "number" ? "" : open === 0 ? ", none open" : `, ${open} open`;
   field("conflicts", conflicts === 0 ? "none" : `${conflicts}${waiting} (chronicle conflicts)`);
-  // Local changes never sent (over the write-back limit): listed with the conflicts.
+  // Local changes never sent (over the write-back limit), not superseded by a later change
+  // of their path: listed with the conflicts. An older Chronicle serves the journal's count.
   const refused = Number(
-    (replication.journal as Record<string, unknown> | undefined)?.refused ?? 0,
+    replication.open_refused_count ??
+      (replication.journal as Record<string, unknown> | undefined)?.refused ?? 0,
   );
   if (refused > 0) field("refused here", `${refused} (chronicle conflicts)`);
   // Master versions that could not be applied here, with why (the newest last).

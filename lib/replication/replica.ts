@@ -87,8 +87,13 @@ export interface ReplicaStatus {
    * replica: a wrong token, say), while not connected; `null` once a connection is made.
    */
   lastConnectionError: string | null;
-  /** Local changes refused here (too large), newest first. */
+  /**
+   * Local changes refused here (too large) that no later change of their path superseded,
+   * newest first.
+   */
   refused: { path: string; size: number; reason: string; localSeq: number }[];
+  /** How many there are in all (the list holds the newest 100). */
+  openRefusedCount: number;
   /** Recent paths that could not be applied, with the reason. */
   problems: { path: string; reason: string }[];
   /** Connections made so far. */
@@ -206,12 +211,15 @@ class Replica implements ReplicaHandle {
       conflictCount: conflictCounts.total,
       openConflictCount: conflictCounts.unresolved,
       lastConnectionError: this.#lastConnectionError,
-      refused: tables.journal.list("refused", 100).map((entry) => ({
+      refused: tables.journal.refusals(100).filter((entry) => !entry.superseded).map((
+        entry,
+      ) => ({
         path: entry.path,
         size: entry.size,
         reason: entry.reason ?? "",
         localSeq: entry.localSeq,
       })),
+      openRefusedCount: tables.journal.openRefusalCount(),
       problems: [...this.core.problems],
       connections: this.#connections,
     };

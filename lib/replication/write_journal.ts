@@ -246,6 +246,30 @@ export class WriteJournal {
     );
   }
 
+  /**
+   * The changes refused here (too large), newest first, each with whether a later change
+   * of its path went through since (`superseded`: the refusal is no longer what the path
+   * holds, as `ConflictLog.supersede` settles the master's refusals).
+   */
+  refusals(limit = 1000): (JournalEntry & { superseded: boolean })[] {
+    const rows = this.#statement(
+      `SELECT ${COLUMNS}, ${SUPERSEDED} AS superseded FROM replica_journal r
+       WHERE state = 'refused' ORDER BY local_seq DESC LIMIT ?`,
+    ).all(limit);
+    return rows.map((row) => ({
+      ...toEntry(row),
+      superseded: columns(row).integer("superseded") === 1,
+    }));
+  }
+
+  /** How many changes refused here no later change of their path superseded. */
+  openRefusalCount(): number {
+    const row = this.#statement(
+      `SELECT COUNT(*) AS n FROM replica_journal r WHERE state = 'refused' AND NOT ${SUPERSEDED}`,
+    ).get()!;
+    return columns(row).integer("n");
+  }
+
   /** How many entries are in each state. */
   counts(): Record<JournalState, number> {
     const out: Record<JournalState, number> = {
@@ -277,6 +301,14 @@ export class WriteJournal {
     return this.#statement(sql).all(...args).map(toEntry);
   }
 }
+
+/**
+ * Whether the refused entry `r` was superseded: a later entry of its path (written, removed,
+ * or a rename's either end) the master accepted. Refusals are few: each looks at the later
+ * entries.
+ */
+const SUPERSEDED = `EXISTS (SELECT 1 FROM replica_journal l WHERE l.local_seq > r.local_seq
+  AND l.state = 'accepted' AND (l.path = r.path OR l.new_path = r.path))`;
 
 const JOURNAL_STATES: readonly JournalState[] = [
   "pending",

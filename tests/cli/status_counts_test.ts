@@ -46,11 +46,10 @@ Deno.test("a replica's status counts every conflict, and chronicle status shows 
         );
       });
       await t.step("and local changes refused here (over the write-back limit) beside them", () => {
-        const journal = { ...status.journal, refused: 2 };
         const view = statusView({
           running: true,
           workspace: root,
-          replication: { ...status, journal },
+          replication: { ...status, openRefusedCount: 2 },
         });
         const lines = describeStatus(view, Date.now());
         ok(lines.includes("refused here:     2 (chronicle conflicts)"), lines.join("\n"));

@@ -4,6 +4,7 @@
  */
 import { put, putAtomic } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
+import { runChronicle } from "../_helpers/processes.ts";
 import { sha256OfText } from "../_helpers/text_hash.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import {
@@ -516,6 +517,24 @@ Deno.test("local writes over the write-back limit are refused locally and listed
       assert(answered.refused[0]!.reason.startsWith("too large"), answered.refused[0]!.reason);
       assert(!(await treeState(m)).has("huge.bin"));
       assert(sandbox.logs().includes("refused for write-back"), sandbox.logs());
+      assertEquals(answered.openRefusedCount, 1);
+      // Removed since: that removal goes through, and the refusal is no longer listed.
+      await Deno.remove(`${r}/huge.bin`);
+      const superseded = await waitFor("the refusal superseded", async () => {
+        const status = await replicaStatus(sandbox);
+        return status.openRefusedCount === 0 ? status : undefined;
+      });
+      assertEquals(superseded.refused, []);
+      const listed = await runChronicle(["conflicts", "-C", r, "--json"]);
+      assertEquals(listed.code, 0, listed.stderr);
+      const { refused } = JSON.parse(listed.stdout) as {
+        refused: { path: string; superseded: boolean }[];
+      };
+      assertEquals(refused.map(({ path, superseded }) => ({ path, superseded })), [
+        { path: "huge.bin", superseded: true },
+      ]);
+      const table = await runChronicle(["conflicts", "-C", r]);
+      assert(/huge\.bin\s+write\s+resolved \(superseded\)/.test(table.stdout), table.stdout);
     } finally {
       await stopPeers(sandbox, master);
     }
