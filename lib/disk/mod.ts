@@ -483,9 +483,18 @@ export class ChangedOnDiskError extends Error {
    * Makes the error.
    *
    * @param path The path (absolute).
+   * @param found What is there now, if looked at: a special file (a named pipe, a socket, a
+   * device) is named, since it never settles by being recorded.
    */
-  constructor(path: string) {
-    super(`"${path}" changed on disk since it was checked, so it was left as it is`);
+  constructor(path: string, found?: Deno.FileInfo | null) {
+    const special = found && !found.isFile && !found.isDirectory && !found.isSymlink
+      ? found.isFifo ? "a named pipe" : found.isSocket ? "a socket" : "a device"
+      : null;
+    super(
+      special
+        ? `"${path}" holds ${special}, which is never recorded, so it was left as it is`
+        : `"${path}" changed on disk since it was checked, so it was left as it is`,
+    );
     this.name = "ChangedOnDiskError";
   }
 }
@@ -506,5 +515,5 @@ export function expectStamp(path: string, stamp: DiskStamp | null): void {
     ? now === stamp
     : now.ino === stamp.ino && now.size === stamp.size && now.mtimeMs === stamp.mtimeMs &&
       now.mode === stamp.mode;
-  if (!same) throw new ChangedOnDiskError(path);
+  if (!same) throw new ChangedOnDiskError(path, info);
 }

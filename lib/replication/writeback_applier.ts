@@ -9,6 +9,7 @@ import {
   type WorkspaceChange,
 } from "../workspace/mod.ts";
 import { I64_MAX, type WriteBackEntry } from "../wire/mod.ts";
+import { lstatOrNullSync } from "../disk/mod.ts";
 import { forEachLimited, SerialQueue } from "../concurrency/mod.ts";
 import { inTransaction } from "../db/mod.ts";
 import { PathSet } from "../paths/mod.ts";
@@ -334,7 +335,10 @@ export class WriteBackApplier {
     path: string,
     seen: SeenStamp | false | undefined,
   ): Promise<WorkspaceChange> {
-    if (seen === false || seen === undefined) throw new ChangedOnDiskError(path);
+    if (seen === false || seen === undefined) {
+      // What is there is named when it is a special file, which never settles by recording.
+      throw new ChangedOnDiskError(path, lstatOrNullSync(`${this.#workspace.root}/${path}`));
+    }
     const unchanged = seen.stamp ? { unchangedSince: seen.stamp } : {};
     // A folder goes only once empty: what it holds that the replica did not remove (a
     // filtered path, a file not recorded yet) is kept, and the entry fails.

@@ -55,3 +55,30 @@ Deno.test("a master file where the replica holds a named pipe waits, listed as n
     }
   });
 });
+
+Deno.test("a sandbox file where the master holds a named pipe is refused, saying so", async () => {
+  await withDirs(["m", "r"], async ({ base, m, r }) => {
+    const sock = `${base}/m.sock`;
+    const master = await startMaster(m, sock);
+    const replica = await startReplica(r, sock);
+    try {
+      await waitForLive(replica);
+      const made = new Deno.Command("mkfifo", { args: [`${m}/clash`] }).outputSync();
+      assert(made.success, "mkfifo");
+      await put(r, "clash", "the sandbox's file");
+      const refused = await waitFor("the sandbox's clash refused", async () => {
+        const conflicts = await replica.command<{ path: string; reason: string }[]>("conflicts");
+        return conflicts.find((conflict) => conflict.path === "clash");
+      });
+      assert(
+        refused.reason.includes(
+          '"clash" holds a named pipe, which is never recorded, so it was left as it is',
+        ),
+        refused.reason,
+      );
+      assert(Deno.lstatSync(`${m}/clash`).isFifo, "the master's pipe is left as it is");
+    } finally {
+      await stopPeers(replica, master);
+    }
+  });
+});
