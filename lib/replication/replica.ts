@@ -211,9 +211,7 @@ class Replica implements ReplicaHandle {
       conflictCount: conflictCounts.total,
       openConflictCount: conflictCounts.unresolved,
       lastConnectionError: this.#lastConnectionError,
-      refused: tables.journal.refusals(100).filter((entry) => !entry.superseded).map((
-        entry,
-      ) => ({
+      refused: tables.journal.refusals(100, true).map((entry) => ({
         path: entry.path,
         size: entry.size,
         reason: entry.reason ?? "",

@@ -175,9 +175,11 @@ export class ReplicaExecutor {
               deleted: true,
             });
           }
-          // An earlier change the master refused (too large, forbidden, filtered) is no
-          // longer what the path holds: the later one went through.
+          // An earlier change the master refused (too large, forbidden, filtered), or this
+          // replica refused (too large), is no longer what the path holds: the later one
+          // went through.
           core.tables.conflicts.supersede(action.path, action.localSeq);
+          core.tables.journal.supersedeRefusals(action.path, action.localSeq, action.masterSeq);
         });
         this.#acceptedHere.add(action.path);
         return;

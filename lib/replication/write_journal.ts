@@ -41,7 +41,11 @@ export interface JournalEntry extends NewJournalEntry {
   state: JournalState;
   /** Why it was rejected or refused. */
   reason: string | null;
-  /** The master sequence it became, when accepted. */
+  /**
+   * The master sequence it became, when accepted; for a change refused here, that of the
+   * later change of its path the master accepted, which superseded it (see
+   * {@linkcode WriteJournal.supersedeRefusals}).
+   */
   masterSeq: number | null;
   /** Epoch ms when journaled. */
   createdMs: number;
@@ -247,25 +251,40 @@ export class WriteJournal {
   }
 
   /**
-   * The changes refused here (too large), newest first, each with whether a later change
-   * of its path went through since (`superseded`: the refusal is no longer what the path
-   * holds, as `ConflictLog.supersede` settles the master's refusals).
+   * Settles the changes of `path` refused here (too large) before `localSeq`, a later
+   * change of it the master accepted at `masterSeq`: the refusal is no longer what the path
+   * holds (as `ConflictLog.supersede` settles the master's refusals). Each keeps that
+   * sequence as its `masterSeq`.
+   *
+   * @returns How many were settled.
    */
-  refusals(limit = 1000): (JournalEntry & { superseded: boolean })[] {
-    const rows = this.#statement(
-      `SELECT ${COLUMNS}, ${SUPERSEDED} AS superseded FROM replica_journal r
-       WHERE state = 'refused' ORDER BY local_seq DESC LIMIT ?`,
-    ).all(limit);
-    return rows.map((row) => ({
-      ...toEntry(row),
-      superseded: columns(row).integer("superseded") === 1,
-    }));
+  supersedeRefusals(path: string, localSeq: number, masterSeq: number): number {
+    const result = this.#statement(
+      `UPDATE replica_journal SET master_seq = ? WHERE state = 'refused' AND local_seq < ?
+       AND master_seq IS NULL AND (path = ? OR new_path = ?)`,
+    ).run(masterSeq, localSeq, path, path);
+    return Number(result.changes);
+  }
+
+  /**
+   * The changes refused here (too large), newest first, each with whether a later change
+   * of its path superseded it (see {@linkcode WriteJournal.supersedeRefusals}).
+   *
+   * @param limit The most to list.
+   * @param openOnly Only those not superseded.
+   */
+  refusals(limit = 1000, openOnly = false): (JournalEntry & { superseded: boolean })[] {
+    return this.#all(
+      `SELECT ${COLUMNS} FROM replica_journal WHERE state = 'refused'
+       ${openOnly ? "AND master_seq IS NULL" : ""} ORDER BY local_seq DESC LIMIT ?`,
+      limit,
+    ).map((entry) => ({ ...entry, superseded: entry.masterSeq !== null }));
   }
 
   /** How many changes refused here no later change of their path superseded. */
   openRefusalCount(): number {
     const row = this.#statement(
-      `SELECT COUNT(*) AS n FROM replica_journal r WHERE state = 'refused' AND NOT ${SUPERSEDED}`,
+      "SELECT COUNT(*) AS n FROM replica_journal WHERE state = 'refused' AND master_seq IS NULL",
     ).get()!;
     return columns(row).integer("n");
   }
@@ -301,14 +320,6 @@ export class WriteJournal {
     return this.#statement(sql).all(...args).map(toEntry);
   }
 }
-
-/**
- * Whether the refused entry `r` was superseded: a later entry of its path (written, removed,
- * or a rename's either end) the master accepted. Refusals are few: each looks at the later
- * entries.
- */
-const SUPERSEDED = `EXISTS (SELECT 1 FROM replica_journal l WHERE l.local_seq > r.local_seq
-  AND l.state = 'accepted' AND (l.path = r.path OR l.new_path = r.path))`;
 
 const JOURNAL_STATES: readonly JournalState[] = [
   "pending",
