@@ -6,7 +6,8 @@
  * thread's memory stays small.
  *
  * Messages in: `{ type: "backlog", count }` (first), `{ type: "watch", id, request, path,
- * recursive, onlyLinksUnder? }`, `{ type: "unwatch", id }`, `{ type: "ack", count }`, `{ type: "close" }`.
+ * recursive, onlyLinksUnder? }`, `{ type: "unwatch", id }`, `{ type: "ack", count }`,
+ * `{ type: "close" }`.
  * Out: `{ type: "watched", id, request, error?: { notFound, message } }`, `{ type: "events",
  * events }` (each `{ id, kind, paths, flag? }`; `id` "/", no watch's, with flag "rescan"
  * when events were dropped here), `{ type: "ended", id, message }`, `{ type: "closed" }`.
