@@ -227,7 +227,8 @@ export class TreeWatcher {
     const count = before && now - before.at < FAILURES_FORGOTTEN_MS ? before.count + 1 : 1;
     this.#failures.set(key, { count, at: now });
     const delayMs = retryDelayMs(count);
-    log("warn", what, { name: name === "" ? "." : name ?? undefined, error, retryMs: delayMs });
+    const about = name === null ? {} : { name: name === "" ? "." : name };
+    log("warn", what, { ...about, error, retryMs: delayMs });
     this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
     const timer = setTimeout(() => {
       this.#retries.delete(timer);
