@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { SerialQueue } from "../../lib/concurrency/mod.ts";
 import { DirectionalFilter } from "../../lib/filter/mod.ts";
-import { WatchDriver } from "../../lib/workspace/_watch_driver.ts";
+import { nextRescanMs, WatchDriver } from "../../lib/workspace/_watch_driver.ts";
 import { withTempDir } from "../_helpers/temp_dir.ts";
 import { waitFor } from "../_helpers/wait_for.ts";
 
@@ -31,3 +31,19 @@ Deno.test("WatchDriver: a resume whose scan fails still arms the safety rescans 
       await driver.close();
     }
   }));
+
+Deno.test("nextRescanMs() spaces safety rescans by thirty scans, and rescans soon after a loss", async (t) => {
+  const table = [
+    { description: "a small tree: the least interval", scanMs: 20, lost: false, expected: 10_000 },
+    { description: "a large tree: thirty scans", scanMs: 1_000, lost: false, expected: 30_000 },
+    { description: "lost while it walked: soon", scanMs: 1_000, lost: true, expected: 50 },
+  ];
+  for (const { description, scanMs, lost, expected } of table) {
+    await t.step(description, () => {
+      assert.equal(
+        nextRescanMs({ rescanMs: 10_000, debounceMs: 50, scanMs, lostMeanwhile: lost }),
+        expected,
+      );
+    });
+  }
+});
