@@ -1,3 +1,4 @@
+import { PROBLEMS_KEPT } from "../replication/mod.ts";
 import { Store } from "../store/mod.ts";
 import type { WorkspaceLayout } from "../workspace/mod.ts";
 import { controlRequest } from "./control_client.ts";
@@ -176,7 +177,9 @@ export function describeStatus(status: StatusView, now: number): string[] {
     ? replication.problems as { path: string; reason: string }[]
     : [];
   if (problems.length > 0) {
-    field("not applied", problems.length);
+    // Only the newest are kept: a full list says there may be more.
+    const full = problems.length >= PROBLEMS_KEPT;
+    field("not applied", full ? `${problems.length} or more (the newest kept)` : problems.length);
     for (const { path, reason } of problems.slice(-NOT_APPLIED_SHOWN)) {
       lines.push(`  ${path}: ${reason}`);
     }

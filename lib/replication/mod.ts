@@ -108,6 +108,7 @@ export {
 } from "./resolve_conflict.ts";
 export { type MasterVersion, ReplicaPaths, type ReplicaPathState } from "./replica_paths.ts";
 export { openReplicaTables, type ReplicaTables } from "./replica_tables.ts";
+export { PROBLEMS_KEPT } from "./replica_core.ts";
 export { MAX_SANDBOX_ID_BYTES, sandboxIdProblem, validateSandboxId } from "./sandbox_id.ts";
 export {
   type AppliedContent,

@@ -26,7 +26,8 @@ const APPLIED_META = "replica.applied_sequence";
 const JOURNALED_META = "replica.journaled_through";
 const SANDBOX_META = "replica.sandbox_id";
 const RESYNC_META = "replica.resync_pending";
-const MAX_PROBLEMS = 100;
+/** The paths not applied a replica lists at most (the newest): `status` says when it is full. */
+export const PROBLEMS_KEPT = 100;
 
 /** What a {@linkcode ReplicaCore} is made of. */
 export interface ReplicaCoreOptions {
@@ -316,14 +317,14 @@ export class ReplicaCore {
   }
 
   /**
-   * Lists a path that could not be applied (the most recent {@linkcode MAX_PROBLEMS}), each
+   * Lists a path that could not be applied (the most recent {@linkcode PROBLEMS_KEPT}), each
    * path once, with its latest reason.
    */
   noteProblem(path: string, reason: string): void {
     log("warn", "not applied", { path, reason });
     this.problems = this.problems.filter((problem) => problem.path !== path);
     this.problems.push({ path, reason });
-    if (this.problems.length > MAX_PROBLEMS) this.problems.shift();
+    if (this.problems.length > PROBLEMS_KEPT) this.problems.shift();
   }
 
   /** Drops the problems of paths a master version was applied to since. */

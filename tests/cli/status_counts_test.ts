@@ -69,6 +69,19 @@ Deno.test("a replica's status counts every conflict, and chronicle status shows 
         ok(at !== -1, lines.join("\n"));
         strictEqual(lines[at + 1], "  p2: a named pipe is there, which is never recorded");
         strictEqual(lines.length, at + 11, lines.join("\n"));
+        const full = Array.from({ length: 100 }, (_, i) => ({ path: `q${i}`, reason: "r" }));
+        const fullLines = describeStatus(
+          statusView({
+            running: true,
+            workspace: root,
+            replication: { ...status, problems: full },
+          }),
+          Date.now(),
+        );
+        ok(
+          fullLines.includes("not applied:      100 or more (the newest kept)"),
+          fullLines.join("\n"),
+        );
       });
     },
     "chronicle-status-counts-",
