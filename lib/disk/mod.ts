@@ -487,9 +487,7 @@ export class ChangedOnDiskError extends Error {
    * device) is named, since it never settles by being recorded.
    */
   constructor(path: string, found?: Deno.FileInfo | null) {
-    const special = found && !found.isFile && !found.isDirectory && !found.isSymlink
-      ? found.isFifo ? "a named pipe" : found.isSocket ? "a socket" : "a device"
-      : null;
+    const special = found ? specialFileKind(found) : null;
     super(
       special
         ? `"${path}" holds ${special}, which is never recorded, so it was left as it is`
@@ -497,6 +495,18 @@ export class ChangedOnDiskError extends Error {
     );
     this.name = "ChangedOnDiskError";
   }
+}
+
+/**
+ * What kind of special file an `lstat` found, for people: "a named pipe", "a socket" or "a
+ * device"; `null` for a file, folder or link.
+ *
+ * @param info The `lstat` result.
+ * @returns The kind, or `null`.
+ */
+export function specialFileKind(info: Deno.FileInfo): string | null {
+  if (info.isFile || info.isDirectory || info.isSymlink) return null;
+  return info.isFifo ? "a named pipe" : info.isSocket ? "a socket" : "a device";
 }
 
 /**

@@ -1,4 +1,4 @@
-import { isMissing } from "../disk/mod.ts";
+import { isMissing, specialFileKind } from "../disk/mod.ts";
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from "../store/mod.ts";
 
 /** What a path looks like on disk right now (from `lstat`; links are never followed). */
@@ -36,11 +36,8 @@ export type Observation =
 
 /** Turns an `lstat` result into an observation. */
 export function observe(path: string, info: Deno.FileInfo): Observation {
-  if (!info.isFile && !info.isSymlink && !info.isDirectory) {
-    const pipe = info.isFifo === true;
-    const what = pipe ? "a named pipe" : info.isSocket ? "a socket" : "a device";
-    return { path, kind: "other", what, pipe };
-  }
+  const special = specialFileKind(info);
+  if (special !== null) return { path, kind: "other", what: special, pipe: info.isFifo === true };
   const kind = info.isDirectory ? "dir" : info.isSymlink ? "symlink" : "file";
   const typeBits = kind === "dir" ? S_IFDIR : kind === "symlink" ? S_IFLNK : S_IFREG;
   // Keep the permission bits from the OS and the type bits we are sure of.
