@@ -86,72 +86,23 @@ Deno.test("main.ts master and replica: sync --wait, write-back and conflicts", a
   });
 });
 
-Deno.test("main.ts replica whose folder is removed under it stops, and the master keeps every file", async () => {
-  await withDirs(["m", "r"], async ({ base, m, r }) => {
-    const files = 200;
-    for (let i = 0; i < files; i++) await put(m, `d${i % 10}/f${i}.txt`, `file ${i}`);
-    const socket = `${base}/m.sock`;
-    const master = daemon([m, "--replication", "--socket", socket]);
-    const replica = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--no-check", `${ROOT}main.ts`, r, "--connect", socket],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const ended = replica.output();
-    try {
-      await waitForSameTrees([m, r], { timeoutMs: 60_000 });
-      // `rm -rf` of the sandbox's folder, its data folder with it: no edit to write back.
-      // A slow one: the files of one folder go first, and the replica records their
-      // removals (as on a busy machine) before the rest of the folder goes.
-      await Deno.remove(`${r}/d0`, { recursive: true });
-      const removed = async (path: string) => {
-        const { stdout } = await runChronicle(["history", path, "-C", r, "--json"]);
-        return (JSON.parse(stdout) as { deleted: boolean }[]).at(-1)?.deleted === true;
-      };
-      await waitFor(
-        "the replica to record the removals",
-        async () => await removed("d0/f0.txt") && await removed("d0/f190.txt"),
-      );
-      await Deno.remove(r, { recursive: true });
-      // It stops by itself (its control socket went with the folder): 60 s at most.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const { code, stderr } = await Promise.race([
-        ended,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("the replica did not stop")), 60_000);
-        }),
-      ]).finally(() => clearTimeout(timer));
-      const log = new TextDecoder().decode(stderr);
-      assertEquals(code, 1, log);
-      // Whichever it found gone first: the data folder, or the workspace's.
-      assert(
-        new RegExp(
-          `the (workspace|data) folder "${r}(/\\.chronicle)?" was removed while Chronicle ran; stopping`,
-        )
-          .test(log),
-        log,
-      );
-      // It recorded no removal, so it sent none: the master holds every file.
-      let kept = 0;
-      for (let i = 0; i < files; i++) {
-        if (await Deno.stat(`${m}/d${i % 10}/f${i}.txt`).then(() => true, () => false)) kept++;
-      }
-      assertEquals(kept, files);
-    } finally {
-      try {
-        replica.kill("SIGKILL");
-      } catch { /* already gone */ }
-      await ended.catch(() => {});
-      await stop(master);
-    }
-  });
-});
+/** What a test of a replica whose folder it removes is given (see `withRemovedReplica`). */
+interface RemovedReplica {
+  /** Whether the replica recorded `path` removed (its history's last iteration). */
+  removed(path: string): Promise<boolean>;
+  /** Waits for the replica to stop by itself (60 s at most): its exit code and log. */
+  stopped(): Promise<{ code: number; log: string }>;
+}
 
-Deno.test("main.ts replica whose folder an rm -rf longer than the removals' hold removes sends none of them", async () => {
+/**
+ * Runs `work` with a master holding `paths` and a replica of it synced, both `main.ts`
+ * daemons, for a test that removes the replica's folder; both are stopped after.
+ */
+async function withRemovedReplica(
+  paths: readonly string[],
+  work: (dirs: { m: string; r: string }, replica: RemovedReplica) => Promise<void>,
+): Promise<void> {
   await withDirs(["m", "r"], async ({ base, m, r }) => {
-    const paths: string[] = [];
-    for (let i = 0; i < MASS_REMOVALS + 1_000; i++) paths.push(`d${i % 30}/f${i}.txt`);
     for (const path of paths) await put(m, path, `file ${path}`);
     const socket = `${base}/m.sock`;
     const master = daemon([m, "--replication", "--socket", socket]);
@@ -164,43 +115,22 @@ Deno.test("main.ts replica whose folder an rm -rf longer than the removals' hold
     const ended = replica.output();
     try {
       await waitForSameTrees([m, r], { timeoutMs: 120_000 });
-      const removed = async (path: string) => {
-        const { stdout } = await runChronicle(["history", path, "-C", r, "--json"]);
-        return (JSON.parse(stdout) as { deleted: boolean }[]).at(-1)?.deleted === true;
-      };
-      // An rm -rf of a large tree on a slow disk: a mass of files at once, recorded by the
-      // replica, then one at a time for longer than removals are usually held, then the rest
-      // with the data folder. Had the replica sent the first ones, the master would lack them.
-      const burst = MASS_REMOVALS + 100;
-      for (const path of paths.slice(0, burst)) Deno.removeSync(`${r}/${path}`);
-      await waitFor(
-        "the replica to record the first removals",
-        async () => await removed(paths[0]!) && await removed(paths[burst - 1]!),
-        { timeoutMs: 60_000 },
-      );
-      const recordedAt = Date.now();
-      for (let next = burst; Date.now() - recordedAt < REMOVAL_HOLD_MAX_MS + 2_000; next++) {
-        Deno.removeSync(`${r}/${paths[next]!}`);
-        // The pace of a slow rm (never quiet for a second), not a wait for anything.
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      await Deno.remove(r, { recursive: true });
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const { code, stderr } = await Promise.race([
-        ended,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("the replica did not stop")), 60_000);
-        }),
-      ]).finally(() => clearTimeout(timer));
-      assertEquals(code, 1, new TextDecoder().decode(stderr));
-      const kept = paths.filter((path) => {
-        try {
-          return Deno.statSync(`${m}/${path}`).isFile;
-        } catch {
-          return false;
-        }
+      await work({ m, r }, {
+        removed: async (path) => {
+          const { stdout } = await runChronicle(["history", path, "-C", r, "--json"]);
+          return (JSON.parse(stdout) as { deleted: boolean }[]).at(-1)?.deleted === true;
+        },
+        stopped: async () => {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const { code, stderr } = await Promise.race([
+            ended,
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error("the replica did not stop")), 60_000);
+            }),
+          ]).finally(() => clearTimeout(timer));
+          return { code, log: new TextDecoder().decode(stderr) };
+        },
       });
-      assertEquals(kept.length, paths.length);
     } finally {
       try {
         replica.kill("SIGKILL");
@@ -208,6 +138,71 @@ Deno.test("main.ts replica whose folder an rm -rf longer than the removals' hold
       await ended.catch(() => {});
       await stop(master);
     }
+  });
+}
+
+/** The paths of the master's files that are still there. */
+function keptOnMaster(m: string, paths: readonly string[]): string[] {
+  return paths.filter((path) => {
+    try {
+      return Deno.statSync(`${m}/${path}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+Deno.test("main.ts replica whose folder is removed under it stops, and the master keeps every file", async () => {
+  const paths = Array.from({ length: 200 }, (_, i) => `d${i % 10}/f${i}.txt`);
+  await withRemovedReplica(paths, async ({ m, r }, replica) => {
+    // `rm -rf` of the sandbox's folder, its data folder with it: no edit to write back.
+    // A slow one: the files of one folder go first, and the replica records their
+    // removals (as on a busy machine) before the rest of the folder goes.
+    await Deno.remove(`${r}/d0`, { recursive: true });
+    await waitFor(
+      "the replica to record the removals",
+      async () => await replica.removed("d0/f0.txt") && await replica.removed("d0/f190.txt"),
+    );
+    await Deno.remove(r, { recursive: true });
+    // It stops by itself (its control socket went with the folder).
+    const { code, log } = await replica.stopped();
+    assertEquals(code, 1, log);
+    // Whichever it found gone first: the data folder, or the workspace's.
+    assert(
+      new RegExp(
+        `the (workspace|data) folder "${r}(/\\.chronicle)?" was removed while Chronicle ran; stopping`,
+      )
+        .test(log),
+      log,
+    );
+    // It recorded no removal, so it sent none: the master holds every file.
+    assertEquals(keptOnMaster(m, paths).length, paths.length);
+  });
+});
+
+Deno.test("main.ts replica whose folder an rm -rf longer than the removals' hold removes sends none of them", async () => {
+  const paths = Array.from({ length: MASS_REMOVALS + 1_000 }, (_, i) => `d${i % 30}/f${i}.txt`);
+  await withRemovedReplica(paths, async ({ m, r }, replica) => {
+    // An rm -rf of a large tree on a slow disk: a mass of files at once, recorded by the
+    // replica, then one at a time for longer than removals are usually held, then the rest
+    // with the data folder. Had the replica sent the first ones, the master would lack them.
+    const burst = MASS_REMOVALS + 100;
+    for (const path of paths.slice(0, burst)) Deno.removeSync(`${r}/${path}`);
+    await waitFor(
+      "the replica to record the first removals",
+      async () => await replica.removed(paths[0]!) && await replica.removed(paths[burst - 1]!),
+      { timeoutMs: 60_000 },
+    );
+    const recordedAt = Date.now();
+    for (let next = burst; Date.now() - recordedAt < REMOVAL_HOLD_MAX_MS + 2_000; next++) {
+      Deno.removeSync(`${r}/${paths[next]!}`);
+      // The pace of a slow rm (never quiet for a second), not a wait for anything.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await Deno.remove(r, { recursive: true });
+    const { code, log } = await replica.stopped();
+    assertEquals(code, 1, log);
+    assertEquals(keptOnMaster(m, paths).length, paths.length);
   });
 });
 
