@@ -71,8 +71,10 @@ export async function judgeWriteBack(
     for (const path of located.paths) {
       // A folder is asked of the filters as a folder (a folder-only pattern, `build/`): a
       // write of a folder's mode, or a removal or rename of what the master holds as one.
-      const latest = store.latest(path);
-      const folder = entry.operation.type === "Write" || entry.operation.type === "Chmod"
+      // The master's record is looked up only where it is needed.
+      const written = entry.operation.type === "Write" || entry.operation.type === "Chmod";
+      const latest = !written || leaves !== null ? store.latest(path) : undefined;
+      const folder = written
         ? isFolderMode(Number(entry.permissions))
         : latest !== undefined && !latest.deleted && isFolderMode(latest.mode);
       facts.paths[path] = {

@@ -10,6 +10,9 @@ import {
   probeStep,
 } from "./watch_probe.ts";
 
+/** What the watcher reports when events were (or may have been) lost: the caller scans. */
+const LOST = { kind: "other", paths: [], flag: "rescan" } as TreeEvent;
+
 /** The probe's watch id: no folder name holds a slash. */
 const PROBE_ID = "/probe";
 
@@ -229,7 +232,7 @@ export class TreeWatcher {
     const delayMs = retryDelayMs(count);
     const about = name === null ? {} : { name: name === "" ? "." : name };
     log("warn", what, { ...about, error, retryMs: delayMs });
-    this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
+    this.#onEvent(LOST);
     const timer = setTimeout(() => {
       this.#retries.delete(timer);
       if (this.#closed) return;
@@ -242,7 +245,7 @@ export class TreeWatcher {
       else if (name === LINKS_ID) this.#watchLinks();
       else this.#syncFolder(name, false); // gone or excluded since: not watched
       // What changed while it was not watched: the scan after the retry finds it.
-      this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
+      this.#onEvent(LOST);
     }, delayMs);
     this.#retries.add(timer);
   }
@@ -292,7 +295,7 @@ export class TreeWatcher {
           "file watching stalled (on a named pipe made since the last scan, most likely): scanning the workspace",
         );
         // As lost events: the scan holds the pipe, and records what the watcher missed.
-        return this.#onEvent({ kind: "other", paths: [], flag: "rescan" } as TreeEvent);
+        return this.#onEvent(LOST);
       case "restart":
         return this.#restartThread();
       case "giveUp":
